@@ -1,0 +1,216 @@
+"""Assemble a manifest's shards into one DuckDB file, keyed by the manifest id.
+
+The assembled directory is built under the store's tmp/ and renamed into
+`assembled/<manifest id>/` only when complete, so a reader following a ref never finds it
+missing or half-written. When the previous manifest of the ref is assembled, its database
+is copied and only the changed paths are replaced.
+
+Tables (ASSEMBLY_VERSION 1): meta, files, chunks, symbols, refs, postings (per-path rows,
+copied from shards), then derived per manifest by DERIVED_STEPS: docs, term_df, corpus,
+edges. The query side reads this layout and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import format as fmt
+from ..manifest import FileEntry, Manifest
+from ..store import Store
+
+PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings")
+
+SCHEMA_SQL = """
+CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE files(path VARCHAR, blob VARCHAR, size BIGINT, language VARCHAR, status VARCHAR,
+    reason VARCHAR, shard VARCHAR, line_count INTEGER, text VARCHAR);
+CREATE TABLE chunks(path VARCHAR, ordinal INTEGER, kind VARCHAR, heading VARCHAR,
+    start_line INTEGER, start_col INTEGER, end_line INTEGER, end_col INTEGER,
+    start_byte BIGINT, end_byte BIGINT, symbol INTEGER, text VARCHAR);
+CREATE TABLE symbols(path VARCHAR, language VARCHAR, ordinal INTEGER, symbol_id VARCHAR,
+    stable_id VARCHAR, kind VARCHAR, name VARCHAR, qualified_name VARCHAR, signature VARCHAR,
+    doc VARCHAR, visibility VARCHAR, modifiers VARCHAR[], start_line INTEGER, start_col INTEGER,
+    end_line INTEGER, end_col INTEGER, start_byte BIGINT, end_byte BIGINT, name_line INTEGER,
+    name_col INTEGER, name_end_line INTEGER, name_end_col INTEGER, parent INTEGER,
+    parent_id VARCHAR, body_hash VARCHAR);
+CREATE TABLE refs(path VARCHAR, language VARCHAR, ordinal INTEGER, kind VARCHAR, target VARCHAR,
+    module VARCHAR, alias VARCHAR, source INTEGER, source_id VARCHAR, start_line INTEGER,
+    start_col INTEGER, end_line INTEGER, end_col INTEGER);
+CREATE TABLE postings(path VARCHAR, doc_kind VARCHAR, doc INTEGER, term VARCHAR, tf INTEGER);
+"""
+
+# symbol_id: row identity inside a manifest, stable while the symbol stays at its path.
+_SYMBOL_ID_SQL = "substr(md5(m.path || chr(0) || s.stable_id), 1, 16)"
+
+DerivedStep = Callable[["object", Manifest], None]
+DERIVED_STEPS: list[DerivedStep] = []
+ArtifactStep = Callable[[Store, Manifest, str, Path, "Path | None"], None]
+# Extra artifacts written into the assembled directory (e.g. the ANN index):
+# step(store, manifest, manifest_id, work_dir, previous_assembled_dir).
+ARTIFACT_STEPS: list[ArtifactStep] = []
+
+
+def derived_step(fn: DerivedStep) -> DerivedStep:
+    DERIVED_STEPS.append(fn)
+    return fn
+
+
+def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[FileEntry]]:
+    """(paths whose rows must go, entries whose rows must be inserted)."""
+    if old is None:
+        return set(), list(new.files)
+    old_by_path = {f.path: f for f in old.files}
+    new_by_path = {f.path: f for f in new.files}
+    remove = {p for p, f in old_by_path.items() if new_by_path.get(p) != f}
+    insert = [f for p, f in new_by_path.items() if old_by_path.get(p) != f]
+    return remove, insert
+
+
+def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
+    import pyarrow as pa
+
+    skipped = [f for f in entries if not f.indexed]
+    if skipped:
+        con.register("skipped_files", pa.table({
+            "path": [f.path for f in skipped], "blob": [f.blob for f in skipped],
+            "size": [f.size for f in skipped], "language": [f.language for f in skipped],
+            "status": [f.status for f in skipped], "reason": [f.reason for f in skipped],
+        }))
+        con.execute("INSERT INTO files SELECT path, blob, size, language, status, reason, '', 0, NULL FROM skipped_files")
+        con.unregister("skipped_files")
+    indexed = [f for f in entries if f.indexed]
+    if not indexed:
+        return
+    for f in {f.shard: f for f in indexed}.values():
+        store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
+    files = sorted({str(store.object_path(f.shard)) for f in indexed})
+    con.register("m_paths", pa.table({
+        "path": [f.path for f in indexed],
+        "file": [str(store.object_path(f.shard)) for f in indexed],
+        "shard": [f.shard for f in indexed],
+    }))
+    con.execute("CREATE TEMP TABLE m AS SELECT * FROM m_paths")
+    con.unregister("m_paths")
+    con.execute("CREATE TEMP TABLE raw AS SELECT * FROM read_parquet(?, filename=true)", [files])
+    con.execute("""INSERT INTO files SELECT m.path, s.blob, s.size, s.language, 'indexed', '',
+        m.shard, s.line_count, s.text FROM raw s JOIN m ON s.filename = m.file""")
+    con.execute("""INSERT INTO chunks SELECT m.path, c.ordinal, c.kind, c.heading, c.start_line,
+        c.start_col, c.end_line, c.end_col, c.start_byte, c.end_byte, c.symbol, c.text
+        FROM (SELECT filename, unnest(chunks) AS c FROM raw) JOIN m ON filename = m.file""")
+    con.execute(f"""INSERT INTO symbols
+        WITH u AS (SELECT filename, language, unnest(symbols) AS s FROM raw)
+        SELECT m.path, u.language, s.ordinal, {_SYMBOL_ID_SQL}, s.stable_id, s.kind, s.name,
+            s.qualified_name, s.signature, s.doc, s.visibility, s.modifiers, s.start_line,
+            s.start_col, s.end_line, s.end_col, s.start_byte, s.end_byte, s.name_line, s.name_col,
+            s.name_end_line, s.name_end_col, s.parent, NULL, s.body_hash
+        FROM u JOIN m ON u.filename = m.file""")
+    con.execute("""INSERT INTO refs SELECT m.path, u.language, r.ordinal, r.kind, r.target, r.module,
+        r.alias, r.source, NULL, r.start_line, r.start_col, r.end_line, r.end_col
+        FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file""")
+    con.execute("""INSERT INTO postings SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
+        FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
+    paths = [f.path for f in indexed]
+    con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
+        WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
+        AND symbols.path IN (SELECT path FROM m)""")
+    con.execute("""UPDATE refs SET source_id = s.symbol_id FROM symbols s
+        WHERE refs.path = s.path AND refs.source = s.ordinal AND refs.source >= 0
+        AND refs.path IN (SELECT path FROM m)""")
+    del paths
+    con.execute("DROP TABLE raw")
+    con.execute("DROP TABLE m")
+
+
+@derived_step
+def _bm25_statistics(con, manifest: Manifest) -> None:
+    """Per-manifest corpus statistics over the per-shard postings."""
+    con.execute("DROP TABLE IF EXISTS docs")
+    con.execute("DROP TABLE IF EXISTS term_df")
+    con.execute("DROP TABLE IF EXISTS corpus")
+    con.execute("""CREATE TABLE docs AS SELECT path, doc_kind, doc, sum(tf)::INTEGER AS length
+        FROM postings GROUP BY ALL""")
+    con.execute("CREATE TABLE term_df AS SELECT term, count(*)::INTEGER AS df FROM postings GROUP BY term")
+    con.execute("""CREATE TABLE corpus AS SELECT count(*)::BIGINT AS n_docs,
+        coalesce(avg(length), 0)::DOUBLE AS avgdl FROM docs""")
+
+
+def _write_meta(con, manifest: Manifest, manifest_id: str) -> None:
+    import json
+
+    con.execute("DELETE FROM meta")
+    rows = {
+        "manifest_id": manifest_id, "ref": manifest.ref, "commit": manifest.commit or "",
+        "source": manifest.source, "schema_version": str(manifest.schema_version),
+        "extractor_version": manifest.extractor_version,
+        "assembly_version": str(fmt.ASSEMBLY_VERSION),
+        "embedder_id": manifest.embedder_id or "", "counts": json.dumps(manifest.counts),
+    }
+    con.executemany("INSERT INTO meta VALUES (?, ?)", list(rows.items()))
+
+
+def assemble(store: Store, manifest: Manifest, manifest_id: str,
+             previous: tuple[Manifest, str] | None = None) -> Path:
+    """Build `assembled/<manifest_id>/` (idempotent); returns its path."""
+    import duckdb
+
+    final = store.assembled_dir(manifest_id)
+    if store.is_assembled(manifest_id):
+        return final
+    work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
+    work.mkdir(parents=True)
+    try:
+        db_path = work / fmt.DUCKDB_FILE
+        base: Manifest | None = None
+        prev_dir: Path | None = None
+        if previous is not None and store.is_assembled(previous[1]):
+            prev_dir = store.assembled_dir(previous[1])
+            shutil.copyfile(prev_dir / fmt.DUCKDB_FILE, db_path)
+            base = previous[0]
+        con = duckdb.connect(str(db_path))
+        try:
+            if base is None:
+                con.execute(SCHEMA_SQL)
+            remove, insert = _changed_paths(base, manifest)
+            if remove:
+                con.execute("CREATE TEMP TABLE gone(path VARCHAR)")
+                con.executemany("INSERT INTO gone VALUES (?)", [(p,) for p in sorted(remove)])
+                for table in PER_PATH_TABLES:
+                    con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM gone)")
+                con.execute("DROP TABLE gone")
+            _insert_entries(con, store, insert)
+            if base is None or remove or insert:
+                for step in DERIVED_STEPS:
+                    step(con, manifest)
+            _write_meta(con, manifest, manifest_id)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        for artifact in ARTIFACT_STEPS:
+            artifact(store, manifest, manifest_id, work, prev_dir)
+        (work / fmt.COMPLETE_MARKER).write_text(manifest_id + "\n")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(work, final)
+        except OSError:
+            if not store.is_assembled(manifest_id):
+                raise
+            shutil.rmtree(work, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return final
+
+
+def prune_assembled(store: Store, keep: set[str]) -> int:
+    """Delete assembled directories of manifests not in `keep`."""
+    base = store.root / fmt.ASSEMBLED_DIR
+    removed = 0
+    for entry in base.iterdir() if base.exists() else ():
+        if entry.name not in keep:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    return removed

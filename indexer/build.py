@@ -1,0 +1,280 @@
+"""`codeagent build`: walk -> hash -> parse (cache misses only) -> manifest -> assemble -> swap."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import format as fmt
+from ..errors import NotARepository
+from ..hashing import hash_bytes
+from ..manifest import FileEntry, Manifest, load_manifest, shard_key
+from ..store import Store, StoreLock, append_log
+from .. import sources
+from .languages import detect_language
+from .parse import ParseResult, parse_bytes, parse_job
+
+from ..refs import WORKTREE_REF
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
+BATCH = 256
+
+
+@dataclass
+class BuildOptions:
+    repo: Path
+    store_dir: Path | None = None
+    rev: str | None = None  # None: the work tree
+    jobs: int = 0  # 0: one per core
+    max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES
+    lock_wait: float = 0.0
+    progress: Progress | None = None
+    embedder: str | None = None  # embedder id; None: no vectors
+
+    @property
+    def store_path(self) -> Path:
+        return self.store_dir or (self.repo / ".codeagent")
+
+
+@dataclass
+class BuildResult:
+    ref: str
+    commit: str | None
+    manifest_id: str
+    previous_manifest_id: str | None
+    changed: bool
+    files_total: int = 0
+    files_parsed: int = 0
+    files_reused: int = 0
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[dict] = field(default_factory=list)
+    shards_written: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "ref": self.ref, "commit": self.commit, "manifest_id": self.manifest_id,
+            "previous_manifest_id": self.previous_manifest_id, "changed": self.changed,
+            "files_total": self.files_total, "files_parsed": self.files_parsed,
+            "files_reused": self.files_reused,
+            "files_skipped": {"total": sum(self.files_skipped.values()), "by_reason": self.files_skipped,
+                              "files": self.skipped_files},
+            "shards_written": self.shards_written, "seconds": round(self.seconds, 4),
+        }
+
+
+def _resolve(opts: BuildOptions) -> tuple[Path, bool]:
+    repo = sources.require_repo(opts.repo.resolve())
+    top = sources.git_toplevel(repo)
+    if opts.rev is not None:
+        if top is None:
+            raise NotARepository(f"{repo} is not a git repository, so --ref {opts.rev} cannot be read",
+                                 hint="index the directory as it is with `codeagent build --worktree`")
+        return top, True
+    return (top or repo), top is not None
+
+
+class _Builder:
+    def __init__(self, opts: BuildOptions, repo: Path, store: Store) -> None:
+        self.opts = opts
+        self.repo = repo
+        self.store = store
+        self.progress = opts.progress or (lambda stage, done, total: None)
+        self.parsed = 0
+        self.shards_written = 0
+
+    def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
+        if previous is None:
+            return {}
+        return {(f.blob, f.language): f for f in previous.files if f.blob and (f.indexed or f.reason)}
+
+    def entry_from_known(self, path: str, known: FileEntry) -> FileEntry:
+        return FileEntry(path, known.blob, known.size, known.language, known.status, known.reason,
+                         known.shard_key, known.shard)
+
+    def entry_from_action(self, path: str, blob: str, size: int, language: str) -> FileEntry | None:
+        key = shard_key(blob, language)
+        value = self.store.get_action(key)
+        if value is None:
+            return None
+        if value.startswith("skip:"):
+            return FileEntry(path, blob, size, language, fmt.STATUS_SKIPPED, value[5:], key, "")
+        return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, value)
+
+    def record(self, path: str, blob: str, language: str, size: int, result: ParseResult) -> FileEntry:
+        key = shard_key(blob, language)
+        self.parsed += 1
+        if result.shard is None:
+            self.store.put_action(key, f"skip:{result.reason}")
+            return FileEntry(path, blob, size, language, fmt.STATUS_SKIPPED, result.reason, key, "")
+        existed = self.store.has(hash_bytes(result.shard))
+        shard_id = self.store.put(result.shard)
+        self.shards_written += 0 if existed else 1
+        self.store.put_action(key, shard_id)
+        return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
+
+    def parse_all(self, todo: list[tuple[sources.SourceFile, str, bytes, str]]) -> list[FileEntry]:
+        """Parse (file, language, bytes, blob) jobs, deduplicating identical content."""
+        out: list[FileEntry] = []
+        unique: dict[tuple[str, str], tuple[bytes, int]] = {}
+        for f, lang, data, blob in todo:
+            unique.setdefault((blob, lang), (data, len(data)))
+        keys = list(unique)
+        results: dict[tuple[str, str], FileEntry] = {}
+        jobs = self.opts.jobs or os.cpu_count() or 1
+        total = len(keys)
+        self.progress("parse", 0, total)
+        if jobs > 1 and total >= POOL_THRESHOLD:
+            from concurrent.futures import ProcessPoolExecutor
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                args = ((unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
+                for n, (k, res) in enumerate(zip(keys, pool.map(parse_job, args, chunksize=8)), 1):
+                    results[k] = self.record("", k[0], k[1], unique[k][1], res)
+                    self.progress("parse", n, total)
+        else:
+            for n, k in enumerate(keys, 1):
+                res = parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes)
+                results[k] = self.record("", k[0], k[1], unique[k][1], res)
+                self.progress("parse", n, total)
+        for f, lang, data, blob in todo:
+            e = results[(blob, lang)]
+            out.append(FileEntry(f.path, blob, len(data), lang, e.status, e.reason, e.shard_key, e.shard))
+        return out
+
+
+def _read_contents(repo: Path, is_commit: bool, files: list[sources.SourceFile]) -> Iterator[tuple[sources.SourceFile, bytes | None]]:
+    if is_commit:
+        by_sha: dict[str, list[sources.SourceFile]] = {}
+        for f in files:
+            by_sha.setdefault(f.git_sha, []).append(f)
+        for sha, data in sources.read_git_blobs(repo, list(by_sha)):
+            for f in by_sha[sha]:
+                yield f, data
+        return
+    for f in files:
+        try:
+            yield f, sources.read_worktree_file(repo, f)
+        except OSError:
+            yield f, None
+
+
+def build(opts: BuildOptions) -> BuildResult:
+    """Index `opts.repo` at `opts.rev` (or its work tree) into the store; see module doc."""
+    started = time.perf_counter()
+    repo, is_git = _resolve(opts)
+    store = Store(opts.store_path if opts.store_dir else repo / ".codeagent", create=True)
+    if opts.rev is not None:
+        ref, commit = sources.resolve_ref(repo, opts.rev)
+    else:
+        ref, commit = WORKTREE_REF, (sources.head_commit(repo) if is_git else None)
+    with StoreLock(store, wait=opts.lock_wait):
+        store.sweep_tmp()
+        result = _build_locked(opts, repo, store, ref, commit)
+    result.seconds = time.perf_counter() - started
+    append_log(store, "builds", {"ref": ref, "commit": commit, "manifest_id": result.manifest_id,
+                                 "changed": result.changed, "files_parsed": result.files_parsed,
+                                 "seconds": round(result.seconds, 3), "at": int(time.time())})
+    return result
+
+
+def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit: str | None) -> BuildResult:
+    builder = _Builder(opts, repo, store)
+    is_commit = opts.rev is not None
+    cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
+    builder.progress("walk", 0, 0)
+    files = (sources.walk_commit(repo, commit, cache, opts.max_bytes) if is_commit
+             else sources.walk_worktree(repo, store, cache, opts.max_bytes))
+    previous_id = store.read_ref(ref)
+    previous = None
+    if previous_id:
+        try:
+            previous = load_manifest(store, previous_id)
+        except Exception:
+            previous = None  # unreadable or incompatible: rebuild everything from the action cache
+    known = builder.known_entries(previous)
+
+    entries: list[FileEntry] = []
+    reused = 0
+    need: list[sources.SourceFile] = []
+    for f in files:
+        lang = detect_language(f.path)
+        if f.skip:
+            entries.append(FileEntry(f.path, f.blob, max(f.size, 0), lang, fmt.STATUS_SKIPPED, f.skip))
+            continue
+        hit = known.get((f.blob, lang)) if f.blob else None
+        if hit is not None:
+            entries.append(builder.entry_from_known(f.path, hit))
+            reused += 1
+            continue
+        if f.blob:
+            e = builder.entry_from_action(f.path, f.blob, f.size, lang)
+            if e is not None:
+                entries.append(e)
+                reused += 1
+                continue
+        need.append(f)
+
+    todo = []
+    for f, data in _read_contents(repo, is_commit, need):
+        lang = detect_language(f.path)
+        if data is None:
+            entries.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, fmt.SKIP_UNREADABLE))
+            continue
+        blob = hash_bytes(data)
+        if is_commit:
+            cache.set(f.git_sha, [blob, len(data)])
+        else:
+            cache.set(f.path, [*f.stat_key, blob])
+        hit = known.get((blob, lang))
+        e = builder.entry_from_known(f.path, hit) if hit else builder.entry_from_action(f.path, blob, len(data), lang)
+        if e is not None:
+            entries.append(e)
+            reused += 1
+        else:
+            todo.append((f, lang, data, blob))
+    entries.extend(builder.parse_all(todo))
+    if not is_commit:
+        cache.retain({f.path for f in files})
+
+    manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
+                        files=tuple(sorted(entries, key=lambda e: e.path)))
+    manifest = _attach_vectors(store, manifest, opts, previous)
+    data = manifest.canonical_bytes()
+    manifest_id = hash_bytes(data)
+    changed = manifest_id != previous_id or not store.is_assembled(manifest_id)
+    if changed:
+        store.put(data)
+        from .assemble import assemble, prune_assembled
+
+        builder.progress("assemble", 0, 1)
+        prev = (previous, previous_id) if previous is not None and previous_id else None
+        assemble(store, manifest, manifest_id, prev)
+        builder.progress("assemble", 1, 1)
+        store.set_ref(ref, manifest_id)
+        keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
+        prune_assembled(store, keep)
+    cache.save()
+    skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
+    return BuildResult(
+        ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,
+        changed=manifest_id != previous_id, files_total=len(manifest.files),
+        files_parsed=builder.parsed, files_reused=reused,
+        files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
+        shards_written=builder.shards_written,
+    )
+
+
+def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
+                    previous: Manifest | None) -> Manifest:
+    """Hook for the embeddings step (vectors are content-addressed objects listed in extras)."""
+    if not opts.embedder:
+        return manifest
+    from .vectors import attach_vectors
+
+    return attach_vectors(store, manifest, opts.embedder, previous, opts.progress)

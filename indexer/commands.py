@@ -1,0 +1,176 @@
+"""CLI commands of the build side: build, status, verify, gc."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..cli import run_command
+
+REPO_ARG = click.argument("repo", type=click.Path(path_type=Path), default=".", required=False)
+STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
+                         help="Store directory (default: REPO/.codeagent).")
+JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+class TerminalProgress:
+    """One self-rewriting stderr line per stage; silent when stderr is not a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = 0.0
+        self.stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if stage == self.stage and done < total and now - self.last < 0.1:
+            return
+        self.last, self.stage = now, stage
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            bar = "#" * filled + "-" * (width - filled)
+            sys.stderr.write(f"\r{stage:<9} [{bar}] {done}/{total}")
+        else:
+            sys.stderr.write(f"\r{stage:<9} ...")
+        if total and done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _store_for(repo: Path, store_dir: Path | None):
+    from ..sources import git_toplevel
+    from ..store import Store
+
+    top = git_toplevel(repo.resolve()) if repo.exists() else None
+    return Store(store_dir or (top or repo.resolve()) / ".codeagent"), (top or repo.resolve())
+
+
+@click.command("build")
+@REPO_ARG
+@click.option("--ref", "rev", default=None, metavar="REV",
+              help="Index a committed tree (branch, tag or sha) read through git; no checkout needed.")
+@click.option("--worktree", is_flag=True,
+              help="Index the work tree, untracked files included unless .gitignore ignores them "
+                   "(the default when --ref is not given).")
+@STORE_OPT
+@click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0,
+              help="Parser processes (default 0: one per core).")
+@click.option("--max-file-size", type=click.IntRange(1), default=None, metavar="BYTES",
+              help="Skip files larger than this (recorded as too_large; default 2 MiB).")
+@click.option("--wait", "lock_wait", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
+              help="Wait this long for another build holding the store lock.")
+@click.option("--embedder", default=None, metavar="NAME",
+              help="Also embed symbols and chunks with this embedder (see README).")
+@JSON_OPT
+def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
+              max_file_size: int | None, lock_wait: float, embedder: str | None, as_json: bool) -> None:
+    """Index REPO (default: the current directory) into its store.
+
+    Unchanged files are never re-read: the work tree is checked against a stat cache and
+    committed trees against git's blob ids. Files that cannot be parsed are recorded in the
+    manifest with their reason (binary, invalid_utf8, too_large, minified, symlink...).
+    """
+    from .. import format as fmt
+    from ..errors import InvalidParameter
+    from .build import BuildOptions, build
+
+    if rev is not None and worktree:
+        run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
+    opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
+                        max_bytes=max_file_size or fmt.DEFAULT_MAX_FILE_BYTES, lock_wait=lock_wait,
+                        progress=TerminalProgress(not as_json and sys.stderr.isatty()),
+                        embedder=embedder)
+    result = run_command(as_json, build, opts)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    if not result.changed:
+        click.echo(f"nothing changed: {result.ref} is still {result.manifest_id[:12]} "
+                   f"({result.files_total} files, {result.seconds:.2f}s)")
+        return
+    skipped = sum(result.files_skipped.values())
+    click.echo(f"indexed {result.ref} @ {(result.commit or 'no commit')[:12]} -> manifest "
+               f"{result.manifest_id[:12]}")
+    click.echo(f"  {result.files_total} files: {result.files_parsed} parsed, {result.files_reused} "
+               f"reused, {skipped} skipped; {result.shards_written} shards written; {result.seconds:.2f}s")
+    for reason, n in result.files_skipped.items():
+        click.echo(f"  skipped {n} ({reason})")
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+@click.command("status")
+@REPO_ARG
+@STORE_OPT
+@JSON_OPT
+def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
+    """Refs in the store, their manifests and counts, store size, work-tree freshness."""
+    from .status import store_status
+
+    data = run_command(as_json, store_status, repo, store_dir)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"store {data['store']} ({data['store_bytes'] / 1e6:.1f} MB, {data['objects']} objects)")
+    if not data["refs"]:
+        click.echo("  no index yet: run `codeagent build`")
+    for r in data["refs"]:
+        c = r["counts"]
+        click.echo(f"  {r['ref']:<24} {r['manifest_id'][:12]}  commit {(r['commit'] or '-')[:12]}  "
+                   f"{c['indexed']} indexed, {c['skipped']} skipped  [{r['freshness']['state']}]")
+    fresh = data.get("worktree")
+    if fresh:
+        click.echo(f"work tree: {fresh['state']}"
+                   + (f" ({fresh['changed_count']} files differ from the newest manifest)"
+                      if fresh["state"] == "stale" else ""))
+
+
+@click.command("verify")
+@REPO_ARG
+@STORE_OPT
+@JSON_OPT
+def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
+    """Re-hash every object and manifest; exit 7 on any mismatch or dangling name."""
+    from .maintenance import verify_store
+
+    store, _ = run_command(as_json, _store_for, repo, store_dir)
+    report = verify_store(store)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(f"{report.objects} objects, {report.manifests} manifests, {report.refs} refs checked")
+        for p in report.problems:
+            click.echo(f"  {p.kind}: {p.name} {p.detail}")
+        click.echo("ok" if report.ok else f"{len(report.problems)} problems")
+    sys.exit(0 if report.ok else 7)
+
+
+@click.command("gc")
+@REPO_ARG
+@STORE_OPT
+@click.option("--keep-refs", multiple=True, metavar="REF",
+              help="Keep only these refs (repeatable); default: keep every ref.")
+@click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
+@JSON_OPT
+def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Delete objects that no kept manifest references."""
+    from .maintenance import gc_store
+
+    store, _ = run_command(as_json, _store_for, repo, store_dir)
+    report = run_command(as_json, gc_store, store, list(keep_refs) or None, dry_run=dry_run)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        verb = "would delete" if dry_run else "deleted"
+        click.echo(f"kept {len(report.kept_refs)} refs; {verb} {report.objects_deleted} objects "
+                   f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
+                   f"{report.assembled_deleted} assembled indexes")

@@ -1,0 +1,108 @@
+"""Store maintenance: verify (re-hash everything, find dangling names) and gc."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import CodeagentError
+from ..hashing import is_object_id
+from ..manifest import Manifest, load_manifest
+from ..store import Store, StoreLock, VerifyProblem
+
+
+@dataclass
+class VerifyReport:
+    objects: int = 0
+    manifests: int = 0
+    refs: int = 0
+    problems: list[VerifyProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "objects": self.objects, "manifests": self.manifests,
+                "refs": self.refs, "problems": [p.to_dict() for p in self.problems]}
+
+
+def verify_store(store: Store) -> VerifyReport:
+    report = VerifyReport()
+    report.problems.extend(store.verify_objects())
+    report.objects = sum(1 for _ in store.iter_objects())
+    corrupt = {p.name for p in report.problems}
+    refs = store.list_refs()
+    report.refs = len(refs)
+    for ref, mid in refs.items():
+        if not store.has(mid):
+            report.problems.append(VerifyProblem("dangling_ref", ref, f"names absent manifest {mid}"))
+            continue
+        if mid in corrupt:
+            continue
+        try:
+            manifest = load_manifest(store, mid)
+        except CodeagentError as exc:
+            report.problems.append(VerifyProblem("bad_manifest", mid, exc.message))
+            continue
+        report.manifests += 1
+        for oid in sorted(manifest.referenced_objects()):
+            if not store.has(oid):
+                report.problems.append(VerifyProblem("dangling_shard", oid, f"named by manifest {mid[:12]} ({ref})"))
+    for key, value in store.iter_actions():
+        if is_object_id(value) and not store.has(value):
+            report.problems.append(VerifyProblem("dangling_action", key, f"names absent object {value}"))
+    return report
+
+
+@dataclass
+class GcReport:
+    kept_refs: list[str]
+    objects_deleted: int
+    bytes_freed: int
+    actions_deleted: int
+    assembled_deleted: int
+
+    def to_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+def gc_store(store: Store, keep_refs: list[str] | None = None, *, dry_run: bool = False) -> GcReport:
+    """Delete objects that no kept ref's manifest needs (mark and sweep, under the build lock)."""
+    from .assemble import prune_assembled
+
+    with StoreLock(store):
+        refs = store.list_refs()
+        kept = sorted(refs if keep_refs is None else [r for r in refs if r in keep_refs])
+        live: set[str] = set()
+        for ref in kept:
+            mid = refs[ref]
+            live.add(mid)
+            try:
+                manifest: Manifest = load_manifest(store, mid)
+            except CodeagentError:
+                continue
+            live |= manifest.referenced_objects()
+        deleted = freed = 0
+        for oid in list(store.iter_objects()):
+            if oid not in live:
+                path = store.object_path(oid)
+                freed += path.stat().st_size
+                deleted += 1
+                if not dry_run:
+                    store.delete_object(oid)
+        actions = 0
+        for key, value in list(store.iter_actions()):
+            if is_object_id(value) and value not in live:
+                actions += 1
+                if not dry_run:
+                    store.delete_action(key)
+        if not dry_run:
+            for ref in refs:
+                if ref not in kept:
+                    store.delete_ref(ref)
+        assembled = 0 if dry_run else prune_assembled(store, {refs[r] for r in kept})
+        if not dry_run:
+            store.sweep_tmp()
+    return GcReport(kept, deleted, freed, actions, assembled)
+
+

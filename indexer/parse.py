@@ -1,0 +1,54 @@
+"""Turn one file's bytes into a shard (pure apart from the caller's store write)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import format as fmt
+from .languages import looks_binary
+
+
+class ExtractTimeout(Exception):
+    """Raised by an extractor that ran past its time budget."""
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    status: str
+    reason: str
+    shard: bytes | None  # Parquet bytes when indexed
+
+
+def classify(data: bytes, max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> str:
+    """The skip reason for these bytes, or "" when they can be parsed."""
+    if len(data) > max_bytes:
+        return fmt.SKIP_TOO_LARGE
+    if looks_binary(data):
+        return fmt.SKIP_BINARY
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return fmt.SKIP_INVALID_UTF8
+    if len(data) > 65536 and len(data) / (data.count(b"\n") + 1) > fmt.MINIFIED_LINE_BYTES:
+        return fmt.SKIP_MINIFIED
+    return ""
+
+
+def parse_bytes(data: bytes, language: str, blob: str,
+                max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> ParseResult:
+    reason = classify(data, max_bytes)
+    if reason:
+        return ParseResult(fmt.STATUS_SKIPPED, reason, None)
+    from .extract import extract
+    from .shard import encode_shard
+
+    try:
+        extraction = extract(data, language)
+    except ExtractTimeout:
+        return ParseResult(fmt.STATUS_SKIPPED, fmt.SKIP_PARSER_TIMEOUT, None)
+    return ParseResult(fmt.STATUS_INDEXED, "", encode_shard(data, language, blob, extraction))
+
+
+def parse_job(args: tuple[bytes, str, str, int]) -> ParseResult:
+    """Picklable entry point for worker processes."""
+    return parse_bytes(*args)

@@ -1,0 +1,83 @@
+"""The `codeagent` command. Commands are thin: parse arguments, call one library function.
+
+Commands live next to the code they drive and are imported only when invoked, so a no-op
+`codeagent build` does not pay for importing DuckDB, pyarrow or the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import click
+
+from . import __version__
+from .errors import CodeagentError
+
+# name -> "module:function"; each module is imported only when its command runs.
+COMMANDS = {
+    "build": "codeagent.indexer.commands:build_cmd",
+    "status": "codeagent.indexer.commands:status_cmd",
+    "verify": "codeagent.indexer.commands:verify_cmd",
+    "gc": "codeagent.indexer.commands:gc_cmd",
+    "diff": "codeagent.indexer.commands:diff_cmd",
+    "search": "codeagent.query.commands:search_cmd",
+    "show": "codeagent.query.commands:show_cmd",
+    "callers": "codeagent.query.commands:callers_cmd",
+    "callees": "codeagent.query.commands:callees_cmd",
+    "refs": "codeagent.query.commands:refs_cmd",
+    "serve": "codeagent.mcp_server.commands:serve_cmd",
+    "publish": "codeagent.indexer.remote_commands:publish_cmd",
+    "sync": "codeagent.indexer.remote_commands:sync_cmd",
+    "bundle": "codeagent.indexer.remote_commands:bundle_cmd",
+    "eval": "codeagent.eval.commands:eval_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    def _load(self, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                return None  # not built yet
+            raise
+        return getattr(module, attr, None)
+
+
+def emit_error(exc: CodeagentError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": exc.to_dict()}, indent=2))
+    click.echo(f"error: {exc}", err=True)
+
+
+def run_command(as_json: bool, fn, *args, **kwargs):
+    """Call a library function; turn our errors into a message and a documented exit code."""
+    try:
+        return fn(*args, **kwargs)
+    except CodeagentError as exc:
+        emit_error(exc, as_json)
+        sys.exit(exc.exit_code)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="codeagent")
+def main() -> None:
+    """codeagent: an incremental, content-addressed code index served over MCP.
+
+    Build an index with `codeagent build`, inspect it with `codeagent status`, query it with
+    `codeagent search`, serve it to agents with `codeagent serve`. Exit codes: 0 ok,
+    1 unexpected error, 2 invalid argument, 3 not a repository, 4 not found, 5 no index,
+    6 incompatible index, 7 corrupt store, 8 store locked, 9 write failed.
+    """

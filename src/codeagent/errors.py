@@ -1,0 +1,97 @@
+"""Every error codeagent raises on purpose; each message says what to do next.
+
+`code` is the stable machine-readable name shared by the CLI (`--json`) and the MCP server.
+`exit_code` is what the CLI exits with (documented in the README).
+"""
+
+from __future__ import annotations
+
+
+class CodeagentError(Exception):
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+class InvalidParameter(CodeagentError):
+    code = "invalid_parameter"
+    exit_code = 2
+
+
+class NotARepository(CodeagentError):
+    code = "not_a_repository"
+    exit_code = 3
+
+
+class RefNotFound(CodeagentError):
+    code = "not_found"
+    exit_code = 4
+
+
+class NotFound(CodeagentError):
+    code = "not_found"
+    exit_code = 4
+
+
+class IndexMissing(CodeagentError):
+    code = "index_missing"
+    exit_code = 5
+
+
+class IndexIncompatible(CodeagentError):
+    code = "index_incompatible"
+    exit_code = 6
+
+
+class StoreCorrupt(CodeagentError):
+    """An object does not re-hash to its name, or a manifest names an absent object."""
+
+    code = "store_corrupt"
+    exit_code = 7
+
+
+class StoreLocked(CodeagentError):
+    code = "store_locked"
+    exit_code = 8
+
+
+class StoreWriteFailed(CodeagentError):
+    """The disk refused a write (ENOSPC, EIO...); the previous index is untouched."""
+
+    code = "store_write_failed"
+    exit_code = 9
+
+
+class PathEscape(CodeagentError):
+    code = "path_escape"
+    exit_code = 10
+
+
+class BinaryFile(CodeagentError):
+    code = "binary_file"
+    exit_code = 11
+
+
+class TooLarge(CodeagentError):
+    code = "too_large"
+    exit_code = 12
+
+
+class Timeout(CodeagentError):
+    code = "timeout"
+    exit_code = 13
+
+
+class RemoteError(CodeagentError):
+    code = "remote_error"
+    exit_code = 14

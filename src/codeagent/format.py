@@ -1,0 +1,56 @@
+"""The on-disk format: the only thing `indexer` and `query` share besides core types.
+
+Bump SCHEMA_VERSION when the shard or manifest layout changes, EXTRACTOR_VERSION when the
+same bytes would extract differently. Both are part of every shard key, so a bump
+invalidates old shards by construction (nothing is rewritten in place).
+
+SCHEMA_VERSION history:
+  1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
+     term postings. Manifest = canonical JSON, files sorted by path.
+EXTRACTOR_VERSION history:
+  1: line-window text chunks, Markdown/RST sections, tree-sitter definitions and references.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+EXTRACTOR_VERSION = "1"
+MANIFEST_FORMAT = "codeagent-manifest"
+ASSEMBLY_VERSION = 1  # layout of the per-manifest DuckDB file; not part of shard keys
+
+# Why a file was not parsed. Recorded in the manifest, never silently dropped.
+SKIP_BINARY = "binary"
+SKIP_INVALID_UTF8 = "invalid_utf8"
+SKIP_TOO_LARGE = "too_large"
+SKIP_MINIFIED = "minified"
+SKIP_PARSER_TIMEOUT = "parser_timeout"
+SKIP_UNREADABLE = "unreadable"
+SKIP_SYMLINK_ESCAPE = "symlink_outside_repo"
+SKIP_SYMLINK = "symlink"
+SKIP_NON_UTF8_PATH = "non_utf8_path"
+SKIP_NOT_REGULAR = "not_a_regular_file"
+SKIP_SUBMODULE = "submodule"
+SKIP_REASONS = (
+    SKIP_BINARY, SKIP_INVALID_UTF8, SKIP_TOO_LARGE, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT,
+    SKIP_UNREADABLE, SKIP_SYMLINK_ESCAPE, SKIP_SYMLINK, SKIP_NON_UTF8_PATH, SKIP_NOT_REGULAR,
+    SKIP_SUBMODULE,
+)
+
+STATUS_INDEXED = "indexed"
+STATUS_SKIPPED = "skipped"
+
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+MINIFIED_LINE_BYTES = 5000  # a file whose mean line is longer than this is treated as minified
+
+# Store layout, relative to the store root.
+OBJECTS_DIR = "objects"
+ACTIONS_DIR = "actions"  # shard key -> object id (like Bazel's action cache)
+REFS_DIR = "refs"
+ASSEMBLED_DIR = "assembled"
+CACHE_DIR = "cache"
+TMP_DIR = "tmp"
+LOGS_DIR = "logs"
+LOCK_FILE = "lock"
+STORE_MARKER = "STORE"
+DUCKDB_FILE = "index.duckdb"
+COMPLETE_MARKER = "COMPLETE"

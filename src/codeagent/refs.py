@@ -1,0 +1,133 @@
+"""Naming manifests: ref names, branch names and manifest ids; work-tree freshness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import format as fmt
+from . import sources
+from .errors import IndexMissing, InvalidParameter
+from .manifest import Manifest
+from .store import Store
+
+WORKTREE_REF = "worktree"
+
+
+def build_hint(repo: Path | None, spec: str | None) -> str:
+    where = f" {repo}" if repo else ""
+    if spec and spec != WORKTREE_REF:
+        return f"run `codeagent build{where} --ref {spec.removeprefix('heads/')}`"
+    return f"run `codeagent build{where}`"
+
+
+def candidate_refs(spec: str) -> list[str]:
+    """Store ref names a user's spelling may mean, most specific first."""
+    if spec.startswith(("heads/", "tags/", "remotes/", "commits/")) or spec == WORKTREE_REF:
+        return [spec]
+    if spec.startswith("refs/"):
+        return [spec[len("refs/"):]]
+    return [f"heads/{spec}", f"tags/{spec}", f"remotes/{spec}", f"commits/{spec}"]
+
+
+def default_ref(store: Store, repo: Path | None) -> str | None:
+    """The work-tree index if there is one, else the current branch's, else the only ref."""
+    refs = store.list_refs()
+    if WORKTREE_REF in refs:
+        return WORKTREE_REF
+    branch = sources.current_branch(repo) if repo else None
+    if branch and f"heads/{branch}" in refs:
+        return f"heads/{branch}"
+    return next(iter(refs)) if len(refs) == 1 else None
+
+
+def resolve(store: Store, spec: str | None, repo: Path | None = None) -> tuple[str | None, str]:
+    """(ref name or None, manifest id) for a ref name, branch, tag or manifest id (prefix)."""
+    if spec is None:
+        ref = default_ref(store, repo)
+        if ref is None:
+            refs = store.list_refs()
+            if refs:
+                raise InvalidParameter(
+                    f"several indexes exist ({', '.join(refs)}); say which with --ref")
+            raise IndexMissing("this repository has no index yet", hint=build_hint(repo, None))
+        return ref, store.read_ref(ref)  # type: ignore[return-value]
+    for ref in candidate_refs(spec):
+        try:
+            mid = store.read_ref(ref)
+        except InvalidParameter:
+            continue
+        if mid:
+            return ref, mid
+    if len(spec) >= 8 and all(c in "0123456789abcdef" for c in spec):
+        matches = [o for o in _manifest_candidates(store) if o.startswith(spec)]
+        if len(matches) == 1:
+            return None, matches[0]
+        if len(matches) > 1:
+            raise InvalidParameter(f"manifest id prefix {spec} is ambiguous ({len(matches)} matches)")
+    raise IndexMissing(f"no index for {spec!r} in {store.root}", hint=build_hint(repo, spec))
+
+
+def _manifest_candidates(store: Store) -> list[str]:
+    ids = set(store.list_refs().values())
+    base = store.root / fmt.ASSEMBLED_DIR
+    if base.exists():
+        ids.update(p.name for p in base.iterdir())
+    from .store import read_log
+
+    ids.update(r.get("manifest_id", "") for r in read_log(store, "builds", limit=1000))
+    return sorted(i for i in ids if i and store.has(i))
+
+
+@dataclass(frozen=True)
+class Freshness:
+    state: str  # fresh | stale | unknown
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    detail: str = ""
+
+    def to_dict(self, limit: int = 20) -> dict:
+        return {"state": self.state, "added": list(self.added[:limit]),
+                "removed": list(self.removed[:limit]), "modified": list(self.modified[:limit]),
+                "changed_count": len(self.added) + len(self.removed) + len(self.modified),
+                "detail": self.detail}
+
+
+def freshness(store: Store, repo: Path | None, manifest: Manifest) -> Freshness:
+    """Does the index still describe the work tree (worktree manifests) or the ref's commit?"""
+    if repo is None or not repo.exists():
+        return Freshness("unknown", detail="repository not available")
+    if manifest.source == "git":
+        ref = manifest.ref
+        if ref.startswith("commits/"):
+            return Freshness("fresh", detail="pinned to a commit")
+        try:
+            _, sha = sources.resolve_ref(repo, ref.split("/", 1)[1] if "/" in ref else ref)
+        except Exception:
+            return Freshness("unknown", detail=f"{ref} not found in the repository")
+        return Freshness("fresh" if sha == manifest.commit else "stale",
+                         detail="" if sha == manifest.commit else f"{ref} moved to {sha[:12]}")
+    cache = sources.JsonCache(store, "worktree-stat.json")
+    files = sources.walk_worktree(repo, store, cache, fmt.DEFAULT_MAX_FILE_BYTES * 1024)
+    indexed = {f.path: f for f in manifest.files}
+    current = {f.path for f in files}
+    added = sorted(current - indexed.keys())
+    removed = sorted(indexed.keys() - current)
+    modified = []
+    for f in files:
+        old = indexed.get(f.path)
+        if old is None or f.skip:
+            continue
+        blob = f.blob
+        if not blob:
+            try:
+                from .hashing import hash_bytes
+
+                blob = hash_bytes(sources.read_worktree_file(repo, f))
+            except OSError:
+                continue
+        if old.blob and blob != old.blob:
+            modified.append(f.path)
+    state = "fresh" if not (added or removed or modified) else "stale"
+    return Freshness(state, tuple(added), tuple(removed), tuple(modified))

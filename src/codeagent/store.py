@@ -1,0 +1,375 @@
+"""The object store: content-addressed objects, a shard-key action cache and ref pointers.
+
+Every write is atomic (temp file in the store, flush, rename); every read of an object
+re-hashes it before a caller sees the bytes. Objects are immutable: writing an id that
+exists is a no-op. Layout is documented in `format.py`.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import format as fmt
+from .errors import CodeagentError, InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
+from .hashing import hash_bytes, is_object_id
+
+_TMP_PREFIX = ".tmp-"
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never a part.
+
+    The temp file lives in `tmp_dir` (same filesystem), is flushed (and fsynced when
+    `durable`), then renamed over `path`; on any error the temp file is removed.
+    """
+    tmp = tmp_dir / f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        if durable:
+            _fsync_dir(path.parent)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StoreWriteFailed(
+            f"could not write {path.name}: {os.strerror(exc.errno or errno.EIO)}",
+            hint="free disk space or fix the store's file system, then build again; "
+            "the previous index is untouched",
+        ) from exc
+
+
+@dataclass(frozen=True)
+class VerifyProblem:
+    kind: str  # corrupt_object | misnamed_object | dangling_shard | dangling_ref | bad_manifest | dangling_action
+    name: str
+    detail: str
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "detail": self.detail}
+
+
+class Store:
+    """A local store directory (default: REPO/.codeagent)."""
+
+    def __init__(self, root: Path | str, *, create: bool = False, durable: bool = False) -> None:
+        self.root = Path(root)
+        self.durable = durable
+        if create:
+            self._init_layout()
+        elif not (self.root / fmt.STORE_MARKER).exists():
+            raise StoreCorrupt(
+                f"no codeagent store at {self.root}",
+                hint="run `codeagent build` in the repository first, or pass --store",
+            ) if not self.root.exists() else StoreCorrupt(
+                f"{self.root} exists but is not a codeagent store (no {fmt.STORE_MARKER} file)",
+                hint="pass --store with a codeagent store directory",
+            )
+
+    # ---- layout ---------------------------------------------------------------------------
+    def _init_layout(self) -> None:
+        try:
+            for sub in (fmt.OBJECTS_DIR, fmt.ACTIONS_DIR, fmt.REFS_DIR, fmt.ASSEMBLED_DIR,
+                        fmt.CACHE_DIR, fmt.TMP_DIR, fmt.LOGS_DIR):
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
+            marker = self.root / fmt.STORE_MARKER
+            if not marker.exists():
+                atomic_write(marker, f"codeagent store, schema {fmt.SCHEMA_VERSION}\n".encode(),
+                             self.tmp_dir)
+            gitignore = self.root / ".gitignore"
+            if not gitignore.exists():
+                atomic_write(gitignore, b"*\n", self.tmp_dir)
+        except OSError as exc:
+            raise StoreWriteFailed(f"cannot create store at {self.root}: {exc.strerror}") from exc
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.root / fmt.TMP_DIR
+
+    def object_path(self, object_id: str) -> Path:
+        if not is_object_id(object_id):
+            raise InvalidParameter(f"not an object id: {object_id!r}")
+        return self.root / fmt.OBJECTS_DIR / object_id[:2] / object_id
+
+    # ---- objects --------------------------------------------------------------------------
+    def has(self, object_id: str) -> bool:
+        return self.object_path(object_id).exists()
+
+    def put(self, data: bytes) -> str:
+        """Store `data`; returns its id. An existing object is never rewritten."""
+        object_id = hash_bytes(data)
+        path = self.object_path(object_id)
+        if path.exists():
+            return object_id
+        path.parent.mkdir(exist_ok=True)
+        atomic_write(path, data, self.tmp_dir, durable=self.durable)
+        return object_id
+
+    def put_verified(self, object_id: str, data: bytes) -> None:
+        """Store bytes that claim to be `object_id` (e.g. downloaded); refuses a mismatch."""
+        actual = hash_bytes(data)
+        if actual != object_id:
+            raise StoreCorrupt(f"object {object_id[:12]} re-hashes to {actual[:12]}")
+        path = self.object_path(object_id)
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            atomic_write(path, data, self.tmp_dir, durable=self.durable)
+
+    def get(self, object_id: str) -> bytes:
+        """Read and re-hash an object; retries once, then raises StoreCorrupt."""
+        path = self.object_path(object_id)
+        for attempt in range(2):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                raise StoreCorrupt(
+                    f"object {object_id[:12]} is missing from the store",
+                    hint="run `codeagent verify`, then rebuild or sync the index",
+                ) from None
+            if hash_bytes(data) == object_id:
+                return data
+            if attempt == 0:
+                time.sleep(0.01)
+        raise StoreCorrupt(
+            f"object {object_id[:12]} is corrupt (its bytes do not hash to its name)",
+            hint="run `codeagent verify`, delete the object and rebuild or sync",
+        )
+
+    def iter_objects(self) -> Iterator[str]:
+        base = self.root / fmt.OBJECTS_DIR
+        if not base.exists():
+            return
+        for sub in sorted(base.iterdir()):
+            if sub.is_dir():
+                for entry in sorted(sub.iterdir()):
+                    if not entry.name.startswith(_TMP_PREFIX):
+                        yield entry.name
+
+    def delete_object(self, object_id: str) -> None:
+        try:
+            self.object_path(object_id).unlink()
+        except FileNotFoundError:
+            pass
+
+    # ---- action cache: shard key -> object id ---------------------------------------------
+    def _action_path(self, key: str) -> Path:
+        return self.root / fmt.ACTIONS_DIR / key[:2] / key
+
+    def get_action(self, key: str) -> str | None:
+        """The shard object id for a shard key, "skip:<reason>", or None when unknown."""
+        try:
+            value = self._action_path(key).read_text().strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if value.startswith("skip:"):
+            return value
+        return value if is_object_id(value) and self.has(value) else None
+
+    def put_action(self, key: str, object_id: str) -> None:
+        path = self._action_path(key)
+        path.parent.mkdir(exist_ok=True)
+        atomic_write(path, object_id.encode(), self.tmp_dir, durable=self.durable)
+
+    def iter_actions(self) -> Iterator[tuple[str, str]]:
+        base = self.root / fmt.ACTIONS_DIR
+        if not base.exists():
+            return
+        for sub in sorted(base.iterdir()):
+            for entry in sorted(sub.iterdir()):
+                yield entry.name, entry.read_text().strip()
+
+    def delete_action(self, key: str) -> None:
+        try:
+            self._action_path(key).unlink()
+        except FileNotFoundError:
+            pass
+
+    # ---- refs -----------------------------------------------------------------------------
+    def _ref_path(self, ref: str) -> Path:
+        parts = ref.split("/")
+        if not ref or any(p in ("", ".", "..") or p.startswith(_TMP_PREFIX) for p in parts):
+            raise InvalidParameter(f"invalid ref name: {ref!r}")
+        return self.root / fmt.REFS_DIR / Path(*parts)
+
+    def read_ref(self, ref: str) -> str | None:
+        try:
+            value = self._ref_path(ref).read_text().strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        if not is_object_id(value):
+            raise StoreCorrupt(f"ref {ref} does not hold a manifest id", hint="run `codeagent verify`")
+        return value
+
+    def set_ref(self, ref: str, manifest_id: str) -> None:
+        """Swap the ref pointer atomically (always durable: it is the commit point)."""
+        if not self.has(manifest_id):
+            raise StoreCorrupt(f"refusing to point {ref} at absent manifest {manifest_id[:12]}")
+        path = self._ref_path(ref)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.durable:
+            os.sync()  # objects were written without per-file fsync: flush them before the commit point
+        atomic_write(path, f"{manifest_id}\n".encode(), self.tmp_dir, durable=True)
+
+    def delete_ref(self, ref: str) -> None:
+        try:
+            self._ref_path(ref).unlink()
+        except FileNotFoundError:
+            pass
+
+    def list_refs(self) -> dict[str, str]:
+        base = self.root / fmt.REFS_DIR
+        out: dict[str, str] = {}
+        if not base.exists():
+            return out
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                if name.startswith(_TMP_PREFIX):
+                    continue
+                ref = (Path(dirpath) / name).relative_to(base).as_posix()
+                try:
+                    value = self.read_ref(ref)
+                except CodeagentError:
+                    continue
+                if value:
+                    out[ref] = value
+        return dict(sorted(out.items()))
+
+    # ---- assembled artifacts --------------------------------------------------------------
+    def assembled_dir(self, manifest_id: str) -> Path:
+        if not is_object_id(manifest_id):
+            raise InvalidParameter(f"not a manifest id: {manifest_id!r}")
+        return self.root / fmt.ASSEMBLED_DIR / manifest_id
+
+    def is_assembled(self, manifest_id: str) -> bool:
+        return (self.assembled_dir(manifest_id) / fmt.COMPLETE_MARKER).exists()
+
+    # ---- maintenance ----------------------------------------------------------------------
+    def sweep_tmp(self, *, older_than: float = 0.0) -> int:
+        """Remove leftover temp files (from killed writers). Call with the build lock held."""
+        removed = 0
+        now = time.time()
+        for entry in self.tmp_dir.iterdir() if self.tmp_dir.exists() else ():
+            try:
+                if now - entry.stat().st_mtime >= older_than:
+                    if entry.is_dir():
+                        import shutil
+                        shutil.rmtree(entry, ignore_errors=True)
+                    else:
+                        entry.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
+
+    def size_bytes(self) -> int:
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.root):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    pass
+        return total
+
+    def verify_objects(self) -> list[VerifyProblem]:
+        problems: list[VerifyProblem] = []
+        for object_id in self.iter_objects():
+            path = self.object_path(object_id) if is_object_id(object_id) else None
+            if path is None:
+                problems.append(VerifyProblem("misnamed_object", object_id, "name is not an object id"))
+                continue
+            actual = hash_bytes(path.read_bytes())
+            if actual != object_id:
+                problems.append(VerifyProblem("corrupt_object", object_id, f"re-hashes to {actual}"))
+        return problems
+
+
+class StoreLock:
+    """An exclusive, non-blocking writer lock on a store (one build at a time)."""
+
+    def __init__(self, store: Store, *, wait: float = 0.0) -> None:
+        self.path = store.root / fmt.LOCK_FILE
+        self.wait = wait
+        self._fd: int | None = None
+
+    def __enter__(self) -> "StoreLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                    os.close(fd)
+                    raise StoreLocked(
+                        f"another build holds the store lock ({holder})",
+                        hint="wait for it to finish, or pass --wait SECONDS",
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def append_log(store: Store, name: str, record: dict) -> None:
+    """Append one JSON line to logs/NAME.jsonl (best effort: a log never fails a build)."""
+    try:
+        with open(store.root / fmt.LOGS_DIR / f"{name}.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+    except OSError:
+        pass
+
+
+def read_log(store: Store, name: str, limit: int = 20) -> list[dict]:
+    try:
+        lines = (store.root / fmt.LOGS_DIR / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines[-limit:]:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,41 @@
+"""Identifier-aware tokenisation shared by the index (documents) and queries.
+
+`parseHTTPResponse_v2` -> parsehttpresponse_v2, parse, http, response, v2. The whole
+identifier is kept as a token so exact names score above their sub-words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_SUBWORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+MIN_TOKEN = 2
+MAX_TOKEN = 64
+
+
+def split_identifier(word: str) -> list[str]:
+    """Sub-words of an identifier, lower-cased: camelCase, PascalCase, snake_case, digits."""
+    parts: list[str] = []
+    for piece in word.split("_"):
+        parts.extend(m.group(0).lower() for m in _SUBWORD.finditer(piece))
+    return parts
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of `text` in order, with identifiers followed by their sub-words."""
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        whole = word.lower().strip("_")
+        if MIN_TOKEN <= len(whole) <= MAX_TOKEN:
+            out.append(whole)
+        subs = split_identifier(word)
+        if len(subs) > 1:
+            out.extend(s for s in subs if len(s) >= MIN_TOKEN and s != whole)
+    return out
+
+
+def term_frequencies(text: str) -> Counter[str]:
+    return Counter(tokenize(text))

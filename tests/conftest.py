@@ -1,0 +1,37 @@
+"""Shared fixtures: real git repositories in temp dirs, built with a tiny helper."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from repo_helpers import GitRepo  # noqa: E402
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepo:
+    return GitRepo.create(tmp_path / "repo")
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    """Run the real `codeagent` CLI in a subprocess; returns CompletedProcess."""
+
+    def run(*args: str, cwd: Path | None = None, check: bool = False, input: str | None = None,
+            timeout: float = 300):
+        proc = subprocess.run([sys.executable, "-m", "codeagent", *map(str, args)], cwd=cwd or tmp_path,
+                              capture_output=True, text=True, input=input, timeout=timeout,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        if check and proc.returncode != 0:
+            raise AssertionError(f"codeagent {' '.join(map(str, args))} exited {proc.returncode}\n"
+                                 f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        return proc
+
+    return run

@@ -1,0 +1,55 @@
+"""GitRepo: a real git repository in a temp dir, driven through gitpython."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+
+@dataclass
+class GitRepo:
+    path: Path
+    repo: git.Repo
+
+    @classmethod
+    def create(cls, path: Path, branch: str = "main") -> "GitRepo":
+        path.mkdir(parents=True, exist_ok=True)
+        repo = git.Repo.init(path, initial_branch=branch)
+        with repo.config_writer() as cw:
+            cw.set_value("user", "name", "Test")
+            cw.set_value("user", "email", "test@example.com")
+            cw.set_value("commit", "gpgsign", "false")
+        return cls(path, repo)
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            p.write_text(content, encoding="utf-8")
+        else:
+            p.write_bytes(content)
+        return p
+
+    def write_many(self, files: dict[str, str | bytes]) -> None:
+        for rel, content in files.items():
+            self.write(rel, content)
+
+    def remove(self, rel: str) -> None:
+        (self.path / rel).unlink()
+
+    def commit(self, message: str = "change") -> str:
+        self.repo.git.add("-A")
+        self.repo.git.commit("-m", message, "--allow-empty")
+        return self.repo.head.commit.hexsha
+
+    def checkout(self, branch: str, create: bool = False) -> None:
+        if create:
+            self.repo.git.checkout("-b", branch)
+        else:
+            self.repo.git.checkout(branch)
+
+    def move(self, src: str, dst: str) -> None:
+        (self.path / dst).parent.mkdir(parents=True, exist_ok=True)
+        self.repo.git.mv(src, dst)
