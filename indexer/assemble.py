@@ -6,8 +6,15 @@ missing or half-written. When the previous manifest of the ref is assembled, its
 is copied and only the changed paths are replaced.
 
 Tables (ASSEMBLY_VERSION 1): meta, files, chunks, symbols, refs, postings (per-path rows,
-copied from shards), then derived per manifest by DERIVED_STEPS: docs, term_df, corpus,
-edges. The query side reads this layout and nothing else.
+copied from shards), then derived per manifest by DERIVED_STEPS: docs, term_df, corpus
+(BM25 statistics, here) and edges (the symbol graph, `graph.py`):
+
+  edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
+    kind: calls | references | imports | inherits | implements | overrides | contains
+    confidence: exact (resolved through scope/imports) | name (matched by name only)
+    src_id NULL for file-level uses; dst_id NULL when only a file (dst_path) is known.
+
+The query side reads this layout and nothing else.
 """
 
 from __future__ import annotations
@@ -57,6 +64,27 @@ ARTIFACT_STEPS: list[ArtifactStep] = []
 def derived_step(fn: DerivedStep) -> DerivedStep:
     DERIVED_STEPS.append(fn)
     return fn
+
+
+def artifact_step(fn: ArtifactStep) -> ArtifactStep:
+    ARTIFACT_STEPS.append(fn)
+    return fn
+
+
+# Modules that register more steps with @derived_step / @artifact_step when imported
+# (the symbol graph, the ANN index). Missing ones are skipped.
+STEP_MODULES = ("codeagent.indexer.graph", "codeagent.indexer.ann")
+
+
+def _load_step_modules() -> None:
+    import importlib
+
+    for name in STEP_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
 
 
 def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[FileEntry]]:
@@ -113,14 +141,12 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
         FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file""")
     con.execute("""INSERT INTO postings SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
         FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
-    paths = [f.path for f in indexed]
     con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
         WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
         AND symbols.path IN (SELECT path FROM m)""")
     con.execute("""UPDATE refs SET source_id = s.symbol_id FROM symbols s
         WHERE refs.path = s.path AND refs.source = s.ordinal AND refs.source >= 0
         AND refs.path IN (SELECT path FROM m)""")
-    del paths
     con.execute("DROP TABLE raw")
     con.execute("DROP TABLE m")
 
@@ -160,6 +186,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id):
         return final
+    _load_step_modules()
     work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
     try:

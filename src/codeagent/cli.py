@@ -21,7 +21,7 @@ COMMANDS = {
     "status": "codeagent.indexer.commands:status_cmd",
     "verify": "codeagent.indexer.commands:verify_cmd",
     "gc": "codeagent.indexer.commands:gc_cmd",
-    "diff": "codeagent.indexer.commands:diff_cmd",
+    "diff": "codeagent.indexer.diff:diff_cmd",
     "search": "codeagent.query.commands:search_cmd",
     "show": "codeagent.query.commands:show_cmd",
     "callers": "codeagent.query.commands:callers_cmd",
