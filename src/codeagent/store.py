@@ -37,16 +37,51 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# ---- test-only hooks: the reliability suites (tests/reliability) set these; nothing else may.
+# CODEAGENT_TEST_NONATOMIC=1  write in place (no temp file, no rename) with a pause mid-write:
+#     the torn-write writer the crash harness must catch (its negative control).
+# CODEAGENT_TEST_FAULT=ERRNO[@N|@SUBDIR]  fail store writes with ERRNO (ENOSPC, EIO...) as a
+#     full or failing disk would: every write, writes number N and later of this process, or
+#     writes under one store subdirectory (objects, actions, refs, cache).
+_fault_writes = 0
+
+
+def _injected_fault(path: Path) -> OSError | None:
+    global _fault_writes
+    spec = os.environ.get("CODEAGENT_TEST_FAULT")
+    if not spec:
+        return None
+    _fault_writes += 1
+    name, _, where = spec.partition("@")
+    code = getattr(errno, name, errno.EIO)
+    if not where or (where.isdigit() and _fault_writes >= int(where)) or where in path.parts:
+        return OSError(code, os.strerror(code), str(path))
+    return None
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data[: len(data) // 2])
+        fh.flush()
+        time.sleep(0.005)
+        fh.write(data[len(data) // 2:])
+
+
 def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a part.
 
     The temp file lives in `tmp_dir` (same filesystem), is flushed (and fsynced when
     `durable`), then renamed over `path`; on any error the temp file is removed.
     """
+    if os.environ.get("CODEAGENT_TEST_NONATOMIC") == "1":
+        return _write_in_place(path, data)
     tmp = tmp_dir / f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
+            fault = _injected_fault(path)
+            if fault is not None:
+                raise fault
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
