@@ -95,3 +95,10 @@ class Timeout(CodeagentError):
 class RemoteError(CodeagentError):
     code = "remote_error"
     exit_code = 14
+
+
+class Withheld(CodeagentError):
+    """A file that looks like a secret (keys, .env, credentials): never served."""
+
+    code = "withheld"
+    exit_code = 15
