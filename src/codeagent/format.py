@@ -54,3 +54,16 @@ LOCK_FILE = "lock"
 STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"
 COMPLETE_MARKER = "COMPLETE"
+
+# Vectors (indexer/vectors.py writes the objects, indexer/ann.py the assembled files).
+# Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,
+# ordinal, item_hash]...]}, then count x dim little-endian float16. Keyed in the action
+# cache by (embedder id, shard id); listed in the manifest's extras["objects"].
+VECTORS_MAGIC = b"codeagent-vectors 1\n"
+# Assembled: VECTORS_META (JSON), VECTORS_MATRIX (float16 .npy, one row per item, rows in
+# (path, doc_kind, ordinal) order), VECTOR_KEYS (Parquet: row, key, path, doc_kind,
+# ordinal) and ANN_FILE (usearch, cosine, keyed by `key`) when there are enough rows.
+VECTORS_META = "vectors.json"
+VECTORS_MATRIX = "vectors.npy"
+VECTOR_KEYS = "vector_keys.parquet"
+ANN_FILE = "vectors.usearch"
