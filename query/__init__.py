@@ -1,0 +1,38 @@
+"""The read side: queries over one manifest's assembled index (never imports `indexer`).
+
+    from codeagent.query import open_index, search, SearchRequest
+    with open_index(repo) as view:
+        response = search(view, SearchRequest("parse_args", limit=5))
+
+Long-lived callers (the MCP server) use `IndexFollower(repo).view()` per request.
+New retrievers (semantic vectors) plug in with `register_retriever`; fusion is
+`ranking.fuse`.
+"""
+
+from __future__ import annotations
+
+from .graph import (EDGE_KINDS, callees, callers, dependencies, dependents, implementations,
+                    neighbors, references, traverse)
+from .grep import grep
+from .index import IndexFollower, IndexView, open_index
+from .intent import INTENTS, classify_intent
+from .navigate import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
+from .ranking import fuse
+from .results import (COMPLETE, PARTIAL, TRUNCATED, GraphEdge, GraphNode, GraphResponse,
+                      GrepMatch, GrepResponse, Metadata, Outline, SearchHit, SearchResponse,
+                      SourceSpan, SymbolDetail, SymbolInfo)
+from .search import MODES, Candidates, SearchRequest, register_retriever, search
+from .fulltext import search_text
+from .symbols import find_symbols
+
+__all__ = [
+    "open_index", "IndexView", "IndexFollower", "search", "SearchRequest", "MODES",
+    "register_retriever", "Candidates", "fuse", "classify_intent", "INTENTS",
+    "find_symbols", "search_text", "grep",
+    "file_outline", "get_symbol", "resolve_symbol", "source_spans", "read_lines",
+    "neighbors", "callers", "callees", "references", "implementations", "dependencies",
+    "dependents", "traverse", "EDGE_KINDS",
+    "Metadata", "SearchHit", "SearchResponse", "GrepMatch", "GrepResponse", "SymbolInfo",
+    "SymbolDetail", "SourceSpan", "Outline", "GraphNode", "GraphEdge", "GraphResponse",
+    "COMPLETE", "PARTIAL", "TRUNCATED",
+]

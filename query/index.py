@@ -1,0 +1,275 @@
+"""Opening one manifest's assembled DuckDB file read-only, and following a ref across builds.
+
+A view answers from exactly one manifest: the DuckDB file is keyed by the manifest id and is
+never written after its directory is renamed into place, so any number of readers may hold
+it open while a build assembles the next manifest elsewhere. `IndexFollower` re-reads the
+ref pointer on every request and swaps to the new manifest; requests in flight finish on the
+view they started with.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .. import format as fmt
+from .. import refs as refnames
+from .. import sources
+from ..errors import IndexIncompatible, IndexMissing, Timeout
+from ..manifest import load_manifest
+from ..store import Store
+from .results import COMPLETE, Metadata
+
+FRESHNESS_TTL = 2.0
+_freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
+_freshness_lock = threading.Lock()
+
+
+def _repo_root(repo: Path | None) -> Path | None:
+    if repo is None:
+        repo = Path.cwd()
+    repo = repo.resolve()
+    if not repo.exists():
+        return None
+    return sources.git_toplevel(repo) or repo
+
+
+def open_store(repo: Path | None, store_dir: Path | None) -> tuple[Store, Path | None]:
+    """The store of `repo` (default: the current directory's repository) or `store_dir`."""
+    root = _repo_root(repo)
+    path = Path(store_dir) if store_dir else (root / ".codeagent" if root else None)
+    if path is None or not (path / fmt.STORE_MARKER).exists():
+        raise IndexMissing(f"no index at {path or repo}", hint=refnames.build_hint(repo, None))
+    return Store(path), root
+
+
+class IndexView:
+    """A read-only connection to one manifest's assembled index. Thread-safe: every thread
+    queries through its own cursor. Close it (or use it as a context manager) when done."""
+
+    def __init__(self, store: Store, repo: Path | None, ref: str | None, manifest_id: str) -> None:
+        import duckdb
+
+        self.store = store
+        self.repo = repo
+        self.ref = ref
+        self.manifest_id = manifest_id
+        self.path = store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE
+        if not store.is_assembled(manifest_id):
+            raise _Vanished(manifest_id)
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=True)
+        except (duckdb.IOException, duckdb.CatalogException) as exc:
+            raise _Vanished(manifest_id) from exc
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+        self.tables = {r[0]: set() for r in self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+        for table, column in self.con.execute(
+                "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database()").fetchall():
+            self.tables.setdefault(table, set()).add(column)
+        self._check_schema()
+        self.commit = self.meta.get("commit") or None
+        self.cache: dict[str, Any] = {}  # per-manifest memo for query helpers (name tables...)
+
+    def _check_schema(self) -> None:
+        if self.meta.get("manifest_id") != self.manifest_id:
+            raise IndexIncompatible(
+                f"assembled index {self.manifest_id[:12]} does not describe its manifest",
+                hint="rebuild the index with `codeagent build`")
+        version = self.meta.get("assembly_version")
+        if version != str(fmt.ASSEMBLY_VERSION):
+            raise IndexIncompatible(
+                f"index layout version {version}, this codeagent reads {fmt.ASSEMBLY_VERSION}",
+                hint="rebuild the index with `codeagent build` (or upgrade codeagent)")
+
+    # ---- querying ---------------------------------------------------------------------------
+    def cursor(self):
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            with self._lock:
+                cur = self.con.cursor()
+            self._local.cursor = cur
+        return cur
+
+    def sql(self, query: str, params: list | tuple | None = None) -> list[tuple]:
+        return self.cursor().execute(query, params or []).fetchall()
+
+    def has_table(self, name: str) -> bool:
+        return name in self.tables
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.tables.get(table, ())
+
+    def count(self, table: str) -> int:
+        key = f"count:{table}"
+        if key not in self.cache:
+            self.cache[key] = self.sql(f"SELECT count(*) FROM {table}")[0][0] if self.has_table(table) else 0
+        return self.cache[key]
+
+    @contextmanager
+    def deadline(self, seconds: float | None) -> Iterator[None]:
+        """Interrupt this thread's running query after `seconds`; raises Timeout."""
+        import duckdb
+
+        if not seconds:
+            yield
+            return
+        cur = self.cursor()
+        timer = threading.Timer(seconds, cur.interrupt)
+        timer.start()
+        try:
+            yield
+        except duckdb.InterruptException as exc:
+            raise Timeout(f"query exceeded its {seconds:g}s time limit",
+                          hint="narrow the pattern or the path glob, or raise the timeout") from exc
+        finally:
+            timer.cancel()
+
+    # ---- metadata ---------------------------------------------------------------------------
+    def freshness(self) -> str:
+        """fresh | stale | unknown: does the index still describe the work tree or the ref?"""
+        key = (str(self.store.root), self.manifest_id)
+        now = time.monotonic()
+        with _freshness_lock:
+            hit = _freshness_cache.get(key)
+        if hit and now - hit[0] < FRESHNESS_TTL:
+            return hit[1]
+        try:
+            state = refnames.freshness(self.store, self.repo, load_manifest(self.store, self.manifest_id)).state
+        except Exception:
+            state = "unknown"
+        with _freshness_lock:
+            _freshness_cache[key] = (now, state)
+        return state
+
+    def metadata(self, completeness: str = COMPLETE, *, freshness: bool = True) -> Metadata:
+        return Metadata(ref=self.ref, manifest_id=self.manifest_id, commit=self.commit,
+                        freshness=self.freshness() if freshness else "unknown",
+                        completeness=completeness)
+
+    # ---- lifetime ---------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.con.close()
+
+    def __enter__(self) -> "IndexView":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Vanished(Exception):
+    """The assembled directory is gone (a newer build pruned it) or not there yet."""
+
+
+def open_index(repo: Path | None = None, store_dir: Path | None = None,
+               ref: str | None = None) -> IndexView:
+    """Open the manifest a ref (branch, tag, ref name or manifest id prefix) names, read-only.
+
+    With `ref` None: the work-tree index, else the current branch's, else the only one.
+    Raises IndexMissing (naming the build command) when there is no index for it.
+    """
+    store, root = open_store(repo, store_dir)
+    for attempt in range(2):
+        ref_name, manifest_id = refnames.resolve(store, ref, root)
+        try:
+            return IndexView(store, root, ref_name, manifest_id)
+        except _Vanished:
+            if attempt:
+                raise IndexMissing(f"manifest {manifest_id[:12]} is not assembled",
+                                   hint=refnames.build_hint(repo, ref)) from None
+    raise AssertionError("unreachable")
+
+
+class IndexFollower:
+    """A long-lived handle that always answers from the ref's newest manifest.
+
+    `with follower.view() as v:` re-reads the ref pointer (one small file), swaps when it
+    moved, and lends the view for the request; a superseded view closes when its last
+    request ends.
+    """
+
+    def __init__(self, repo: Path | None = None, store_dir: Path | None = None,
+                 ref: str | None = None) -> None:
+        self.store, self.root = open_store(repo, store_dir)
+        self.repo = repo
+        self.spec = ref
+        self.ref_name, _ = refnames.resolve(self.store, ref, self.root)
+        self._lock = threading.Lock()
+        self._current: IndexView | None = None
+        self._leases: dict[int, int] = {}
+        self._retired: dict[int, IndexView] = {}
+
+    def _pointer(self) -> str:
+        if self.ref_name is None:
+            return refnames.resolve(self.store, self.spec, self.root)[1]
+        mid = self.store.read_ref(self.ref_name)
+        if mid is None:
+            raise IndexMissing(f"the index for {self.ref_name} was deleted",
+                               hint=refnames.build_hint(self.repo, self.spec))
+        return mid
+
+    def _acquire(self) -> IndexView:
+        for attempt in range(2):
+            mid = self._pointer()
+            with self._lock:
+                cur = self._current
+                if cur is not None and cur.manifest_id == mid:
+                    self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
+                    return cur
+            try:
+                fresh = IndexView(self.store, self.root, self.ref_name, mid)
+            except _Vanished:
+                if attempt:
+                    raise IndexMissing(f"manifest {mid[:12]} is not assembled",
+                                       hint=refnames.build_hint(self.repo, self.spec)) from None
+                continue
+            with self._lock:
+                old, self._current = self._current, fresh
+                if old is not None:
+                    self._retire(old)
+                self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
+                return fresh
+        raise AssertionError("unreachable")
+
+    def _retire(self, view: IndexView) -> None:
+        if self._leases.get(id(view), 0) == 0:
+            self._leases.pop(id(view), None)
+            view.close()
+        else:
+            self._retired[id(view)] = view
+
+    def _release(self, view: IndexView) -> None:
+        with self._lock:
+            n = self._leases.get(id(view), 1) - 1
+            self._leases[id(view)] = n
+            if n == 0 and id(view) in self._retired:
+                self._retired.pop(id(view)).close()
+                self._leases.pop(id(view), None)
+
+    @contextmanager
+    def view(self) -> Iterator[IndexView]:
+        v = self._acquire()
+        try:
+            yield v
+        finally:
+            self._release(v)
+
+    def close(self) -> None:
+        with self._lock:
+            for v in [self._current, *self._retired.values()]:
+                if v is not None:
+                    v.close()
+            self._current = None
+            self._retired.clear()
+            self._leases.clear()

@@ -1,0 +1,237 @@
+"""Result types of the query engine: what the CLI prints as JSON and the MCP server returns.
+
+Every response carries `Metadata` (which manifest answered, how fresh, how complete), and
+every hit carries stable handles (`symbol_id`, `symbol_stable_id`, `result_id`) so a caller
+can follow up without searching again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+COMPLETE = "complete"
+PARTIAL = "partial"  # something could not be searched (e.g. no symbols extracted yet)
+TRUNCATED = "truncated"  # a cap (limit, bytes, node budget, timeout) cut the answer
+
+
+@dataclass(frozen=True)
+class Metadata:
+    ref: str | None
+    manifest_id: str
+    commit: str | None
+    freshness: str  # fresh | stale | unknown
+    completeness: str = COMPLETE
+    schema_status: str = "compatible"  # compatible | reindex_required
+
+    def to_dict(self, extended: bool = True) -> dict:
+        base = {"ref": self.ref, "manifest_id": self.manifest_id, "freshness": self.freshness,
+                "completeness": self.completeness}
+        if extended:
+            base.update(commit=self.commit, schema_status=self.schema_status)
+        return base
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked result: a symbol definition, a reference, a text chunk, a doc section or a file.
+
+    result_type: symbol | reference | chunk | doc | file | match.
+    `result_id` is stable within a manifest (symbol id, or path#kind:ordinal).
+    """
+
+    path: str
+    line_start: int
+    line_end: int
+    kind: str
+    name: str
+    qualified_name: str
+    symbol_id: str | None
+    symbol_stable_id: str | None
+    score: float
+    snippet: str
+    result_type: str = "symbol"
+    result_id: str = ""
+    language: str = ""
+    signature: str = ""
+    match: str = ""  # how it matched: exact_qualified | exact | prefix | subtoken | fuzzy | bm25 | regex...
+
+    ISSUE_KEYS = ("path", "line_start", "line_end", "kind", "name", "qualified_name", "symbol_id",
+                  "symbol_stable_id", "score", "snippet")
+
+    def to_dict(self, extended: bool = False) -> dict:
+        """The documented `search --json` keys; `extended` adds result_type, result_id, language..."""
+        d = asdict(self)
+        d["score"] = round(self.score, 6)
+        if extended:
+            return d
+        return {k: d[k] for k in self.ISSUE_KEYS}
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    results: list[SearchHit]
+    query_intent: str
+    total_candidates: int
+    metadata: Metadata
+    mode: str = ""
+    took_ms: float = 0.0
+
+    def to_dict(self, extended: bool = False) -> dict:
+        d = {"results": [h.to_dict(extended) for h in self.results],
+             "query_intent": self.query_intent, "total_candidates": self.total_candidates,
+             "metadata": self.metadata.to_dict(extended)}
+        if extended:
+            d.update(mode=self.mode, took_ms=round(self.took_ms, 3))
+        return d
+
+
+@dataclass(frozen=True)
+class GrepMatch:
+    """A matching line; `columns` are 0-based [start, end) character offsets of matches in it."""
+
+    path: str
+    line_number: int
+    line: str
+    before: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+    columns: list[tuple[int, int]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line_number": self.line_number, "line_content": self.line,
+                "context": {"before": self.before, "after": self.after},
+                "columns": [list(c) for c in self.columns]}
+
+
+@dataclass(frozen=True)
+class GrepResponse:
+    matches: list[GrepMatch]
+    total_matches: int  # matches found before the result cap (lower bound when truncated)
+    files_searched: int
+    files_matched: int
+    truncated: bool
+    metadata: Metadata
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"matches": [m.to_dict() for m in self.matches], "total_matches": self.total_matches,
+                "files_searched": self.files_searched, "files_matched": self.files_matched,
+                "truncated": self.truncated, "duration_ms": round(self.took_ms, 3),
+                "metadata": self.metadata.to_dict()}
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """A definition as stored in the index (outline entries and symbol detail)."""
+
+    symbol_id: str
+    symbol_stable_id: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str
+    doc: str
+    visibility: str
+    modifiers: list[str]
+    line_start: int
+    line_end: int
+    col_start: int
+    col_end: int
+    name_line: int
+    parent_id: str | None
+    body_hash: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SourceSpan:
+    path: str
+    line_start: int
+    line_end: int
+    is_primary: bool
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SymbolDetail:
+    symbol: SymbolInfo
+    children: list[SymbolInfo]
+    spans: list[SourceSpan]
+    reference_count: int
+    metadata: Metadata
+
+    def to_dict(self) -> dict:
+        return {**self.symbol.to_dict(), "children": [c.to_dict() for c in self.children],
+                "spans": [s.to_dict() for s in self.spans], "reference_count": self.reference_count,
+                "metadata": self.metadata.to_dict()}
+
+
+@dataclass(frozen=True)
+class Outline:
+    path: str
+    language: str
+    line_count: int
+    symbols: list[SymbolInfo]
+    metadata: Metadata
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "language": self.language, "line_count": self.line_count,
+                "symbols": [s.to_dict() for s in self.symbols], "metadata": self.metadata.to_dict()}
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A symbol (or, when only the file is known, a file) reached through the graph."""
+
+    symbol_id: str | None
+    symbol_stable_id: str | None
+    name: str
+    qualified_name: str
+    kind: str
+    path: str
+    line_start: int
+    line_end: int
+    depth: int = 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """One edge: src -> dst with its kind, where it was seen (path:line) and how sure it is."""
+
+    src_id: str | None
+    dst_id: str | None
+    kind: str
+    confidence: str  # exact | name
+    path: str
+    line: int
+    target: str
+    dst_path: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GraphResponse:
+    """Neighbours (or a multi-hop traversal) of `root`; `edges` explain how each node was reached."""
+
+    root: SymbolInfo | None
+    direction: str  # in | out | both
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+    metadata: Metadata
+
+    def to_dict(self) -> dict:
+        return {"root": self.root.to_dict() if self.root else None, "direction": self.direction,
+                "nodes": [n.to_dict() for n in self.nodes], "edges": [e.to_dict() for e in self.edges],
+                "truncated": self.truncated, "metadata": self.metadata.to_dict()}

@@ -1,0 +1,141 @@
+"""`search`: one entry point over every retriever, with modes and intent-steered fusion.
+
+Extension point: a retriever is `fn(view, request) -> Candidates`, registered under a name
+with `register_retriever`. Modes `symbol`, `text`, `regex`, `path` call one retriever;
+`auto` and `hybrid` fuse several with `ranking.fuse`, weighted by the query intent.
+The semantic retriever (vectors) registers itself as "semantic" when its module is imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from ..errors import IndexMissing, InvalidParameter
+from . import ranking
+from .index import IndexView
+from .intent import classify_intent
+from .results import COMPLETE, PARTIAL, TRUNCATED, SearchHit, SearchResponse
+
+MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
+# Modules that register more retrievers when imported (missing ones are skipped).
+RETRIEVER_MODULES = ("codeagent.query.semantic",)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    mode: str = "auto"
+    language: str | None = None
+    kind: str | None = None
+    path: str | None = None  # glob
+    extension: str | None = None  # "py" or ".py"; comma-separated for several
+    limit: int = 10
+    semantic_weight: float | None = None  # 0..1, hybrid/auto fusion
+    case_sensitive: bool = False  # regex mode
+    intent: str | None = None  # override classify_intent
+
+    def extensions(self) -> list[str]:
+        if not self.extension:
+            return []
+        return [e.strip().lstrip(".").lower() for e in self.extension.split(",") if e.strip()]
+
+
+@dataclass
+class Candidates:
+    """A retriever's answer: hits best first, how many matched in all, whether it is whole."""
+
+    hits: list[SearchHit]
+    total: int
+    completeness: str = COMPLETE
+    notes: list[str] = field(default_factory=list)
+
+
+Retriever = Callable[[IndexView, SearchRequest], Candidates]
+RETRIEVERS: dict[str, Retriever] = {}
+
+
+def register_retriever(name: str, fn: Retriever) -> Retriever:
+    """Add (or replace) a named retriever; usable as a mode and in fusion."""
+    RETRIEVERS[name] = fn
+    return fn
+
+
+def _load_builtin() -> None:
+    if RETRIEVERS.get("symbol") is None:
+        from . import fulltext, grep, paths, symbols  # noqa: F401  (they register themselves)
+    for name in RETRIEVER_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+def _run(name: str, view: IndexView, req: SearchRequest) -> Candidates:
+    fn = RETRIEVERS.get(name)
+    if fn is None:
+        if name == "semantic":
+            raise IndexMissing("semantic search is not available: this index has no vectors",
+                               hint="build with an embedder (`codeagent build --embedder NAME`)")
+        raise InvalidParameter(f"unknown search mode {name!r}; choose one of {', '.join(MODES)}")
+    return fn(view, req)
+
+
+def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -> Candidates:
+    wide = replace(req, limit=max(req.limit * 3, 30))
+    lists: dict[str, list[str]] = {}
+    by_key: dict[str, SearchHit] = {}
+    total = 0
+    completeness = COMPLETE
+    weights = ranking.blend_weights(intent, req.semantic_weight)
+    for name in names:
+        if weights.get(name, 0.0) <= 0:
+            continue
+        try:
+            cand = _run(name, view, wide)
+        except IndexMissing:
+            if req.mode == "hybrid" and name == "semantic":
+                raise
+            continue
+        total = max(total, cand.total)
+        if cand.completeness != COMPLETE:
+            completeness = PARTIAL
+        keys = []
+        for hit in cand.hits:
+            key = hit.result_id or f"{hit.path}:{hit.line_start}"
+            by_key.setdefault(key, hit)
+            keys.append(key)
+        lists[name] = keys
+    fused = ranking.fuse(lists, weights)
+    top = fused[:req.limit]
+    scale = top[0][1] if top else 1.0
+    hits = [replace(by_key[k], score=s / scale) for k, s in top]
+    return Candidates(hits, max(total, len(fused)), completeness)
+
+
+def search(view: IndexView, request: SearchRequest) -> SearchResponse:
+    """Run one search over `view`; see SearchRequest for the knobs and MODES for the modes."""
+    if not request.query.strip():
+        raise InvalidParameter("empty query")
+    if request.mode not in MODES:
+        raise InvalidParameter(f"unknown search mode {request.mode!r}; choose one of {', '.join(MODES)}")
+    if request.limit < 1:
+        raise InvalidParameter("limit must be at least 1")
+    _load_builtin()
+    started = time.perf_counter()
+    intent = request.intent or classify_intent(request.query)
+    if request.mode == "auto":
+        cand = _fused(view, request, intent, ["symbol", "path", "text", "semantic"])
+    elif request.mode == "hybrid":
+        cand = _fused(view, request, intent, ["symbol", "text", "semantic"])
+    else:
+        cand = _run(request.mode, view, request)
+    completeness = cand.completeness
+    if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":
+        completeness = TRUNCATED
+    return SearchResponse(results=cand.hits[:request.limit], query_intent=intent,
+                          total_candidates=cand.total, metadata=view.metadata(completeness),
+                          mode=request.mode, took_ms=(time.perf_counter() - started) * 1000)
