@@ -1,12 +1,91 @@
-"""Tree-sitter extraction entry point (placeholder until per-language rules land).
+"""Tree-sitter extraction: parse within a time budget, apply the language's rules, chunk.
 
-Returns None when the language has no grammar, so the caller falls back to text chunks.
+Returns None when tree-sitter-language-pack has no grammar for the language, so the caller
+falls back to text chunks.
 """
 
 from __future__ import annotations
 
+import importlib
+import time
+from functools import lru_cache
+
+from tree_sitter import Parser, Tree
+
 from ...types import Extraction
+from ..parse import ExtractTimeout
+from .chunks import code_chunks
+from .generic import GenericRules
+from .rules import Rules
+from .walk import walk
+
+PARSE_BUDGET_S = 5.0
+_READ_BLOCK = 1 << 16
+
+# language -> module under codeagent.indexer.extract holding its `RULES`
+RULE_MODULES = {
+    "python": "lang_python",
+    "javascript": "lang_js", "typescript": "lang_js", "tsx": "lang_js",
+    "go": "lang_go", "rust": "lang_rust", "java": "lang_java",
+    "c": "lang_c", "cpp": "lang_c", "csharp": "lang_csharp",
+    "ruby": "lang_ruby", "php": "lang_php", "swift": "lang_swift",
+    "kotlin": "lang_kotlin", "scala": "lang_scala",
+}
+
+
+@lru_cache(maxsize=None)
+def _parser(language: str) -> Parser | None:
+    from tree_sitter_language_pack import get_parser
+
+    try:
+        return get_parser(language)  # type: ignore[arg-type]
+    except (LookupError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=None)
+def rules_for(language: str) -> Rules:
+    module = RULE_MODULES.get(language)
+    try:
+        mod = importlib.import_module(f"{__package__}.{module}") if module else None
+    except ModuleNotFoundError:
+        mod = None
+    if mod is None:
+        return GenericRules()
+    rules = getattr(mod, "RULES")
+    return rules[language] if isinstance(rules, dict) else rules
+
+
+def parse(source: bytes, language: str, budget_s: float = PARSE_BUDGET_S) -> Tree | None:
+    """Parse `source`; None without a grammar; ExtractTimeout past `budget_s` seconds."""
+    parser = _parser(language)
+    if parser is None:
+        return None
+    deadline = time.monotonic() + budget_s
+
+    def read(offset: int, _point: object) -> bytes:
+        return source[offset:offset + _READ_BLOCK]
+
+    def over_budget(*_state: object) -> bool:
+        return time.monotonic() > deadline
+
+    try:
+        return parser.parse(read, progress_callback=over_budget)
+    except ValueError as exc:  # tree-sitter aborts with "Parsing failed" when we stop it
+        if time.monotonic() > deadline:
+            raise ExtractTimeout(f"{language} parse exceeded {budget_s:.0f}s") from exc
+        raise
 
 
 def extract_tree(source: bytes, language: str) -> Extraction | None:
-    return None
+    """Definitions, references and syntax-aware chunks of `source`, or None without a grammar."""
+    tree = parse(source, language)
+    if tree is None:
+        return None
+    walked = walk(tree.root_node, rules_for(language))
+    symbol_at = {}
+    for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):
+        symbol_at.setdefault((node.start_byte, node.end_byte), i)
+        symbol_at.setdefault((sym.span.start_byte, sym.span.end_byte), i)
+    return Extraction(symbols=walked.symbols, references=walked.references,
+                      chunks=code_chunks(tree.root_node, source, symbol_at))

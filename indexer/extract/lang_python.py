@@ -1,0 +1,167 @@
+"""Python rules: defs, classes, module/class-level assignments, docstrings, decorators."""
+
+from __future__ import annotations
+
+import inspect
+
+from tree_sitter import Node
+
+from .rules import Def, Ref, Rules, callee_name, one_line, text
+
+_DECORATOR_MODIFIERS = {
+    "staticmethod": "static", "classmethod": "classmethod", "abstractmethod": "abstract",
+    "property": "property", "override": "override", "deprecated": "deprecated",
+    "cached_property": "property", "abstractproperty": "abstract",
+}
+
+
+def _string_value(node: Node) -> str:
+    raw = text(node)
+    i = 0
+    while i < len(raw) and raw[i] in "rRbBuUfF":
+        i += 1
+    raw = raw[i:]
+    q = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
+    return inspect.cleandoc(raw[len(q):len(raw) - len(q)] if raw.endswith(q) else raw[len(q):])
+
+
+def _assigned_names(node: Node) -> list[Node]:
+    left = node.child_by_field_name("left")
+    if left is None:
+        return []
+    if left.type == "identifier":
+        return [left]
+    if left.type in ("pattern_list", "tuple_pattern"):
+        return [c for c in left.named_children if c.type == "identifier"]
+    return []
+
+
+class PythonRules(Rules):
+    definitions = {
+        "function_definition": ("function", "method"),
+        "class_definition": ("class", ""),
+    }
+    calls = {"call": "function"}
+    type_refs = frozenset({"type"})
+    span_wrappers = frozenset({"decorated_definition"})
+
+    def definition(self, node: Node, parent_kind: str) -> Def | None:
+        if node.type == "assignment":
+            return self._assignment(node, parent_kind)
+        d = super().definition(node, parent_kind)
+        if d is not None and d.kind == "method" and d.name == "__init__":
+            return Def("constructor", d.name, d.name_node)
+        return d
+
+    def _assignment(self, node: Node, parent_kind: str) -> Def | None:
+        holder = node.parent
+        if holder is not None and holder.type == "expression_statement":
+            holder = holder.parent
+        if holder is None:
+            return None
+        if holder.type == "module":
+            pass
+        elif holder.type == "block" and holder.parent is not None and holder.parent.type == "class_definition":
+            pass
+        else:
+            return None
+        names = _assigned_names(node)
+        if not names:
+            return None
+        name = text(names[0])
+        if parent_kind == "class":
+            kind = "field"
+        else:
+            kind = "constant" if name.isupper() or name.lstrip("_").isupper() else "variable"
+        return Def(kind, name, names[0], scope=False)
+
+    def body(self, node: Node) -> Node | None:
+        return node.child_by_field_name("body")
+
+    def signature(self, node: Node, d: Def) -> str:
+        if node.type == "assignment":
+            kind_node = node.child_by_field_name("type")
+            return one_line(text(kind_node)) if kind_node is not None else ""
+        return super().signature(node, d)
+
+    def doc(self, node: Node, d: Def) -> str:
+        body = node.child_by_field_name("body")
+        if body is None or not body.named_children:
+            return ""
+        first = body.named_children[0]
+        if first.type == "expression_statement" and first.named_child_count == 1:
+            first = first.named_children[0]
+        if first.type == "string":
+            return _string_value(first)
+        return ""
+
+    def _decorators(self, node: Node) -> list[str]:
+        wrapper = node.parent
+        if wrapper is None or wrapper.type != "decorated_definition":
+            return []
+        out = []
+        for dec in wrapper.named_children:
+            if dec.type == "decorator" and dec.named_child_count:
+                out.append(callee_name(text(dec.named_children[0])).rsplit(".", 1)[-1])
+        return out
+
+    def modifiers(self, node: Node, d: Def) -> tuple[str, ...]:
+        mods: list[str] = []
+        if node.type == "function_definition" and node.children and text(node.children[0]) == "async":
+            mods.append("async")
+        for name in self._decorators(node):
+            mod = _DECORATOR_MODIFIERS.get(name)
+            if mod and mod not in mods:
+                mods.append(mod)
+        return tuple(mods)
+
+    def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        n = d.name
+        if n.startswith("__") and n.endswith("__"):
+            return "public"
+        return "private" if n.startswith("_") else "public"
+
+    def references(self, node: Node) -> list[Ref]:
+        t = node.type
+        if t == "import_statement":
+            return [self._import(n, "") for n in node.children_by_field_name("name")]
+        if t == "import_from_statement":
+            module = text(node.child_by_field_name("module_name"))
+            names = node.children_by_field_name("name")
+            if not names:
+                star = [c for c in node.named_children if c.type == "wildcard_import"]
+                return [Ref("import", "*", star[0], module=module)] if star else []
+            return [self._import(n, module) for n in names]
+        if t == "class_definition":
+            supers = node.child_by_field_name("superclasses")
+            if supers is None:
+                return []
+            return [Ref("inherit", callee_name(text(c)), c) for c in supers.named_children
+                    if c.type in ("identifier", "attribute", "subscript", "call")]
+        if t == "decorator" and node.named_child_count:
+            inner = node.named_children[0]
+            if inner.type in ("identifier", "attribute"):
+                return [Ref("call", text(inner), inner)]
+        return super().references(node)
+
+    def _import(self, n: Node, module: str) -> Ref:
+        alias = ""
+        if n.type == "aliased_import":
+            alias = text(n.child_by_field_name("alias"))
+            n = n.child_by_field_name("name")
+        target = text(n)
+        return Ref("import", target, n, module=module or target, alias=alias)
+
+    def type_ref(self, node: Node) -> list[Ref]:
+        out = []
+        stack = list(reversed(node.named_children))
+        while stack:
+            n = stack.pop()
+            if n.type in ("identifier", "attribute"):
+                out.append(Ref("type_ref", text(n), n))
+            elif n.type != "type":
+                stack.extend(reversed(n.named_children))
+        return out
+
+
+RULES = PythonRules()

@@ -1,0 +1,68 @@
+"""Extraction must survive hostile input: deep nesting, invalid syntax, empty files."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeagent.indexer.extract import extract
+from codeagent.indexer.extract.treesitter import extract_tree
+from codeagent.indexer.languages import FULL_LANGUAGES
+
+NESTED = {
+    "python": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+    "javascript": "let x = " + "[" * 5000 + "]" * 5000 + ";\n",
+    "c": "int x = " + "(" * 5000 + "1" + ")" * 5000 + ";\n",
+    "rust": "fn f() { let x = " + "(" * 5000 + "1" + ")" * 5000 + "; }\n",
+    "java": "class A { int x = " + "(" * 5000 + "1" + ")" * 5000 + "; }\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(NESTED))
+def test_deeply_nested_input_does_not_crash(language: str) -> None:
+    ex = extract(NESTED[language].encode(), language)
+    assert ex.chunks and ex.chunks[0].span.start_line == 1
+
+
+def test_deeply_nested_definitions_do_not_crash() -> None:
+    depth = 2000
+    src = "".join(f"function f{i}() {{\n" for i in range(depth)) + "}\n" * depth
+    ex = extract(src.encode(), "javascript")
+    assert len(ex.symbols) == depth
+    assert ex.symbols[-1].qualified_name.count(".") == depth - 1
+    py = "".join("    " * i + f"def f{i}():\n" for i in range(depth)) + "    " * depth + "pass\n"
+    assert extract(py.encode(), "python").chunks
+
+
+def test_invalid_syntax_still_yields_chunks_and_symbols() -> None:
+    src = b"def good(a):\n    return a\n\nclass Broken(:\n    def m(self) ->:\n        pass\n)))\n"
+    ex = extract(src, "python")
+    assert ex.chunks
+    assert "good" in [s.name for s in ex.symbols]
+    covered = {line for c in ex.chunks for line in range(c.span.start_line, c.span.end_line + 1)}
+    assert {1, 2} <= covered
+
+
+def test_unknown_grammar_returns_none() -> None:
+    assert extract_tree(b"whatever", "no-such-language") is None
+
+
+@pytest.mark.parametrize("language", FULL_LANGUAGES)
+def test_empty_file(language: str) -> None:
+    ex = extract(b"", language)
+    assert ex.symbols == [] and ex.chunks == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="def class():\n\t ,.=[]{}#\"'ab1", max_size=300))
+def test_arbitrary_text_keeps_invariants(src: str) -> None:
+    ex = extract(src.encode(), "python")
+    n = len(ex.symbols)
+    for i, s in enumerate(ex.symbols):
+        assert -1 <= s.parent < i
+        assert s.span.start_byte <= s.name_span.start_byte <= s.name_span.end_byte <= s.span.end_byte
+    for r in ex.references:
+        assert -1 <= r.source < n
+    for c in ex.chunks:
+        assert c.text == src.encode()[c.span.start_byte:c.span.end_byte].decode()
