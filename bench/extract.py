@@ -1,0 +1,115 @@
+"""Extraction throughput and ctags recall on the Python standard library.
+
+    python bench/extract.py [--limit N] [--misses K]
+
+Measures, in one run on the same .py files: our tree-sitter extraction (symbols/s, refs/s)
+and universal-ctags (`ctags --languages=Python --output-format=json --fields=+n`), then the
+recall of ctags' definitions by (file, name, line) among ours.
+
+Counting: recall is over ctags' class (c), function (f) and member (m) tags, matched against
+our class/function/method/constructor symbols by name line. ctags' variables (v) are reported
+separately (matched against our module- and class-level variable/constant/field symbols);
+ctags' import tags (I, i, x) are not definitions (we record imports as references) and are
+left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import STDLIB, stdlib_files  # noqa: E402
+
+from codeagent.indexer.extract import extract  # noqa: E402
+
+CALLABLE_TAGS = {"class": "class", "function": "function", "member": "function"}
+OURS_CALLABLE = {"class": "class", "function": "function", "method": "function",
+                 "constructor": "function"}
+OURS_VARIABLE = {"variable", "constant", "field"}
+
+
+def load(limit: int | None) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for path in stdlib_files():
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        files[str(path.relative_to(STDLIB))] = data
+        if limit and len(files) >= limit:
+            break
+    return files
+
+
+def run_ours(files: dict[str, bytes]) -> tuple[float, dict[str, list], int]:
+    defs: dict[str, list] = {}
+    refs = 0
+    start = time.perf_counter()
+    for rel, data in files.items():
+        ex = extract(data, "python")
+        defs[rel] = ex.symbols
+        refs += len(ex.references)
+    return time.perf_counter() - start, defs, refs
+
+
+def run_ctags(files: dict[str, bytes]) -> tuple[float, list[dict]]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        ["ctags", "--languages=Python", "--output-format=json", "--fields=+nK", "-f", "-", "-L", "-"],
+        input="\n".join(files), cwd=STDLIB, capture_output=True, text=True, check=True)
+    elapsed = time.perf_counter() - start
+    tags = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return elapsed, [t for t in tags if t.get("_type") == "tag"]
+
+
+def recall(tags: list[dict], defs: dict[str, list], kinds: set[str], ours: set[str]) -> tuple[int, int, list]:
+    have = {(rel, s.name, s.name_span.start_line) for rel, syms in defs.items() for s in syms
+            if s.kind in ours}
+    wanted = [(t["path"], t["name"], t["line"]) for t in tags if t.get("kind") in kinds]
+    missed = [w for w in wanted if w not in have]
+    return len(wanted) - len(missed), len(wanted), missed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=None, help="only the first N files")
+    ap.add_argument("--misses", type=int, default=10, help="print up to K missed ctags tags")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs (median reported)")
+    args = ap.parse_args()
+    files = load(args.limit)
+    lines = sum(d.count(b"\n") for d in files.values())
+    ours_times, ctags_times = [], []
+    for _ in range(args.repeat):
+        t, defs, n_refs = run_ours(files)
+        ours_times.append(t)
+        t, tags = run_ctags(files)
+        ctags_times.append(t)
+    ours_t, ctags_t = statistics.median(ours_times), statistics.median(ctags_times)
+    n_syms = sum(len(s) for s in defs.values())
+    hit, total, missed = recall(tags, defs, set(CALLABLE_TAGS), set(OURS_CALLABLE))
+    vhit, vtotal, _ = recall(tags, defs, {"variable"}, OURS_VARIABLE)
+    print(f"corpus: {len(files)} .py files, {lines} lines, {sum(map(len, files.values())) / 1e6:.1f} MB ({STDLIB})")
+    print(f"{'tool':<12}{'seconds':>10}{'symbols':>10}{'symbols/s':>12}{'refs':>10}{'refs/s':>10}")
+    print(f"{'codeagent':<12}{ours_t:>10.2f}{n_syms:>10}{n_syms / ours_t:>12.0f}{n_refs:>10}{n_refs / ours_t:>10.0f}")
+    print(f"{'ctags':<12}{ctags_t:>10.2f}{len(tags):>10}{len(tags) / ctags_t:>12.0f}{'-':>10}{'-':>10}")
+    print(f"time ratio codeagent/ctags: {ours_t / ctags_t:.1f}x")
+    ours_kinds = Counter(s.kind for syms in defs.values() for s in syms)
+    print("ours by kind:", dict(ours_kinds.most_common()))
+    print("ctags by kind:", dict(Counter(t.get("kind") for t in tags).most_common()))
+    print(f"recall of ctags class/function/member by (file, name, line): {hit}/{total} = {hit / max(total, 1):.2%}")
+    print(f"recall of ctags variables (module/class level):             {vhit}/{vtotal} = {vhit / max(vtotal, 1):.2%}")
+    for m in missed[:args.misses]:
+        print("  missed:", *m)
+
+
+if __name__ == "__main__":
+    main()
