@@ -1,0 +1,1 @@
+"""codeagent mcp_server package."""
