@@ -91,16 +91,25 @@ def symbol_document(sym: Symbol, source: bytes) -> str:
     return "\n".join((sym.name, sym.qualified_name, sym.signature, sym.doc, body))
 
 
-def _postings(extraction: Extraction, source: bytes) -> list[dict]:
-    rows: list[dict] = []
-    for i, sym in enumerate(extraction.symbols):
-        for term, tf in sorted(term_frequencies(symbol_document(sym, source)).items()):
-            rows.append({"doc_kind": "s", "doc": i, "term": term, "tf": tf})
-    for i, chunk in enumerate(extraction.chunks):
-        text = f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
-        for term, tf in sorted(term_frequencies(text).items()):
-            rows.append({"doc_kind": "c", "doc": i, "term": term, "tf": tf})
-    return rows
+def _postings(extraction: Extraction, source: bytes) -> pa.Array:
+    """The file's postings as one list<struct> value, built column-wise (it is the bulk)."""
+    kinds: list[str] = []
+    docs: list[int] = []
+    terms: list[str] = []
+    tfs: list[int] = []
+    texts = [("s", i, symbol_document(sym, source)) for i, sym in enumerate(extraction.symbols)]
+    texts += [("c", i, f"{c.heading}\n{c.text}" if c.heading else c.text)
+              for i, c in enumerate(extraction.chunks)]
+    for kind, i, text in texts:
+        counts = sorted(term_frequencies(text).items())
+        kinds.extend([kind] * len(counts))
+        docs.extend([i] * len(counts))
+        terms.extend(t for t, _ in counts)
+        tfs.extend(n for _, n in counts)
+    values = pa.StructArray.from_arrays(
+        [pa.array(kinds, pa.string()), pa.array(docs, pa.int32()), pa.array(terms, pa.string()),
+         pa.array(tfs, pa.int32())], fields=list(POSTING_TYPE))
+    return pa.ListArray.from_arrays(pa.array([0, len(terms)], pa.int32()), values)
 
 
 def shard_row(source: bytes, language: str, blob: str, extraction: Extraction) -> dict:
@@ -126,12 +135,15 @@ def shard_row(source: bytes, language: str, blob: str, extraction: Extraction) -
         "schema_version": SCHEMA_VERSION, "language": language, "blob": blob,
         "size": len(source), "line_count": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
         "text": text, "chunks": chunks, "symbols": symbols, "refs": refs,
-        "postings": _postings(extraction, source),
     }
 
 
 def encode_shard(source: bytes, language: str, blob: str, extraction: Extraction) -> bytes:
-    table = pa.Table.from_pylist([shard_row(source, language, blob, extraction)], schema=SHARD_SCHEMA)
+    row = shard_row(source, language, blob, extraction)
+    columns = {name: pa.array([row[name]], SHARD_SCHEMA.field(name).type)
+               for name in SHARD_SCHEMA.names if name != "postings"}
+    columns["postings"] = _postings(extraction, source)
+    table = pa.Table.from_pydict(columns, schema=SHARD_SCHEMA)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", write_statistics=False,
                    store_schema=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _SUBWORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -23,17 +24,22 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=1 << 17)
+def word_tokens(word: str) -> tuple[str, ...]:
+    """Tokens of one identifier or number: the whole word, then its sub-words."""
+    whole = word.lower().strip("_")
+    out = [whole] if MIN_TOKEN <= len(whole) <= MAX_TOKEN else []
+    subs = split_identifier(word)
+    if len(subs) > 1:
+        out.extend(s for s in subs if len(s) >= MIN_TOKEN and s != whole)
+    return tuple(out)
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of `text` in order, with identifiers followed by their sub-words."""
     out: list[str] = []
-    for m in _WORD.finditer(text):
-        word = m.group(0)
-        whole = word.lower().strip("_")
-        if MIN_TOKEN <= len(whole) <= MAX_TOKEN:
-            out.append(whole)
-        subs = split_identifier(word)
-        if len(subs) > 1:
-            out.extend(s for s in subs if len(s) >= MIN_TOKEN and s != whole)
+    for word in _WORD.findall(text):
+        out.extend(word_tokens(word))
     return out
 
 

@@ -1,0 +1,139 @@
+"""The build pipeline on real git repositories: incrementality, sharing, no-ops."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from codeagent import format as fmt
+from codeagent.indexer.build import BuildOptions, build
+from codeagent.manifest import load_manifest
+from codeagent.store import Store
+
+PY = "def add(a, b):\n    return a + b\n"
+
+
+def _build(repo: Path, rev: str | None = None, **kw):
+    return build(BuildOptions(repo=repo, rev=rev, jobs=1, **kw))
+
+
+def _manifest(repo: Path, ref: str = "worktree"):
+    store = Store(repo / ".codeagent")
+    return load_manifest(store, store.read_ref(ref))
+
+
+def test_edit_one_file_parses_exactly_one(git_repo):
+    git_repo.write_many({f"pkg/m{i}.py": f"X{i} = {i}\n" for i in range(12)})
+    git_repo.commit("init")
+    first = _build(git_repo.path)
+    assert first.files_parsed == 12 and first.changed
+    git_repo.write("pkg/m3.py", "X3 = 'changed'\n")
+    second = _build(git_repo.path)
+    assert second.files_parsed == 1
+    assert second.files_reused == 11
+    assert second.changed and second.manifest_id != first.manifest_id
+    entry = _manifest(git_repo.path).file("pkg/m3.py")
+    assert entry is not None and entry.indexed
+
+
+def test_second_build_is_a_noop(git_repo):
+    git_repo.write_many({"a.py": PY, "b.md": "# Title\n\ntext\n"})
+    first = _build(git_repo.path)
+    again = _build(git_repo.path)
+    assert not again.changed
+    assert again.files_parsed == 0
+    assert again.manifest_id == first.manifest_id
+
+
+def test_rename_reuses_the_shard(git_repo):
+    git_repo.write_many({"src/util.py": PY, "src/other.py": "Y = 2\n"})
+    git_repo.commit("init")
+    _build(git_repo.path)
+    before = _manifest(git_repo.path).file("src/util.py")
+    git_repo.move("src/util.py", "lib/helpers.py")
+    result = _build(git_repo.path)
+    assert result.files_parsed == 0
+    assert result.shards_written == 0
+    after = _manifest(git_repo.path).file("lib/helpers.py")
+    assert after is not None and before is not None
+    assert after.shard == before.shard and after.blob == before.blob
+    assert _manifest(git_repo.path).file("src/util.py") is None
+
+
+def test_other_branch_parses_only_differing_files(git_repo):
+    git_repo.write_many({f"m{i}.py": f"V{i} = {i}\n" for i in range(10)})
+    git_repo.commit("init")
+    main = _build(git_repo.path, rev="main")
+    assert main.ref == "heads/main" and main.files_parsed == 10
+    git_repo.checkout("feature", create=True)
+    git_repo.write("m1.py", "V1 = 'feature'\n")
+    git_repo.write("new.py", "NEW = 1\n")
+    git_repo.commit("feature work")
+    git_repo.checkout("main")
+    feature = _build(git_repo.path, rev="feature")
+    assert feature.ref == "heads/feature"
+    assert feature.files_parsed == 2
+    store = Store(git_repo.path / ".codeagent")
+    a = load_manifest(store, store.read_ref("heads/main"))
+    b = load_manifest(store, store.read_ref("heads/feature"))
+    shared = {f.path for f in a.files} & {f.path for f in b.files} - {"m1.py"}
+    assert shared and all(a.file(p).shard == b.file(p).shard for p in shared)
+
+
+def test_committed_tree_noop_uses_git_blob_ids(git_repo):
+    git_repo.write_many({"a.py": PY, "b.py": "B = 1\n"})
+    git_repo.commit("init")
+    _build(git_repo.path, rev="main")
+    git_repo.write("a.py", "# dirty work tree is irrelevant to --ref\n")
+    again = _build(git_repo.path, rev="main")
+    assert not again.changed and again.files_parsed == 0
+
+
+def test_worktree_includes_untracked_but_not_ignored(git_repo):
+    git_repo.write_many({".gitignore": "build/\n*.log\n", "a.py": PY})
+    git_repo.commit("init")
+    git_repo.write_many({"untracked.py": "U = 1\n", "build/out.py": "O = 1\n", "x.log": "log\n"})
+    _build(git_repo.path)
+    paths = {f.path for f in _manifest(git_repo.path).files}
+    assert paths == {".gitignore", "a.py", "untracked.py"}
+
+
+def test_same_bytes_at_two_paths_share_one_shard(git_repo):
+    git_repo.write_many({"one/x.py": PY, "two/y.py": PY})
+    result = _build(git_repo.path)
+    m = _manifest(git_repo.path)
+    assert m.file("one/x.py").shard == m.file("two/y.py").shard
+    assert result.shards_written == 1
+
+
+def test_assembled_database_exists_for_the_ref(git_repo):
+    import duckdb
+
+    git_repo.write_many({"a.py": PY, "README.md": "# Intro\n\nhello\n"})
+    result = _build(git_repo.path)
+    store = Store(git_repo.path / ".codeagent")
+    assert store.is_assembled(result.manifest_id)
+    con = duckdb.connect(str(store.assembled_dir(result.manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        assert con.execute("SELECT value FROM meta WHERE key='manifest_id'").fetchone()[0] == result.manifest_id
+        paths = {r[0] for r in con.execute("SELECT path FROM files").fetchall()}
+        assert paths == {"a.py", "README.md"}
+        text = con.execute("SELECT text FROM files WHERE path='a.py'").fetchone()[0]
+        assert text == PY
+    finally:
+        con.close()
+
+
+def test_json_summary_fields(git_repo, cli):
+    git_repo.write_many({"a.py": PY, "blob.bin": b"\x00\x01\x02"})
+    proc = cli("build", git_repo.path, "--json", check=True)
+    data = json.loads(proc.stdout)
+    for key in ("files_total", "files_parsed", "files_reused", "files_skipped", "shards_written",
+                "manifest_id", "ref", "commit", "seconds"):
+        assert key in data, key
+    assert data["files_total"] == 2
+    assert data["files_skipped"]["by_reason"] == {"binary": 1}
+    assert data["files_skipped"]["files"] == [{"path": "blob.bin", "reason": "binary"}]
+    assert proc.stderr == ""  # no progress bar when piped or with --json
+    again = cli("build", git_repo.path, check=True)
+    assert "nothing changed" in again.stdout
