@@ -1,0 +1,189 @@
+"""Vector objects: one per (embedder id, shard), holding a vector per symbol and free chunk.
+
+A shard's items are its symbols and the chunks no symbol covers. Each item carries the hash
+of (embedder id, the exact text embedded), so when a file changes only its changed items
+are embedded again; a moved or copied file reuses its whole object through the action
+cache. Object layout: `format.VECTORS_MAGIC`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import format as fmt
+from ..embedding import MAX_TEXT_CHARS, Embedder, embed_batched, get_embedder
+from ..errors import IndexIncompatible, StoreCorrupt
+from ..hashing import hash_parts
+from ..manifest import Manifest
+from ..store import Store, append_log
+
+Progress = Callable[[str, int, int], None]
+Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)
+
+
+@dataclass
+class VectorBlock:
+    embedder_id: str
+    dim: int
+    items: list[Item]
+    vectors: np.ndarray  # len(items) x dim, float16
+
+    def encode(self) -> bytes:
+        header = json.dumps({"embedder_id": self.embedder_id, "dim": self.dim,
+                             "items": [list(i) for i in self.items]},
+                            sort_keys=True, separators=(",", ":")).encode("utf-8")
+        body = np.ascontiguousarray(self.vectors, dtype="<f2").tobytes()
+        return fmt.VECTORS_MAGIC + header + b"\n" + body
+
+
+def decode_block(data: bytes, expect_embedder: str | None = None) -> VectorBlock:
+    """Parse a vector object; refuses one made by another embedder than `expect_embedder`."""
+    if not data.startswith(fmt.VECTORS_MAGIC):
+        raise StoreCorrupt("object is not a codeagent vector object")
+    head_end = data.index(b"\n", len(fmt.VECTORS_MAGIC))
+    header = json.loads(data[len(fmt.VECTORS_MAGIC):head_end])
+    if expect_embedder is not None and header["embedder_id"] != expect_embedder:
+        raise IndexIncompatible(
+            f"a vector object was made by embedder {header['embedder_id']}, but the manifest "
+            f"says {expect_embedder}",
+            hint="rebuild with `codeagent build --embedder NAME` so every vector is in one space",
+        )
+    items = [(k, int(o), h) for k, o, h in header["items"]]
+    dim = int(header["dim"])
+    vectors = np.frombuffer(data, dtype="<f2", offset=head_end + 1).reshape(len(items), dim)
+    return VectorBlock(header["embedder_id"], dim, items, vectors)
+
+
+def load_block(store: Store, object_id: str, expect_embedder: str | None = None) -> VectorBlock:
+    return decode_block(store.get(object_id), expect_embedder)
+
+
+def vectors_action_key(embedder_id: str, shard_id: str) -> str:
+    return hash_parts("vectors", embedder_id, shard_id)
+
+
+def symbol_text(sym: dict, source: bytes) -> str:
+    """What a symbol's vector says: a title line (kind, qualified name), then doc and body."""
+    body = source[sym["start_byte"]:sym["end_byte"]][:MAX_TEXT_CHARS * 2].decode("utf-8", "replace")
+    title = f"{sym['kind']} {sym['qualified_name'] or sym['name']}"
+    return f"{title}\n{sym['signature'] or ''}\n{sym['doc'] or ''}\n{body}"[:MAX_TEXT_CHARS]
+
+
+def chunk_text(chunk: dict) -> str:
+    return f"{chunk['heading'] or ''}\n{chunk['text']}"[:MAX_TEXT_CHARS]
+
+
+def shard_items(row: dict) -> list[tuple[str, int, str]]:
+    """(doc_kind, ordinal, text) for a decoded shard's symbols and symbol-less chunks."""
+    source = (row["text"] or "").encode("utf-8")
+    out = [("s", s["ordinal"], symbol_text(s, source)) for s in row["symbols"] or ()]
+    out += [("c", c["ordinal"], chunk_text(c)) for c in row["chunks"] or () if c["symbol"] < 0]
+    return out
+
+
+def read_shard_items(store: Store, shard_id: str) -> list[tuple[str, int, str]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(pa.BufferReader(store.get(shard_id)), columns=["text", "chunks", "symbols"])
+    return shard_items(table.to_pylist()[0])
+
+
+@dataclass
+class VectorStats:
+    shards_reused: int = 0
+    shards_embedded: int = 0
+    items_reused: int = 0
+    items_embedded: int = 0
+
+
+class _Reuse:
+    """Vectors by item hash from the previous manifest's objects of the changed paths."""
+
+    def __init__(self, store: Store, embedder_id: str) -> None:
+        self.store = store
+        self.embedder_id = embedder_id
+        self.by_hash: dict[str, np.ndarray] = {}
+
+    def add_object(self, object_id: str) -> None:
+        try:
+            block = load_block(self.store, object_id, self.embedder_id)
+        except (StoreCorrupt, IndexIncompatible):
+            return
+        for (_k, _o, h), vec in zip(block.items, block.vectors):
+            self.by_hash.setdefault(h, vec)
+
+
+def _previous_map(previous: Manifest | None, embedder_id: str) -> dict[str, str]:
+    if previous is None or previous.embedder_id != embedder_id:
+        return {}
+    return dict(previous.extras.get("vectors") or {})
+
+
+def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _Reuse,
+                  stats: VectorStats, progress: Progress | None) -> dict[str, str]:
+    """Write vector objects for shards without one; returns {shard id: vector object id}."""
+    items_of: dict[str, list[tuple[str, int, str]]] = {}
+    texts: dict[str, str] = {}
+    for shard_id in pending:
+        items = [(k, o, hash_parts(embedder.id, t)[:32], t) for k, o, t in read_shard_items(store, shard_id)]
+        items_of[shard_id] = items
+        for _k, _o, h, t in items:
+            if h not in reuse.by_hash:
+                texts.setdefault(h, t)
+            else:
+                stats.items_reused += 1
+    order = list(texts)
+    fresh = embed_batched(embedder, [texts[h] for h in order], progress).astype(np.float16)
+    stats.items_embedded += len(order)
+    computed = dict(zip(order, fresh))
+    out: dict[str, str] = {}
+    for shard_id, items in items_of.items():
+        vecs = [computed[h] if h in computed else reuse.by_hash[h] for _k, _o, h, _t in items]
+        matrix = np.stack(vecs) if vecs else np.zeros((0, embedder.dim), dtype=np.float16)
+        block = VectorBlock(embedder.id, embedder.dim, [(k, o, h) for k, o, h, _t in items], matrix)
+        object_id = store.put(block.encode())
+        store.put_action(vectors_action_key(embedder.id, shard_id), object_id)
+        out[shard_id] = object_id
+        stats.shards_embedded += 1
+    return out
+
+
+def attach_vectors(store: Store, manifest: Manifest, embedder_name: str,
+                   previous: Manifest | None, progress: Progress | None = None) -> Manifest:
+    """Return `manifest` with its vectors: embedder id set, objects listed in extras."""
+    started = time.perf_counter()
+    embedder = get_embedder(embedder_name)
+    prev_map = _previous_map(previous, embedder.id)
+    stats = VectorStats()
+    found: dict[str, str] = {}
+    pending: list[str] = []
+    for shard_id in sorted(manifest.shard_ids()):
+        object_id = prev_map.get(shard_id) or store.get_action(vectors_action_key(embedder.id, shard_id))
+        if object_id and store.has(object_id):
+            found[shard_id] = object_id
+            stats.shards_reused += 1
+        else:
+            pending.append(shard_id)
+    reuse = _Reuse(store, embedder.id)
+    if pending and previous is not None and prev_map:
+        old_by_path = {f.path: f.shard for f in previous.files if f.shard}
+        pending_set = set(pending)
+        for f in manifest.files:
+            old = old_by_path.get(f.path)
+            if f.shard in pending_set and old and old in prev_map:
+                reuse.add_object(prev_map[old])
+    found.update(_embed_shards(store, embedder, pending, reuse, stats, progress))
+    objects = sorted(set(manifest.extras.get("objects", [])) | set(found.values()))
+    append_log(store, "vectors", {"embedder_id": embedder.id, **stats.__dict__,
+                                  "seconds": round(time.perf_counter() - started, 3),
+                                  "at": int(time.time())})
+    from dataclasses import replace
+
+    return replace(manifest, embedder_id=embedder.id).with_extras(
+        objects=objects, vectors=dict(sorted(found.items())))

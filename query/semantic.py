@@ -1,0 +1,223 @@
+"""Vector search over a manifest's vector artifact, and `find_similar` by symbol.
+
+Registers the "semantic" retriever, which `search` fuses with the lexical ones (hybrid and
+auto modes). Small indexes are searched exactly (one matrix product); larger ones through
+the usearch HNSW file, over-fetching when filters may drop candidates. Layout: `format.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .. import format as fmt
+from ..embedding import Embedder, check_same_embedder, get_embedder
+from ..errors import IndexMissing
+from .index import IndexView
+from .results import SearchHit, SearchResponse
+from .search import Candidates, SearchRequest, register_retriever
+
+OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
+_load_lock = threading.Lock()
+
+
+class VectorArtifact:
+    """One manifest's vectors: rows (path, doc_kind, ordinal), matrix, optional ANN index."""
+
+    def __init__(self, directory: Path) -> None:
+        import pyarrow.parquet as pq
+
+        meta_path = directory / fmt.VECTORS_META
+        if not meta_path.exists():
+            raise IndexMissing("this index has no vectors",
+                               hint="build them with `codeagent build --embedder hash` (or minilm)")
+        self.meta = json.loads(meta_path.read_text())
+        self.embedder_id: str = self.meta["embedder_id"]
+        keys = pq.read_table(directory / fmt.VECTOR_KEYS)
+        self.paths: list[str] = keys.column("path").to_pylist()
+        self.doc_kinds: list[str] = keys.column("doc_kind").to_pylist()
+        self.ordinals = keys.column("ordinal").to_numpy()
+        self.keys = keys.column("key").to_numpy()
+        self._row_of_key = np.argsort(self.keys)
+        self.matrix = np.load(directory / fmt.VECTORS_MATRIX, mmap_mode="r")
+        self._dense: np.ndarray | None = None
+        self.row_of_item = {(p, k, int(o)): r for r, (p, k, o)
+                            in enumerate(zip(self.paths, self.doc_kinds, self.ordinals))}
+        self.ann = None
+        if self.meta.get("ann") and (directory / fmt.ANN_FILE).exists():
+            from usearch.index import Index
+
+            self.ann = Index.restore(str(directory / fmt.ANN_FILE), view=True)
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def dense(self) -> np.ndarray:
+        if self._dense is None:
+            self._dense = np.asarray(self.matrix, dtype=np.float32)
+        return self._dense
+
+    def exact(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k rows by cosine (vectors are unit length), best first."""
+        if len(self) == 0 or k <= 0:
+            return []
+        scores = self.dense() @ query.astype(np.float32)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(int(r), float(scores[r])) for r in top]
+
+    def nearest(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k rows: through the ANN index when there is one, else exactly."""
+        if self.ann is None or len(self) == 0:
+            return self.exact(query, k)
+        found = self.ann.search(query.astype(np.float32), min(k, len(self)))
+        pos = np.searchsorted(self.keys, found.keys, sorter=self._row_of_key)
+        rows = self._row_of_key[np.minimum(pos, len(self.keys) - 1)]
+        return [(int(r), 1.0 - float(d)) for r, d in zip(rows, found.distances)]
+
+
+def vector_artifact(view: IndexView) -> VectorArtifact:
+    """The view's vector artifact, loaded once per manifest (raises IndexMissing without one)."""
+    cached = view.cache.get("vectors")
+    if cached is None:
+        with _load_lock:
+            cached = view.cache.get("vectors")
+            if cached is None:
+                cached = VectorArtifact(view.store.assembled_dir(view.manifest_id))
+                view.cache["vectors"] = cached
+    return cached
+
+
+def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
+    """The embedder that made the index's vectors; `embedder` (a name) must agree with it."""
+    art = vector_artifact(view)
+    emb = get_embedder(art.embedder_id)
+    if embedder:
+        check_same_embedder(art.embedder_id, get_embedder(embedder).id)
+    return emb
+
+
+def _filters(req: SearchRequest) -> tuple[str, list]:
+    from .globs import glob_to_regex
+
+    where, params = [], []
+    if req.language:
+        where.append("language = ?")
+        params.append(req.language)
+    if req.kind:
+        where.append("kind = ?")
+        params.append(req.kind)
+    if req.path:
+        where.append("regexp_full_match(path, ?)")
+        params.append(glob_to_regex(req.path))
+    exts = req.extensions()
+    if exts:
+        where.append("lower(regexp_extract(path, '\\.([^./]+)$', 1)) IN (SELECT unnest(?))")
+        params.append(exts)
+    return (" AND ".join(where) or "TRUE"), params
+
+
+_ITEMS_SQL = """
+WITH c AS (SELECT unnest(?) AS path, unnest(?) AS doc_kind, unnest(?) AS ordinal, unnest(?) AS score)
+SELECT * FROM (
+  SELECT c.score, 's' AS doc_kind, s.path, s.language, s.kind, s.name, s.qualified_name,
+         s.symbol_id, s.stable_id, s.start_line, s.end_line, coalesce(s.signature, '') AS signature,
+         coalesce(nullif(s.signature, ''), s.name) AS snippet, c.ordinal
+  FROM c JOIN symbols s ON c.doc_kind = 's' AND s.path = c.path AND s.ordinal = c.ordinal
+  UNION ALL
+  SELECT c.score, 'c', k.path, f.language, k.kind, coalesce(k.heading, ''), coalesce(k.heading, ''),
+         NULL, NULL, k.start_line, k.end_line, '', left(k.text, 200), c.ordinal
+  FROM c JOIN chunks k ON c.doc_kind = 'c' AND k.path = c.path AND k.ordinal = c.ordinal
+  JOIN files f ON f.path = k.path
+) WHERE {where} ORDER BY score DESC, path, ordinal
+"""
+
+
+def chunk_result_id(path: str, ordinal: int) -> str:
+    return f"{path}#c:{ordinal}"
+
+
+def _hits(view: IndexView, art: VectorArtifact, scored: list[tuple[int, float]],
+          req: SearchRequest) -> list[SearchHit]:
+    if not scored:
+        return []
+    where, params = _filters(req)
+    rows = view.sql(_ITEMS_SQL.format(where=where), [
+        [art.paths[r] for r, _ in scored], [art.doc_kinds[r] for r, _ in scored],
+        [int(art.ordinals[r]) for r, _ in scored], [s for _, s in scored], *params])
+    hits = []
+    for (score, dk, path, lang, kind, name, qname, sid, stable, l0, l1, sig, snippet, ordinal) in rows:
+        hits.append(SearchHit(
+            path=path, line_start=l0, line_end=l1, kind=kind, name=name, qualified_name=qname,
+            symbol_id=sid, symbol_stable_id=stable, score=float(score), snippet=snippet.strip(),
+            result_type="symbol" if dk == "s" else ("doc" if kind == "doc_section" else "chunk"),
+            result_id=sid if dk == "s" else chunk_result_id(path, ordinal), language=lang,
+            signature=sig, match="semantic"))
+    return hits
+
+
+def _filtered(req: SearchRequest) -> bool:
+    return bool(req.language or req.kind or req.path or req.extension)
+
+
+def search_vectors(view: IndexView, vector: np.ndarray, req: SearchRequest,
+                   exclude: set[int] = frozenset()) -> Candidates:  # type: ignore[assignment]
+    """Hits nearest to `vector`, filtered like `req`, best first."""
+    art = vector_artifact(view)
+    want = req.limit + len(exclude)
+    k = want * (OVERFETCH if _filtered(req) else 1)
+    while True:
+        scored = [(r, s) for r, s in art.nearest(vector, k) if r not in exclude]
+        hits = _hits(view, art, scored, req)
+        if len(hits) >= req.limit or k >= len(art):
+            return Candidates(hits[:req.limit], len(hits))
+        k *= 4
+
+
+def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
+    """The "semantic" retriever: embed the query with the index's embedder, search vectors."""
+    emb = query_embedder(view)
+    return search_vectors(view, emb.embed([req.query])[0], req)
+
+
+def semantic_search(view: IndexView, query: str, *, limit: int = 10,
+                    embedder: str | None = None, **filters: str | None) -> SearchResponse:
+    """Symbols and chunks nearest in meaning to `query` (filters: language, kind, path, extension)."""
+    import time
+
+    started = time.perf_counter()
+    req = SearchRequest(query, mode="semantic", limit=limit, **filters)
+    emb = query_embedder(view, embedder)
+    cand = search_vectors(view, emb.embed([query])[0], req)
+    return SearchResponse(results=cand.hits, query_intent="natural_language",
+                          total_candidates=cand.total, metadata=view.metadata(), mode="semantic",
+                          took_ms=(time.perf_counter() - started) * 1000)
+
+
+def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
+                 **filters: str | None) -> SearchResponse:
+    """Symbols and chunks whose vectors are nearest to `symbol`'s (a handle), itself excluded."""
+    import time
+
+    from .navigate import resolve_symbol
+
+    started = time.perf_counter()
+    sym = resolve_symbol(view, symbol)
+    art = vector_artifact(view)
+    ordinal = view.sql("SELECT ordinal FROM symbols WHERE symbol_id = ?", [sym.symbol_id])[0][0]
+    row = art.row_of_item.get((sym.path, "s", int(ordinal)))
+    if row is None:
+        raise IndexMissing(f"symbol {sym.qualified_name} has no vector in this index",
+                           hint="rebuild with `codeagent build --embedder NAME`")
+    req = SearchRequest(sym.qualified_name, mode="semantic", limit=limit, **filters)
+    cand = search_vectors(view, np.asarray(art.matrix[row], dtype=np.float32), req, {row})
+    return SearchResponse(results=cand.hits, query_intent="symbol", total_candidates=cand.total,
+                          metadata=view.metadata(), mode="similar",
+                          took_ms=(time.perf_counter() - started) * 1000)
+
+
+register_retriever("semantic", retrieve)
