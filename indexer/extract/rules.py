@@ -26,7 +26,7 @@ MODIFIER_WORDS = frozenset({
     "sealed", "open", "inline", "extern", "unsafe", "mutating", "lazy", "suspend", "data",
     "partial", "volatile", "transient", "synchronized", "native", "default", "constexpr",
     "implicit", "case", "operator", "infix", "tailrec", "external", "companion", "declare",
-    "get", "set", "weak", "dynamic", "required", "convenience", "class", "new",
+    "get", "set", "weak", "dynamic", "required", "convenience", "new",
 })
 VISIBILITY_WORDS = frozenset({
     "public", "private", "protected", "internal", "fileprivate", "package", "pub",
@@ -147,20 +147,26 @@ class Rules:
     def signature(self, node: Node, d: Def) -> str:
         """The definition's header on one line: its text up to the body, without attributes,
         decorators and comments."""
-        body = self.body(node)
+        body = self.body(node) or node.child_by_field_name("value")
         end = body.start_byte if body is not None else node.end_byte
         base = node.start_byte
         raw = node.text[:end - base]
         for child in reversed(node.children):
             if child.start_byte < end and child.type in self.header_skip:
                 raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
-        return one_line(raw.decode("utf-8", "replace")).rstrip("{:= ").strip()
+        sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:= ").strip()
+        return "" if sig == d.name else sig
+
+    def outer(self, node: Node, d: Def) -> Node:
+        """The node the symbol's span covers: the definition plus wrappers (decorators, export)."""
+        n = d.span_node or node
+        while n.parent is not None and n.parent.type in self.span_wrappers:
+            n = n.parent
+        return n
 
     def doc(self, node: Node, d: Def) -> str:
         """Comments directly above the definition (no blank line between)."""
-        anchor = node
-        if node.parent is not None and node.parent.type in self.span_wrappers:
-            anchor = node.parent
+        anchor = self.outer(node, d)
         parts: list[str] = []
         line = anchor.start_point.row
         sib = anchor.prev_named_sibling

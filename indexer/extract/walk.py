@@ -39,9 +39,7 @@ def _qualify(prefix: str, d: Def) -> str:
 
 
 def _make_symbol(rules: Rules, node: Node, d: Def, scope: _Scope) -> Symbol:
-    span_node = d.span_node or node
-    if node.parent is not None and node.parent.type in rules.span_wrappers:
-        span_node = node.parent
+    span_node = rules.outer(node, d)
     return Symbol(
         kind=d.kind, name=d.name, qualified_name=_qualify(scope.prefix, d),
         span=node_span(span_node), name_span=node_span(d.name_node), parent=scope.symbol,
