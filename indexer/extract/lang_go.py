@@ -1,0 +1,96 @@
+"""Go rules: funcs, methods qualified by receiver type, type specs, struct fields, consts."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .rules import Def, Ref, Rules, callee_name, one_line, text
+
+_TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
+
+
+def _receiver_type(node: Node) -> str:
+    receiver = node.child_by_field_name("receiver")
+    if receiver is None:
+        return ""
+    stack = [receiver]
+    while stack:
+        n = stack.pop()
+        if n.type == "type_identifier":
+            return text(n)
+        stack.extend(reversed(n.named_children))
+    return ""
+
+
+def _top_level(node: Node) -> bool:
+    decl = node.parent
+    while decl is not None and decl.type in ("const_spec_list", "var_spec_list"):
+        decl = decl.parent
+    return decl is not None and decl.parent is not None and decl.parent.type == "source_file"
+
+
+class GoRules(Rules):
+    definitions = {
+        "function_declaration": ("function", ""), "method_declaration": ("method", ""),
+        "method_elem": ("method", "method"), "field_declaration": ("field", "field"),
+    }
+    calls = {"call_expression": "function"}
+    type_refs = frozenset({"type_identifier", "qualified_type"})
+
+    def definition(self, node: Node, parent_kind: str) -> Def | None:
+        t = node.type
+        if t in ("type_spec", "type_alias"):
+            name = node.child_by_field_name("name")
+            kind = _TYPE_KINDS.get(node.child_by_field_name("type").type if node.child_by_field_name("type") else "", "type_alias")
+            return Def(kind, text(name), name, span_node=self._single_spec(node)) if name else None
+        if t in ("const_spec", "var_spec"):
+            name = node.child_by_field_name("name")
+            if name is None or not _top_level(node):
+                return None
+            return Def("constant" if t == "const_spec" else "variable", text(name), name,
+                       scope=False, span_node=self._single_spec(node))
+        d = super().definition(node, parent_kind)
+        if d is not None and t == "method_declaration":
+            return Def("method", d.name, d.name_node, qualifier=_receiver_type(node))
+        return d
+
+    def _single_spec(self, node: Node) -> Node:
+        decl = node.parent
+        if decl is not None and decl.type.endswith("_declaration") and decl.named_child_count == 1:
+            return decl
+        return node
+
+    def signature(self, node: Node, d: Def) -> str:
+        if node.type in ("type_spec", "type_alias"):
+            kind = node.child_by_field_name("type")
+            params = node.child_by_field_name("type_parameters")
+            tail = kind.type.removesuffix("_type") if kind is not None and kind.type in _TYPE_KINDS else text(kind)
+            eq = " = " if node.type == "type_alias" else " "
+            return one_line(f"type {d.name}{text(params)}{eq}{tail}")
+        if node.type in ("const_spec", "var_spec", "field_declaration"):
+            kind = node.child_by_field_name("type")
+            return one_line(text(kind))
+        return super().signature(node, d)
+
+    def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        return "public" if d.name[:1].isupper() else "private"
+
+    def references(self, node: Node) -> list[Ref]:
+        t = node.type
+        if t == "import_spec":
+            path = node.child_by_field_name("path")
+            module = text(path).strip('"`')
+            return [Ref("import", module, path, module=module, alias=text(node.child_by_field_name("name")))]
+        if t == "field_declaration" and node.child_by_field_name("name") is None:
+            kind = node.child_by_field_name("type")
+            return [Ref("inherit", callee_name(text(kind)).lstrip("*"), kind)] if kind else []
+        if t == "type_elem" and node.parent is not None and node.parent.type == "interface_type":
+            kids = node.named_children
+            if len(kids) == 1 and kids[0].type in ("type_identifier", "qualified_type"):
+                return [Ref("inherit", text(kids[0]), kids[0])]
+        if t == "type_identifier" and node.parent is not None and node.parent.type == "qualified_type":
+            return []
+        return super().references(node)
+
+
+RULES = GoRules()
