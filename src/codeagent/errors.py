@@ -102,3 +102,10 @@ class Withheld(CodeagentError):
 
     code = "withheld"
     exit_code = 15
+
+
+class QualityRegression(CodeagentError):
+    """`codeagent eval --compare`: a retrieval metric fell below the old report's CI."""
+
+    code = "quality_regression"
+    exit_code = 20
