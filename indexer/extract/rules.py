@@ -146,16 +146,26 @@ class Rules:
 
     def signature(self, node: Node, d: Def) -> str:
         """The definition's header on one line: its text up to the body, without attributes,
-        decorators and comments."""
+        decorators, annotations and comments."""
         body = self.body(node) or node.child_by_field_name("value")
         end = body.start_byte if body is not None else node.end_byte
         base = node.start_byte
         raw = node.text[:end - base]
-        for child in reversed(node.children):
-            if child.start_byte < end and child.type in self.header_skip:
-                raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
-        sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:= ").strip()
+        for child in reversed(self._header_noise(node, end)):
+            raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
+        sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:=; ").strip()
         return "" if sig == d.name else sig
+
+    def _header_noise(self, node: Node, end: int) -> list[Node]:
+        noise = []
+        for child in node.children:
+            if child.start_byte >= end:
+                break
+            if child.type in self.header_skip:
+                noise.append(child)
+            elif child.type in ("modifiers", "attribute_list", "attributes"):
+                noise += [c for c in child.children if "annotation" in c.type or "attribute" in c.type]
+        return noise
 
     def outer(self, node: Node, d: Def) -> Node:
         """The node the symbol's span covers: the definition plus wrappers (decorators, export)."""

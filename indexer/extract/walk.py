@@ -57,6 +57,7 @@ def walk(root: Node, rules: Rules) -> Walked:
     out = Walked()
     name_ranges: set[tuple[int, int]] = set()
     claimed: list[tuple[int, int]] = []   # inherit/implement clauses: no type_ref inside them
+    callees: set[tuple[int, int]] = set()  # a callee is not also a type_ref (`new Foo()`)
     stack: list[tuple[Node, _Scope]] = [(root, _Scope(NO_PARENT, "", ""))]
     while stack:
         node, scope = stack.pop()
@@ -75,8 +76,11 @@ def walk(root: Node, rules: Rules) -> Walked:
         for ref in rules.references(node):
             if ref.kind in ("inherit", "implement"):
                 claimed.append((ref.node.start_byte, ref.node.end_byte))
+            elif ref.kind == "call":
+                callees.add((ref.node.start_byte, ref.node.end_byte))
             elif ref.kind == "type_ref" and (
-                    (ref.node.start_byte, ref.node.end_byte) in name_ranges or _within(ref.node, claimed)):
+                    (ref.node.start_byte, ref.node.end_byte) in name_ranges
+                    or (ref.node.start_byte, ref.node.end_byte) in callees or _within(ref.node, claimed)):
                 continue
             if not ref.target:
                 continue
