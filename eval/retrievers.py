@@ -1,0 +1,117 @@
+"""The modes an eval scores over one built manifest: the query engine's modes and the baseline.
+
+Engine modes go through `codeagent.query.search` exactly as the CLI and the MCP server do.
+The baseline reads the assembled DuckDB's `files` table directly, so it keeps working (and
+keeps meaning the same thing) whatever the query engine does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import format as fmt
+from ..errors import CodeagentError, IndexMissing
+from ..store import Store
+from .baseline import TermCountCache, WholeFileBM25
+
+BASELINE = "bm25-file"
+ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto")
+ALL_MODES = ENGINE_MODES + (BASELINE,)
+DEPTH = 50  # hits asked of every mode: enough distinct files for Acc@10 when hits are symbols
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    score: float | None
+    name: str = ""
+    line_start: int = 0
+    line_end: int = 0
+
+
+class ModeUnavailable(Exception):
+    """This index cannot answer the mode (no vectors for semantic, no query engine...)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    hits: list[Hit]
+    seconds: float
+
+
+class IndexedRef:
+    """One manifest of the eval store, searchable by every mode; close it when done."""
+
+    def __init__(self, store_dir: Path, repo: Path, ref_name: str, cache: TermCountCache) -> None:
+        self.store = Store(store_dir)
+        self.repo = repo
+        self.ref_name = ref_name
+        self.manifest_id = self.store.read_ref(ref_name) or ""
+        if not self.manifest_id:
+            raise IndexMissing(f"the eval store has no index for {ref_name}")
+        self._cache = cache
+        self._baseline: WholeFileBM25 | None = None
+        self._view = None
+        self._engine_error: str | None = None
+
+    def _baseline_index(self) -> WholeFileBM25:
+        if self._baseline is None:
+            import duckdb
+
+            db = self.store.assembled_dir(self.manifest_id) / fmt.DUCKDB_FILE
+            con = duckdb.connect(str(db), read_only=True)
+            try:
+                rows = con.execute("SELECT path, blob, text FROM files WHERE status = 'indexed' "
+                                   "AND text IS NOT NULL ORDER BY path").fetchall()
+            finally:
+                con.close()
+            self._baseline = WholeFileBM25.from_files(rows, self._cache)
+        return self._baseline
+
+    def _engine_view(self):
+        if self._view is None and self._engine_error is None:
+            try:
+                from ..query import open_index
+            except ImportError as exc:
+                self._engine_error = f"query engine not importable: {exc}"
+                raise ModeUnavailable(self._engine_error) from None
+            self._view = open_index(self.repo, self.store.root, self.ref_name)
+        if self._view is None:
+            raise ModeUnavailable(self._engine_error or "query engine unavailable")
+        return self._view
+
+    def prepare(self, mode: str) -> None:
+        """Load what a mode needs before timing starts (the baseline's in-memory index)."""
+        if mode == BASELINE:
+            self._baseline_index()
+        else:
+            self._engine_view()
+
+    def search(self, mode: str, query: str, depth: int = DEPTH) -> Answer:
+        if mode == BASELINE:
+            index = self._baseline_index()
+            started = time.perf_counter()
+            ranked = index.search(query, depth)
+            return Answer([Hit(p, s) for p, s in ranked], time.perf_counter() - started)
+        from ..query import SearchRequest, search
+
+        view = self._engine_view()
+        started = time.perf_counter()
+        try:
+            response = search(view, SearchRequest(query, mode=mode, limit=depth))
+        except IndexMissing as exc:
+            raise ModeUnavailable(exc.message) from None
+        except CodeagentError as exc:
+            if mode == "semantic" and exc.code in ("index_missing", "index_incompatible"):
+                raise ModeUnavailable(exc.message) from None
+            raise
+        seconds = time.perf_counter() - started
+        hits = [Hit(h.path, h.score, h.name, h.line_start, h.line_end) for h in response.results]
+        return Answer(hits, seconds)
+
+    def close(self) -> None:
+        if self._view is not None:
+            self._view.close()
+            self._view = None
