@@ -1,0 +1,145 @@
+"""The MCP server object: tool registration in a fixed order, argument checks, error mapping.
+
+Argument errors (unknown tool, unknown or ill-typed argument) are JSON-RPC invalid-params
+errors naming the argument. Every failure inside a tool becomes an `isError` result whose
+structured content is `{"error": {"code", "message", "hint"}}` with a stable code from
+`codeagent.errors`; anything unexpected is logged to stderr and answered as `internal_error`
+without its text, so no traceback or absolute path leaks to the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
+from .. import __version__
+from ..errors import CodeagentError
+from .state import ServerState
+
+log = logging.getLogger("codeagent.mcp")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                               open_world_hint=False)
+
+# (tool name, title), in the order tools/list returns them.
+FILE_TOOLS = (
+    ("list_directory", "List a directory"), ("get_directory_tree", "Directory tree"),
+    ("list_files", "List files by glob"), ("read_file", "Read a file"),
+    ("search_files", "Search file contents (regex or literal)"),
+    ("get_repo_overview", "Repository overview"),
+)
+SEARCH_TOOLS = (
+    ("search_code", "Search code (hybrid)"), ("search_symbols", "Search symbols"),
+    ("locate_symbol", "Locate a symbol's definitions"),
+    ("lookup_symbol", "Look up a symbol by qualified name"),
+    ("search_docs", "Search documentation"), ("find_similar", "Find similar symbols"),
+)
+NAVIGATION_TOOLS = (
+    ("get_symbol", "Symbol detail"), ("get_source_spans", "Symbol source spans"),
+    ("get_file_outline", "File outline"), ("get_callers", "Callers"), ("get_callees", "Callees"),
+    ("get_references", "References"), ("get_implementations", "Implementations"),
+    ("get_dependencies", "Dependencies"), ("get_dependents", "Dependents"),
+    ("code_research", "Multi-hop code research"),
+)
+STATUS_TOOLS = (("index_status", "Index status"), ("get_status", "Engine status"))
+BUILD_TOOLS = (("index_repo", "Index the repository"), ("sync_repo", "Sync the index"),
+               ("index_files", "Re-index files"))
+
+
+def error_result(exc: CodeagentError) -> CallToolResult:
+    """An isError tool result carrying the error's stable code."""
+    body = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
+                          structured_content=body, is_error=True)
+
+
+def _invalid_params(errors: list[dict]) -> MCPError:
+    names = sorted({str(e["loc"][0]) for e in errors if e.get("loc")})
+    detail = "; ".join(f"`{'.'.join(map(str, e['loc'])) or '(arguments)'}`: {e['msg']}" for e in errors[:5])
+    return MCPError(code=INVALID_PARAMS, message=f"invalid argument {detail}",
+                    data={"arguments": names})
+
+
+class CodeagentMCP(MCPServer):
+    """MCPServer with codeagent's argument checks and error mapping."""
+
+    def __init__(self, state: ServerState) -> None:
+        super().__init__("codeagent", title="codeagent code index", version=__version__,
+                         instructions=INSTRUCTIONS, log_level="WARNING",
+                         warn_on_duplicate_tools=False)
+        self.state = state
+        self._arguments: dict[str, set[str]] = {}
+
+    def register(self, fn: Callable[..., Any], title: str, annotations: ToolAnnotations) -> None:
+        self.add_tool(fn, title=title, annotations=annotations, structured_output=True)
+        tool = self._tool_manager.get_tool(fn.__name__)
+        assert tool is not None
+        self._arguments[tool.name] = set(tool.parameters.get("properties", {}))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self._arguments.get(name)
+        if known is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
+                           data={"arguments": ["name"]})
+        extra = sorted(set(arguments) - known)
+        if extra:
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"unknown argument(s) {', '.join(extra)} for {name}; "
+                                   f"accepted: {', '.join(sorted(known)) or 'none'}",
+                           data={"arguments": extra})
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and _is_argument_error(cause):
+                raise _invalid_params(cause.errors()) from None
+            if isinstance(cause, CodeagentError):
+                return error_result(self.state.scrub(cause))
+            log.error("tool %s failed", name, exc_info=cause or exc)
+            return error_result(CodeagentError(
+                "internal error while running the tool (details are in the server's log)"))
+
+
+def _is_argument_error(exc: ValidationError) -> bool:
+    return exc.title.endswith("Arguments")
+
+
+INSTRUCTIONS = """\
+codeagent answers questions about one repository from its content-addressed index.
+Start with get_repo_overview or search_code; every hit carries handles (symbol_id,
+symbol_stable_id, result_id) to pass to get_symbol, get_file_outline, get_callers... without
+searching again. Every response has `metadata` (ref, manifest_id, freshness, completeness).
+File tools are confined to the repository root and never serve ignored files or secrets.
+Errors are isError results with a stable `error.code`; `index_missing` names the build command.
+"""
+
+
+def create_server(state: ServerState) -> CodeagentMCP:
+    """The server with every tool registered in the documented order."""
+    from .engine_tools import BuildTools, StatusTools
+    from .fs_tools import FileTools
+    from .graph_tools import GraphTools
+    from .index_tools import NavigationTools, SearchTools
+
+    server = CodeagentMCP(state)
+    impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
+             StatusTools(state)]
+    groups = [(FILE_TOOLS + SEARCH_TOOLS + NAVIGATION_TOOLS + STATUS_TOOLS, READ_ONLY)]
+    if state.config.allow_build:
+        impls.append(BuildTools(state))
+        groups.append((BUILD_TOOLS, BUILDS_INDEX))
+    for tools, annotations in groups:
+        for name, title in tools:
+            fn = next(getattr(i, name) for i in impls if hasattr(i, name))
+            server.register(fn, title, annotations)
+    return server

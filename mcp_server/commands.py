@@ -1,0 +1,89 @@
+"""`codeagent serve`: the read-only MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from ..cli import run_command
+from ..errors import InvalidParameter
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".",
+              help="Repository to serve (default: the current directory).")
+@click.option("--ref", default=None, metavar="REF",
+              help="Ref to answer from (branch, tag, store ref or manifest id); default: the "
+                   "work-tree index, else the current branch's.")
+@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
+              help="Store directory (default: REPO/.codeagent).")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for a client that spawns the server; http for streamable HTTP at /mcp.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="HTTP port.")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow a non-loopback --host. The server has no authentication: only use it "
+                   "on a trusted network.")
+@click.option("--allow-build", is_flag=True,
+              help="Also offer index_repo, sync_repo and index_files, which run `codeagent build` "
+                   "as a separate process. Without it the server is strictly read-only.")
+@click.option("--max-frame-bytes", type=click.IntRange(1024), default=4 * 1024 * 1024,
+              show_default=True, help="Largest stdio message accepted; longer ones are refused.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
+              default="warning", show_default=True, help="Log level (logs go to stderr).")
+def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: str, host: str,
+              port: int, allow_remote: bool, allow_build: bool, max_frame_bytes: int,
+              log_level: str) -> None:
+    """Serve the repository's index to agents over MCP (stdio by default).
+
+    Answers from the newest complete manifest of REF and follows it across builds without a
+    restart. Tools: file system (sandboxed to the repository, .gitignore-aware, secrets
+    withheld), search, symbol navigation, call graph, status. Nothing but protocol messages is
+    written to stdout; logs go to stderr.
+    """
+    logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
+                        format="codeagent serve: %(levelname)s %(name)s: %(message)s")
+    if transport == "http" and not is_loopback(host) and not allow_remote:
+        run_command(False, _refuse, InvalidParameter(
+            f"--host {host} is not a loopback address; the server has no authentication",
+            hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
+    server = run_command(False, _make_server, repo, ref, store_dir, allow_build)
+    import anyio
+
+    if transport == "stdio":
+        from .stdio import serve_stdio
+
+        anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
+    else:
+        click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
+                   err=True)
+        anyio.run(lambda: server.run_streamable_http_async(host=host, port=port))
+
+
+def _refuse(exc: Exception) -> None:
+    raise exc
+
+
+def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool):
+    from ..sources import require_repo
+    from .app import create_server
+    from .state import ServerConfig, ServerState
+
+    require_repo(repo.resolve())
+    return create_server(ServerState(ServerConfig(repo, ref, store_dir, allow_build)))

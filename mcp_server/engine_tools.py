@@ -1,0 +1,176 @@
+"""Engine tools: index status (always), and build triggers (only with `serve --allow-build`).
+
+The server never writes the index itself: a build runs `codeagent build` as a separate
+process, reports progress while it runs, and is killed if the client cancels the request.
+The next request after the build swapped the ref answers from the new manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import time
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter
+from .schemas import BuildJob, BuildRecord, ResponseMetadata, Status
+from .state import ServerState, metadata_of
+
+BUILD_TIMEOUT = 3600.0
+RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref; "
+                                     "default: the ref the server follows")]
+
+
+class StatusTools:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    def index_status(self, ref: RefArg = None) -> Status:
+        """Index health for a ref: manifest id, commit, counts, languages, embedder, work-tree
+        freshness, other refs and recent builds (never absolute paths)."""
+        try:
+            if ref is None:
+                with self.state.view() as view:
+                    return self._status(view)
+            from ..query import open_index
+
+            with open_index(self.state.root, self.state.store_dir, ref) as view:
+                return self._status(view)
+        except IndexMissing as exc:
+            return self._unindexed("not_indexed", exc)
+        except IndexIncompatible as exc:
+            return self._unindexed("incompatible", exc)
+
+    def get_status(self) -> Status:
+        """Engine health and indexing status of the ref the server follows (same shape as
+        index_status)."""
+        return self.index_status(None)
+
+    def _status(self, view) -> Status:
+        from ..manifest import load_manifest
+        from ..refs import freshness
+        from ..store import read_log
+
+        manifest = load_manifest(view.store, view.manifest_id)
+        counts = dict(manifest.counts)
+        counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
+                      edges=view.count("edges"))
+        fresh = freshness(view.store, self.state.root, manifest).to_dict()
+        return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,
+                      commit=manifest.commit, schema_version=manifest.schema_version,
+                      source=manifest.source, counts=counts,
+                      languages=sorted(counts.get("by_language", {})),
+                      embedder=manifest.embedder_id, freshness=fresh,
+                      refs=sorted(view.store.list_refs()),
+                      recent_builds=[BuildRecord.model_validate(r)
+                                     for r in read_log(view.store, "builds", limit=10)],
+                      build_tools_enabled=self.state.config.allow_build,
+                      metadata=metadata_of(view).model_copy(update={"freshness": fresh["state"]}))
+
+    def _unindexed(self, status: str, exc: CodeagentError) -> Status:
+        self.state.scrub(exc)
+        schema = "not_indexed" if status == "not_indexed" else "reindex_required"
+        return Status(healthy=status == "not_indexed", index_status=status, ref=self.state.config.ref,
+                      manifest_id=None, commit=None, schema_version=None,
+                      freshness={"state": "unknown", "detail": f"{exc.message} ({exc.hint})"},
+                      build_tools_enabled=self.state.config.allow_build,
+                      metadata=ResponseMetadata(schema_status=schema))
+
+
+class BuildTools:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    async def _build(self, ctx: Context, mode: str, ref: str | None) -> BuildJob:
+        root, store = self.state.root, self.state.store_dir
+        cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--store", str(store)]
+        if ref:
+            cmd += ["--ref", ref]
+        job_id = secrets.token_hex(6)
+        started = time.monotonic()
+        await ctx.report_progress(0, None, f"build {job_id} started ({mode})")
+        async with await anyio.open_process(cmd) as proc:
+            try:
+                out, err = await _communicate(proc, ctx, started)
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    with anyio.CancelScope(shield=True):
+                        await proc.wait()
+        ms = (time.monotonic() - started) * 1000
+        if proc.returncode != 0:
+            detail = _error_text(out, err)
+            self.state.scrub(detail)
+            return BuildJob(job_id=job_id, status="failed", mode=mode, ref=ref, manifest_id=None,
+                            duration_ms=round(ms, 1), errors=[f"{detail.message}"],
+                            metadata=ResponseMetadata())
+        result = json.loads(out)
+        await ctx.report_progress(1, 1, f"build {job_id} done")
+        with self.state.optional_view() as view:
+            meta = metadata_of(view)
+        return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
+                        mode=mode, ref=result.get("ref"), manifest_id=result.get("manifest_id"),
+                        files_total=result.get("files_total"), files_parsed=result.get("files_parsed"),
+                        duration_ms=round(ms, 1), metadata=meta)
+
+    async def index_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+        """Build (or incrementally rebuild) the index in a separate `codeagent build` process;
+        unchanged files are reused. Progress is reported while it runs; cancelling the request
+        kills the build (the previous index stays in place)."""
+        return await self._build(ctx, "full", ref or self._git_ref())
+
+    async def sync_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+        """Bring the index up to date with the work tree (or `ref`): only changed files are
+        parsed."""
+        return await self._build(ctx, "incremental", ref or self._git_ref())
+
+    async def index_files(
+        self, ctx: Context,
+        paths: Annotated[list[Annotated[str, Field(max_length=4096)]],
+                         Field(min_length=1, max_length=100, description="Repository-relative paths")],
+    ) -> BuildJob:
+        """Re-index after these files changed (at most 100): runs an incremental build of the
+        work tree, which re-parses exactly the files whose content changed."""
+        for p in paths:
+            rel = self.state.sandbox.normalize(p)
+            if not rel:
+                raise InvalidParameter("paths must name files, not the repository root")
+        return await self._build(ctx, "incremental", None)
+
+    def _git_ref(self) -> str | None:
+        ref = self.state.config.ref
+        return None if ref in (None, "worktree") else ref
+
+
+async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes]:
+    out, err = bytearray(), bytearray()
+
+    async def pump(stream, buf: bytearray) -> None:
+        async for chunk in stream:
+            buf.extend(chunk)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump, proc.stdout, out)
+        tg.start_soon(pump, proc.stderr, err)
+        with anyio.fail_after(BUILD_TIMEOUT):
+            while proc.returncode is None:
+                with anyio.move_on_after(1.0):
+                    await proc.wait()
+                if proc.returncode is None:
+                    await ctx.report_progress(time.monotonic() - started, None,
+                                              f"building ({time.monotonic() - started:.0f}s)")
+    return bytes(out), bytes(err)
+
+
+def _error_text(out: bytes, err: bytes) -> CodeagentError:
+    try:
+        body = json.loads(out)["error"]
+        return CodeagentError(body.get("message") or "build failed", hint=body.get("hint"))
+    except (ValueError, KeyError, TypeError):
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        return CodeagentError(lines[-1] if lines else "build failed")

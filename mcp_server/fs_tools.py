@@ -1,0 +1,252 @@
+"""File-system tools: thin adapters over `codeagent.sandbox` (paths, .gitignore, secrets) and
+the query engine's RE2 grep. Each method is one MCP tool; its signature is the input schema."""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..errors import BinaryFile, InvalidParameter
+from ..sandbox import Entry, looks_binary, sniff_mime
+from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
+                      FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
+from .state import ServerState, metadata_of
+
+MAX_LIST_ENTRIES = 1000
+MAX_READ_LINES = 10_000
+DEFAULT_READ_BYTES = 500_000
+
+RepoPath = Annotated[str, Field(description="Repository-relative path; \"\" or \".\" is the root",
+                                max_length=4096)]
+
+
+def iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+def dir_entry(e: Entry) -> DirEntry:
+    return DirEntry(name=e.name, path=e.path, type=e.type, size=e.size, modified_at=iso(e.mtime))
+
+
+def glob_matcher(glob: str | None):
+    if not glob:
+        return lambda path: True
+    from ..query.globs import glob_to_regex
+
+    rx = re.compile(glob_to_regex(glob))
+    return lambda path: rx.match(path) is not None
+
+
+class FileTools:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.sandbox = state.sandbox
+
+    def _metadata(self, completeness: str = "complete"):
+        with self.state.optional_view() as view:
+            return metadata_of(view, completeness)
+
+    def list_directory(self, path: RepoPath = "") -> DirectoryListing:
+        """List the files and directories directly inside a directory of the repository.
+
+        Ignored (.gitignore) files, secrets and git internals are not listed; symbolic links
+        are listed as `symlink` and never followed outside the repository.
+        """
+        rel, entries = self.sandbox.list_dir(path)
+        truncated = len(entries) > MAX_LIST_ENTRIES
+        return DirectoryListing(path=rel, entries=[dir_entry(e) for e in entries[:MAX_LIST_ENTRIES]],
+                                truncated=truncated,
+                                metadata=self._metadata("truncated" if truncated else "complete"))
+
+    def _tree(self, root: str, depth: int, max_entries: int) -> tuple[TreeNode, int, bool]:
+        nodes = {root: TreeNode(name=posixpath.basename(root) or ".", path=root, type="directory",
+                                children=[])}
+        count, truncated = 0, False
+        for e, _level in self.sandbox.walk(root, max_depth=depth):
+            parent = nodes.get(posixpath.dirname(e.path))
+            if parent is None:
+                continue
+            if count >= max_entries or len(parent.children or []) >= MAX_LIST_ENTRIES:
+                parent.truncated = truncated = True
+                continue
+            node = TreeNode(name=e.name, path=e.path, type=e.type, size=e.size,
+                            children=[] if e.type == "directory" else None)
+            parent.children.append(node)  # type: ignore[union-attr]
+            if e.type == "directory":
+                nodes[e.path] = node
+            count += 1
+        return nodes[root], count, truncated
+
+    def get_directory_tree(
+        self, path: RepoPath = "",
+        depth: Annotated[int, Field(ge=1, le=10, description="Levels below `path`")] = 3,
+        max_entries: Annotated[int, Field(ge=1, le=10_000, description="Entry cap for the whole tree")] = 1000,
+    ) -> DirectoryTree:
+        """The nested directory structure under a path, .gitignore-aware.
+
+        A directory with more than 1,000 entries (or a tree over `max_entries`) is cut and
+        marked `truncated: true`.
+        """
+        rel = self.sandbox.resolve_dir(path)
+        tree, count, truncated = self._tree(rel, depth, max_entries)
+        return DirectoryTree(tree=tree, entry_count=count, truncated=truncated,
+                             metadata=self._metadata("truncated" if truncated else "complete"))
+
+    def list_files(
+        self, directory: RepoPath = "",
+        pattern: Annotated[str | None, Field(description="Path glob: `*.py` matches names anywhere; "
+                                             "`src/**/*.ts` is anchored at the root")] = None,
+        max_depth: Annotated[int, Field(ge=1, le=32)] = 10,
+        include_hidden: bool = False,
+        limit: Annotated[int, Field(ge=1, le=5000)] = 500,
+    ) -> FileList:
+        """Files and directories under a directory, optionally filtered by a glob, in path order."""
+        match = glob_matcher(pattern)
+        out, total = [], 0
+        for e, _level in self.sandbox.walk(directory, max_depth=max_depth,
+                                           include_hidden=include_hidden):
+            if not match(e.path):
+                continue
+            total += 1
+            if len(out) < limit:
+                out.append(e)
+        out.sort(key=lambda e: e.path)
+        truncated = total > len(out)
+        return FileList(files=[dir_entry(e) for e in out], total_count=total, truncated=truncated,
+                        metadata=self._metadata("truncated" if truncated else "complete"))
+
+    def read_file(
+        self, path: RepoPath,
+        line_start: Annotated[int | None, Field(ge=1, description="1-based first line")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="1-based last line (inclusive)")] = None,
+        max_bytes: Annotated[int, Field(ge=1, le=4 * 1024 * 1024)] = DEFAULT_READ_BYTES,
+        encoding: Literal["utf-8", "base64"] = "utf-8",
+    ) -> FileContent:
+        """Read a file of the repository (or a line range of it).
+
+        Text is capped at 10,000 lines or `max_bytes` (`truncated: true` when cut). Binary
+        files are refused with `binary_file` (and their MIME type) unless `encoding` is
+        `base64`. Secrets (.env, keys, credentials) are withheld.
+        """
+        if line_start and line_end and line_end < line_start:
+            raise InvalidParameter(f"line_end ({line_end}) is before line_start ({line_start})")
+        fb = self.sandbox.read_file(path)
+        mime = sniff_mime(fb.resolved, fb.data)
+        common = dict(path=fb.path, resolved_path=fb.resolved, size=fb.size, mime_type=mime,
+                      modified_at=iso(fb.mtime))
+        if encoding == "base64":
+            cut = fb.data[:max_bytes]
+            truncated = len(cut) < len(fb.data)
+            return FileContent(content=base64.b64encode(cut).decode("ascii"), encoding="base64",
+                               truncated=truncated, **common,
+                               metadata=self._metadata("truncated" if truncated else "complete"))
+        if looks_binary(fb.data):
+            raise BinaryFile(f"{fb.path} is a binary file ({mime})",
+                             hint="pass encoding='base64' to read its bytes")
+        text, first, last, total, truncated = _slice_lines(
+            fb.data.decode("utf-8", errors="replace"), line_start, line_end, max_bytes)
+        return FileContent(content=text, encoding="utf-8", total_lines=total, line_start=first,
+                           line_end=last, truncated=truncated, **common,
+                           metadata=self._metadata("truncated" if truncated else "complete"))
+
+    def search_files(
+        self,
+        pattern: Annotated[str, Field(min_length=1, max_length=2000, description="Text or RE2 regex")],
+        is_regex: bool = False,
+        glob: Annotated[str | None, Field(description="Only files whose path matches this glob")] = None,
+        context_lines: Annotated[int, Field(ge=0, le=10)] = 2,
+        case_sensitive: bool = False,
+        max_results: Annotated[int, Field(ge=1, le=1000)] = 50,
+        timeout_ms: Annotated[int, Field(ge=10, le=60_000)] = 5000,
+    ) -> FileSearch:
+        """Search file contents for a literal string or a regular expression (RE2 syntax:
+        linear time, no backreferences) and return matching lines with context.
+
+        Searches the indexed contents of the repository's files (see `metadata.freshness`);
+        stops at `max_results` (truncated) and answers `timeout` past `timeout_ms`.
+        """
+        from ..query import grep
+        from ..sandbox import is_secret
+
+        with self.state.view() as view:
+            resp = grep(view, pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob,
+                        context=context_lines, max_results=max_results, timeout=timeout_ms / 1000)
+            meta = metadata_of(view, "truncated" if resp.truncated else "complete")
+        matches = [FileMatch(result_id=f"{m.path}:{m.line_number}", path=m.path,
+                             line_number=m.line_number, line_content=m.line,
+                             context=SearchMatchContext(before=m.before, after=m.after),
+                             columns=[list(c) for c in m.columns])
+                   for m in resp.matches if not is_secret(m.path)]
+        return FileSearch(matches=matches, total_matches=resp.total_matches,
+                          files_searched=resp.files_searched, files_matched=resp.files_matched,
+                          truncated=resp.truncated, duration_ms=round(resp.took_ms, 3), metadata=meta)
+
+    def get_repo_overview(
+        self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,
+    ) -> RepoOverview:
+        """A high-level view of the repository: its top directories and files, counts, and
+        language statistics (from the index when there is one, else by file extension)."""
+        tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
+        files = dirs = size = 0
+        by_ext: dict[str, list[int]] = {}
+        if include_stats:
+            for e, _level in self.sandbox.walk(""):
+                if e.type == "directory":
+                    dirs += 1
+                    continue
+                files += 1
+                size += e.size or 0
+                ext = posixpath.splitext(e.name)[1].lower() or e.name
+                stat = by_ext.setdefault(ext, [0, 0])
+                stat[0] += 1
+                stat[1] += e.size or 0
+        with self.state.optional_view() as view:
+            langs = _index_languages(view) if view is not None and include_stats else None
+            meta = metadata_of(view, "truncated" if truncated else "complete")
+        if langs is None:
+            langs = [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in by_ext.items()]
+        langs.sort(key=lambda s: (-s.bytes, s.language))
+        tree.name = posixpath.basename(str(self.state.root))
+        return RepoOverview(root=tree.name, tree=tree, total_files=files, total_directories=dirs,
+                            total_bytes=size, languages=langs[:20], metadata=meta)
+
+
+def _slice_lines(text: str, line_start: int | None, line_end: int | None,
+                 max_bytes: int) -> tuple[str, int, int, int, bool]:
+    """(content, first line, last line, total lines, truncated) for a 1-based inclusive range."""
+    lines = text.splitlines(keepends=True)
+    total = len(lines)
+    first = line_start or 1
+    if first > max(total, 1):
+        raise InvalidParameter(f"line_start {first} is past the end of the file ({total} lines)")
+    last = min(line_end or total, total)
+    out, used, truncated = [], 0, False
+    for i in range(first - 1, last):
+        size = len(lines[i].encode("utf-8"))
+        if len(out) >= MAX_READ_LINES or used + size > max_bytes:
+            truncated = True
+            break
+        out.append(lines[i])
+        used += size
+    return "".join(out), first, first + len(out) - 1 if out else first - 1, total, truncated
+
+
+def _index_languages(view) -> list[LanguageStat] | None:
+    from ..manifest import load_manifest
+
+    try:
+        manifest = load_manifest(view.store, view.manifest_id)
+    except Exception:
+        return None
+    stats: dict[str, list[int]] = {}
+    for f in manifest.files:
+        if f.indexed:
+            s = stats.setdefault(f.language, [0, 0])
+            s[0] += 1
+            s[1] += f.size
+    return [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in stats.items()]

@@ -1,0 +1,205 @@
+"""Search, discovery and inspection tools: adapters over `codeagent.query`.
+
+Each method is one MCP tool; its signature is the input schema, its return type the output
+schema. Every query runs under a deadline on the view that answered it, and the response's
+metadata names that view's manifest.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..errors import IndexMissing, InvalidParameter
+from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanList, Symbol,
+                      SymbolDetailOut)
+from .state import ServerState, metadata_of
+
+QUERY_TIMEOUT = 20.0
+
+Handle = Annotated[str, Field(min_length=1, max_length=1000,
+                              description="symbol_id or symbol_stable_id from an earlier result "
+                                          "(an unambiguous qualified name also works)")]
+Query = Annotated[str, Field(min_length=1, max_length=1000)]
+Limit = Annotated[int, Field(ge=1, le=50)]
+Language = Annotated[str | None, Field(description="Only this language (e.g. python, rust)")]
+PathGlob = Annotated[str | None, Field(description="Only paths matching this glob (src/**/*.py)")]
+Kind = Annotated[str | None, Field(description="Only this symbol kind (function, class, method...)")]
+
+
+def hits(results) -> list[Hit]:
+    return [Hit.model_validate(h.to_dict(True)) for h in results]
+
+
+def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0)) -> SearchResults:
+    out = hits(resp.results)
+    if context != (0, 0):
+        _add_context(view, out, *context)
+    return SearchResults(results=out, total_count=resp.total_candidates,
+                         query_intent=resp.query_intent, mode=resp.mode,
+                         latency_ms=round(resp.took_ms, 3),
+                         suggested_next_actions=_next_actions(out) if actions else [],
+                         metadata=metadata_of(view, resp.metadata.completeness))
+
+
+def _add_context(view, out: list[Hit], before: int, after: int) -> None:
+    from ..query import read_lines
+
+    for h in out:
+        if before and h.line_start > 1:
+            h.context_before = read_lines(view, h.path, max(1, h.line_start - before), h.line_start - 1)
+        if after:
+            h.context_after = read_lines(view, h.path, h.line_end + 1, h.line_end + after)
+
+
+def _next_actions(out: list[Hit]) -> list[NextAction]:
+    top = next((h for h in out if h.symbol_id), None)
+    actions = []
+    if top is not None:
+        actions.append(NextAction(tool="get_symbol", arguments={"symbol_id": top.symbol_id}))
+        actions.append(NextAction(tool="get_callers", arguments={"symbol_id": top.symbol_id}))
+    if out:
+        h = out[0]
+        actions.append(NextAction(tool="read_file", arguments={
+            "path": h.path, "line_start": h.line_start, "line_end": max(h.line_end, h.line_start)}))
+    return actions
+
+
+class SearchTools:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    def search_code(
+        self, query: Query,
+        semantic_weight: Annotated[float | None, Field(ge=0, le=1, description="Weight of vector "
+                                   "similarity in hybrid fusion (needs an index with vectors)")] = None,
+        mode: Literal["auto", "hybrid", "symbol", "text", "regex", "path", "semantic"] = "auto",
+        language: Language = None,
+        extensions: Annotated[str | None, Field(description="Comma-separated extensions: py,pyi")] = None,
+        path_filter: PathGlob = None,
+        kind: Kind = None,
+        limit: Limit = 10,
+        context_before: Annotated[int, Field(ge=0, le=20)] = 0,
+        context_after: Annotated[int, Field(ge=0, le=20)] = 0,
+    ) -> SearchResults:
+        """Search the code: symbols, full text (BM25) and paths fused by query intent
+        (identifier, path, error string or natural language). Returns ranked hits with
+        handles, total_count, latency_ms, query_intent and suggested_next_actions."""
+        from ..query import SearchRequest, search
+
+        req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
+                            extension=extensions, limit=limit, semantic_weight=semantic_weight)
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            return search_results(search(view, req), view, context=(context_before, context_after))
+
+    def search_symbols(
+        self, query: Query,
+        match: Literal["auto", "exact", "prefix", "fuzzy"] = "auto",
+        kind: Kind = None, language: Language = None, path_filter: PathGlob = None,
+        limit: Limit = 20,
+    ) -> SearchResults:
+        """Find symbol definitions by name: exact, prefix, sub-token and fuzzy matches, best
+        first."""
+        from ..query import find_symbols
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            resp = find_symbols(view, query, match=match, language=language, kind=kind,
+                                path=path_filter, limit=limit, include_references=False)
+            return search_results(resp, view)
+
+    def locate_symbol(
+        self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10,
+    ) -> SearchResults:
+        """Where is a symbol? Precise file:line locations by name or qualified name;
+        definitions rank before references."""
+        from ..query import find_symbols
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            resp = find_symbols(view, name, match="auto", language=language, kind=kind,
+                                limit=limit, include_references=True)
+            return search_results(resp, view)
+
+    def lookup_symbol(
+        self, qualified_name: Query, language: Language = None, limit: Limit = 20,
+    ) -> SearchResults:
+        """Symbols whose qualified name is exactly this (several for overloads or same-named
+        definitions)."""
+        from ..query import find_symbols
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            resp = find_symbols(view, qualified_name, match="exact", language=language,
+                                limit=limit, include_references=False)
+            return search_results(resp, view, actions=False)
+
+    def search_docs(
+        self, query: Query, path_filter: PathGlob = None, limit: Limit = 10,
+    ) -> SearchResults:
+        """Full-text (BM25) search over documentation sections (Markdown, reStructuredText)."""
+        from ..query import search_text
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            resp = search_text(view, query, path=path_filter, doc_kinds=("c",), limit=limit * 5)
+            docs = [h for h in resp.results
+                    if h.result_type == "doc" or h.language in ("markdown", "rst")][:limit]
+            out = search_results(resp, view, actions=False)
+            out.results = hits(docs)
+            out.total_count = max(len(docs), min(resp.total_candidates, len(docs)))
+            return out
+
+    def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
+        """Symbols whose embedding is closest to this symbol's (needs an index built with an
+        embedder; answers index_missing otherwise)."""
+        try:
+            from ..query import semantic  # type: ignore[attr-defined]
+        except ImportError:
+            semantic = None
+        fn = getattr(semantic, "find_similar", None)
+        if fn is None:
+            raise IndexMissing("similarity search is not available: the index has no vectors",
+                               hint="build with an embedder: `codeagent build --embedder NAME`")
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            return search_results(fn(view, symbol_id, limit=limit), view)
+
+
+class NavigationTools:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    def get_symbol(self, symbol_id: Handle) -> SymbolDetailOut:
+        """Full metadata of one symbol: signature, doc, span, children, source spans and how
+        often it is referenced."""
+        from ..query import get_symbol
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            d = get_symbol(view, symbol_id)
+            return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
+                                   children=[Symbol.model_validate(c.to_dict()) for c in d.children],
+                                   spans=[Span.model_validate(s.to_dict()) for s in d.spans],
+                                   reference_count=d.reference_count, metadata=metadata_of(view))
+
+    def get_source_spans(self, symbol_id: Handle, with_text: bool = True) -> SpanList:
+        """Every source location of a symbol, primary first, with its text."""
+        from ..query import resolve_symbol, source_spans
+
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            sym = resolve_symbol(view, symbol_id)
+            spans = source_spans(view, sym.symbol_id, with_text=with_text)
+            return SpanList(symbol_id=sym.symbol_id, spans=[Span.model_validate(s.to_dict()) for s in spans],
+                            metadata=metadata_of(view))
+
+    def get_file_outline(
+        self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")],
+    ) -> FileOutline:
+        """The symbols a file defines, in line order (classes, functions, methods...)."""
+        from ..query import file_outline
+
+        rel = self.state.sandbox.normalize(path)
+        self.state.sandbox.check_lexical(rel)
+        if not rel:
+            raise InvalidParameter("path names the repository root, not a file")
+        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+            o = file_outline(view, rel)
+            return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
+                               symbols=[Symbol.model_validate(s.to_dict()) for s in o.symbols],
+                               metadata=metadata_of(view))

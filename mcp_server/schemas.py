@@ -1,0 +1,286 @@
+"""Output models of the MCP tools: they become each tool's output schema (structured content).
+
+They mirror the query engine's result types (`codeagent.query.results`) field for field;
+`from_result` builds one from a result's `to_dict`, ignoring keys a model does not declare.
+Every response model carries `metadata`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ResponseMetadata(Model):
+    ref: str | None = Field(None, description="Store ref answering (e.g. heads/main, worktree)")
+    manifest_id: str | None = Field(None, description="Manifest that answered; null without an index")
+    commit: str | None = None
+    freshness: Literal["fresh", "stale", "unknown"] = "unknown"
+    completeness: Literal["complete", "partial", "truncated"] = "complete"
+    schema_status: Literal["compatible", "not_indexed", "reindex_required"] = "compatible"
+
+
+class Response(Model):
+    metadata: ResponseMetadata
+
+
+# ---- file system --------------------------------------------------------------------------
+class DirEntry(Model):
+    name: str
+    path: str = Field(description="Repository-relative path (the handle for read_file/list_directory)")
+    type: Literal["file", "directory", "symlink"]
+    size: int | None = Field(None, description="Bytes (files only)")
+    modified_at: str | None = None
+
+
+class DirectoryListing(Response):
+    path: str
+    entries: list[DirEntry]
+    truncated: bool = False
+
+
+class TreeNode(Model):
+    name: str
+    path: str
+    type: Literal["file", "directory", "symlink"]
+    size: int | None = None
+    children: list["TreeNode"] | None = None
+    truncated: bool = Field(False, description="True when this directory had more entries than the cap")
+
+
+class DirectoryTree(Response):
+    tree: TreeNode
+    entry_count: int
+    truncated: bool
+
+
+class FileList(Response):
+    files: list[DirEntry]
+    total_count: int
+    truncated: bool
+
+
+class FileContent(Response):
+    path: str
+    resolved_path: str = Field(description="Path after symbolic links inside the repository")
+    content: str
+    encoding: Literal["utf-8", "base64"]
+    size: int
+    total_lines: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    truncated: bool
+    mime_type: str
+    modified_at: str
+
+
+class SearchMatchContext(Model):
+    before: list[str]
+    after: list[str]
+
+
+class FileMatch(Model):
+    result_id: str = Field(description="path:line, stable within the manifest")
+    path: str
+    line_number: int
+    line_content: str
+    context: SearchMatchContext
+    columns: list[list[int]] = Field(default_factory=list)
+
+
+class FileSearch(Response):
+    matches: list[FileMatch]
+    total_matches: int
+    files_searched: int
+    files_matched: int = 0
+    truncated: bool
+    duration_ms: float
+
+
+class LanguageStat(Model):
+    language: str
+    files: int
+    bytes: int
+
+
+class RepoOverview(Response):
+    root: str = Field(description="The repository's directory name (never an absolute path)")
+    tree: TreeNode
+    total_files: int
+    total_directories: int
+    total_bytes: int
+    languages: list[LanguageStat]
+
+
+# ---- search & navigation ------------------------------------------------------------------
+class Hit(Model):
+    result_id: str = ""
+    result_type: str = "symbol"
+    symbol_id: str | None = None
+    symbol_stable_id: str | None = None
+    path: str
+    line_start: int
+    line_end: int
+    kind: str
+    name: str
+    qualified_name: str
+    language: str = ""
+    signature: str = ""
+    score: float
+    snippet: str = ""
+    match: str = ""
+    context_before: str | None = None
+    context_after: str | None = None
+
+
+class NextAction(Model):
+    tool: str
+    arguments: dict[str, Any]
+
+
+class SearchResults(Response):
+    results: list[Hit]
+    total_count: int
+    query_intent: str
+    mode: str = ""
+    latency_ms: float
+    suggested_next_actions: list[NextAction] = Field(default_factory=list)
+
+
+class Symbol(Model):
+    symbol_id: str
+    symbol_stable_id: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str = ""
+    doc: str = ""
+    visibility: str = ""
+    modifiers: list[str] = Field(default_factory=list)
+    line_start: int
+    line_end: int
+    parent_id: str | None = None
+
+
+class Span(Model):
+    path: str
+    line_start: int
+    line_end: int
+    is_primary: bool
+    text: str = ""
+
+
+class SymbolDetailOut(Response):
+    symbol: Symbol
+    children: list[Symbol]
+    spans: list[Span]
+    reference_count: int
+
+
+class SpanList(Response):
+    symbol_id: str
+    spans: list[Span]
+
+
+class FileOutline(Response):
+    path: str
+    language: str
+    line_count: int
+    symbols: list[Symbol]
+
+
+class Node(Model):
+    symbol_id: str | None = None
+    symbol_stable_id: str | None = None
+    name: str
+    qualified_name: str
+    kind: str
+    path: str
+    line_start: int
+    line_end: int
+    depth: int = 1
+
+
+class Edge(Model):
+    src_id: str | None = None
+    dst_id: str | None = None
+    kind: str
+    confidence: str
+    path: str
+    line: int
+    target: str
+    dst_path: str | None = None
+
+
+class Graph(Response):
+    root: Symbol | None
+    direction: str
+    nodes: list[Node]
+    edges: list[Edge]
+    truncated: bool
+
+
+class ResearchHop(Model):
+    hop: int
+    description: str
+    nodes: list[Node]
+
+
+class Research(Response):
+    query: str
+    focus: str | None
+    seeds: list[Hit]
+    hops: list[ResearchHop]
+    edges: list[Edge]
+    truncated: bool
+
+
+# ---- engine -------------------------------------------------------------------------------
+class BuildRecord(Model):
+    ref: str | None = None
+    manifest_id: str | None = None
+    commit: str | None = None
+    changed: bool | None = None
+    files_parsed: int | None = None
+    seconds: float | None = None
+    at: int | None = None
+
+
+class Status(Response):
+    healthy: bool
+    index_status: Literal["ready", "not_indexed", "incompatible"]
+    ref: str | None
+    manifest_id: str | None
+    commit: str | None
+    schema_version: int | None
+    source: str | None = None
+    counts: dict[str, Any] = Field(default_factory=dict)
+    languages: list[str] = Field(default_factory=list)
+    embedder: str | None = None
+    freshness: dict[str, Any] = Field(default_factory=dict)
+    refs: list[str] = Field(default_factory=list)
+    recent_builds: list[BuildRecord] = Field(default_factory=list)
+    build_tools_enabled: bool = False
+
+
+class BuildJob(Response):
+    job_id: str
+    status: Literal["published", "unchanged", "failed", "cancelled"]
+    mode: str
+    ref: str | None
+    manifest_id: str | None
+    files_total: int | None = None
+    files_parsed: int | None = None
+    duration_ms: float
+    errors: list[str] = Field(default_factory=list)
+
+
+def from_result(model: type[Model], data: dict, **extra: Any) -> Any:
+    return model.model_validate({**data, **extra})

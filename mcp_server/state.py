@@ -1,0 +1,99 @@
+"""What every tool shares: the repository sandbox and the index follower (one per server).
+
+The follower re-reads the ref pointer on each request, so a build that swaps the ref is
+answered from on the next request without a restart. When there is no index yet, it is
+looked for again on every request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import sources
+from ..errors import CodeagentError, IndexIncompatible, IndexMissing
+from ..sandbox import Sandbox
+from .schemas import ResponseMetadata
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    repo: Path
+    ref: str | None = None
+    store_dir: Path | None = None
+    allow_build: bool = False
+
+
+class ServerState:
+    def __init__(self, config: ServerConfig) -> None:
+        repo = config.repo.resolve()
+        self.config = config
+        self.root = sources.git_toplevel(repo) or repo
+        self.store_dir = (config.store_dir.resolve() if config.store_dir
+                          else self.root / ".codeagent")
+        self.sandbox = Sandbox(self.root, self.store_dir)
+        self._follower = None
+        self._lock = threading.Lock()
+
+    def follower(self):
+        from ..query import IndexFollower
+
+        with self._lock:
+            if self._follower is None:
+                self._follower = IndexFollower(self.root, self.store_dir, self.config.ref)
+            return self._follower
+
+    @contextmanager
+    def view(self) -> Iterator:
+        """The current manifest's index view for one request (IndexMissing without one)."""
+        with self.follower().view() as v:
+            yield v
+
+    def build_command(self) -> str:
+        ref = f" --ref {self.config.ref}" if self.config.ref else ""
+        store = f" --store {self.config.store_dir}" if self.config.store_dir else ""
+        return f"codeagent build{ref}{store}"
+
+    def scrub(self, exc: CodeagentError) -> CodeagentError:
+        """`exc` ready for a client: no absolute paths; index_missing names the build command."""
+        if isinstance(exc, IndexMissing):
+            exc.hint = f"run `{self.build_command()}` in the repository"
+        return scrub(exc, [self.store_dir, self.root, Path(self.sandbox.root)])
+
+    @contextmanager
+    def optional_view(self) -> Iterator:
+        """The index view, or None when the repository has no usable index."""
+        with ExitStack() as stack:
+            try:
+                v = stack.enter_context(self.view())
+            except (IndexMissing, IndexIncompatible):
+                v = None
+            yield v
+
+    def close(self) -> None:
+        with self._lock:
+            if self._follower is not None:
+                self._follower.close()
+                self._follower = None
+
+
+def metadata_of(view, completeness: str = "complete") -> ResponseMetadata:
+    """The response metadata block for an answer from `view` (None: no index)."""
+    if view is None:
+        return ResponseMetadata(completeness=completeness, schema_status="not_indexed")
+    m = view.metadata(completeness)
+    return ResponseMetadata(ref=m.ref, manifest_id=m.manifest_id, commit=m.commit,
+                            freshness=m.freshness, completeness=m.completeness,
+                            schema_status=m.schema_status)
+
+
+def scrub(exc: CodeagentError, paths: list[Path]) -> CodeagentError:
+    """`exc` without absolute local paths in its message or hint (they go to clients)."""
+    for p in sorted((str(p) for p in paths), key=len, reverse=True):
+        exc.message = exc.message.replace(p + "/", "").replace(p, "<repo>")
+        if exc.hint:
+            exc.hint = exc.hint.replace(p + "/", "").replace(p, "<repo>")
+    return exc

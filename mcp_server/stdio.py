@@ -1,0 +1,140 @@
+"""The stdio transport with bounded frames, around the SDK's `stdio_server`.
+
+The SDK reads stdin line by line with no size limit and silently drops lines it cannot parse.
+`FrameReader` reads the raw descriptor in fixed chunks and keeps at most `max_frame` bytes of
+one line: a longer line is discarded as it streams in (memory stays bounded) and answered with
+an error. A line that is not JSON gets a parse error (id null); JSON that is not a valid
+JSON-RPC message gets an invalid-request error carrying its id when it has one. Only valid
+messages reach the SDK, so a malformed frame never stops the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+MAX_FRAME = 4 * 1024 * 1024
+READ_CHUNK = 64 * 1024
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+
+Reply = Callable[[SessionMessage], Awaitable[None]]
+
+
+def error_message(request_id: str | int | None, code: int, message: str) -> SessionMessage:
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                             error=types.ErrorData(code=code, message=message)))
+
+
+def classify_frame(line: bytes) -> tuple[str | None, SessionMessage | None]:
+    """(text to pass on, or None; error reply, or None) for one complete frame. Pure."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, error_message(None, types.PARSE_ERROR, "Parse error: frame is not UTF-8")
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        return text, None
+    except Exception:
+        pass
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return None, error_message(None, types.PARSE_ERROR, "Parse error: frame is not JSON")
+    if isinstance(raw, list):
+        return None, error_message(None, types.INVALID_REQUEST, "Invalid request: batches are not supported")
+    rid = raw.get("id") if isinstance(raw, dict) else None
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        if isinstance(raw, dict) and "method" in raw and "id" not in raw:
+            return None, None  # a malformed notification: JSON-RPC says never answer one
+        rid = None
+    return None, error_message(rid, types.INVALID_REQUEST, "Invalid request: not a valid JSON-RPC 2.0 message")
+
+
+def _oversized_reply(head: bytes, max_frame: int) -> SessionMessage:
+    m = _ID_IN_HEAD.search(head)
+    rid: str | int | None = None
+    if m:
+        try:
+            rid = json.loads(m.group(1))
+        except ValueError:
+            rid = None
+    return error_message(rid, types.INVALID_REQUEST,
+                         f"Invalid request: frame exceeds the {max_frame}-byte limit and was discarded")
+
+
+class FrameReader:
+    """Newline-delimited frames from a file descriptor, each at most `max_frame` bytes."""
+
+    def __init__(self, fd: int, max_frame: int = MAX_FRAME) -> None:
+        self.fd = fd
+        self.max_frame = max_frame
+        self.reply: Reply | None = None
+
+    async def _send(self, msg: SessionMessage | None) -> None:
+        if msg is not None and self.reply is not None:
+            await self.reply(msg)
+
+    async def _read(self) -> bytes:
+        return await anyio.to_thread.run_sync(os.read, self.fd, READ_CHUNK, abandon_on_cancel=True)
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        buf = bytearray()
+        head: bytes | None = None  # set while discarding an oversized frame
+        while True:
+            chunk = await self._read()
+            if not chunk:
+                break
+            for i, piece in enumerate(chunk.split(b"\n")):
+                if i > 0:  # a newline ended the previous piece's frame
+                    if head is not None:
+                        await self._send(_oversized_reply(head, self.max_frame))
+                        head = None
+                    elif buf.strip():
+                        text, reply = classify_frame(bytes(buf))
+                        await self._send(reply)
+                        if text is not None:
+                            yield text
+                    buf.clear()
+                if head is not None:
+                    continue
+                if len(buf) + len(piece) > self.max_frame:
+                    head = bytes(buf[:4096]) if buf else piece[:4096]
+                    buf.clear()
+                else:
+                    buf += piece
+        if head is None and buf.strip():
+            text, reply = classify_frame(bytes(buf))
+            await self._send(reply)
+            if text is not None:
+                yield text
+
+
+def take_stdin() -> int:
+    """A private duplicate of fd 0; fd 0 itself then reads /dev/null, so child processes
+    (git, builds) can never consume protocol bytes."""
+    private = os.dup(0)
+    os.set_inheritable(private, False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return private
+
+
+async def serve_stdio(server, max_frame: int = MAX_FRAME) -> None:
+    """Run a low-level MCP `Server` over this process's stdin/stdout with bounded frames."""
+    from mcp.server.stdio import stdio_server
+
+    reader = FrameReader(take_stdin(), max_frame)
+    async with stdio_server(stdin=reader) as (read_stream, write_stream):  # type: ignore[arg-type]
+        replies = write_stream.clone()
+        reader.reply = replies.send
+        try:
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            replies.close()
