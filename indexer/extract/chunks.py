@@ -12,8 +12,14 @@ MAX_LINES = 80
 MAX_SPLIT_DEPTH = 4
 
 
+def _end_row(node: Node) -> int:
+    """Last row the node has text on (a node ending at column 0 ends on the previous row)."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
 def _lines(node: Node) -> int:
-    return node.end_point.row - node.start_point.row + 1
+    return _end_row(node) - node.start_point.row + 1
 
 
 def _members(node: Node) -> list[Node] | None:
@@ -38,7 +44,7 @@ def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node
 
     def flush() -> None:
         if current:
-            groups.append((current[0].start_point.row, current[-1].end_point.row, list(current)))
+            groups.append((current[0].start_point.row, _end_row(current[-1]), list(current)))
             current.clear()
 
     for n in nodes:
@@ -48,18 +54,35 @@ def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node
             inner = _groups(members, depth + 1)
             first, last, _ = inner[0]
             inner[0] = (min(first, n.start_point.row), *inner[0][1:])
-            inner[-1] = (inner[-1][0], max(inner[-1][1], n.end_point.row), inner[-1][2])
+            inner[-1] = (inner[-1][0], max(inner[-1][1], _end_row(n)), inner[-1][2])
             groups.extend(inner)
             continue
         if current and (_span_lines(current + [n]) > MAX_LINES or _span_lines(current) >= MIN_LINES):
-            flush()
+            carried = _leading_trivia(current)
+            if len(carried) < len(current):
+                del current[len(current) - len(carried):]
+                flush()
+                current.extend(carried)
         current.append(n)
     flush()
     return groups
 
 
+def _leading_trivia(nodes: list[Node]) -> list[Node]:
+    """Trailing comments/attributes of a run: they belong to the node that follows."""
+    i = len(nodes)
+    while i > 0 and _is_trivia(nodes[i - 1]):
+        i -= 1
+    return nodes[i:]
+
+
+def _is_trivia(node: Node) -> bool:
+    t = node.type
+    return "comment" in t or "attribute" in t or t in ("decorator", "annotation")
+
+
 def _span_lines(nodes: list[Node]) -> int:
-    return nodes[-1].end_point.row - nodes[0].start_point.row + 1
+    return _end_row(nodes[-1]) - nodes[0].start_point.row + 1
 
 
 def code_chunks(root: Node, source: bytes, symbol_at: dict[tuple[int, int], int]) -> list[Chunk]:

@@ -1,0 +1,142 @@
+"""Rust rules: items, impl blocks as `impl` symbols (methods qualified by the type), use trees."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .rules import DEPRECATED, Def, Ref, Rules, callee_name, one_line, strip_comment, text
+
+
+def _type_name(node: Node | None) -> tuple[str, Node | None]:
+    """`S` from `S<T>`, `&mut S`, `a::S`: the name a type is defined under."""
+    n = node
+    while n is not None and n.type in ("generic_type", "reference_type", "pointer_type"):
+        n = n.child_by_field_name("type")
+    if n is None:
+        return "", None
+    if n.type == "scoped_type_identifier":
+        return text(n.child_by_field_name("name")), n.child_by_field_name("name")
+    return text(n), n
+
+
+def _use_refs(arg: Node) -> list[Ref]:
+    out: list[Ref] = []
+    stack: list[tuple[Node, str]] = [(arg, "")]
+    while stack:
+        n, prefix = stack.pop()
+        join = (lambda p, s: f"{p}::{s}" if p else s)
+        if n.type == "scoped_use_list":
+            path = n.child_by_field_name("path")
+            inner = join(prefix, text(path)) if path is not None else prefix
+            lst = n.child_by_field_name("list")
+            stack.extend((c, inner) for c in reversed(lst.named_children if lst else []))
+        elif n.type == "use_list":
+            stack.extend((c, prefix) for c in reversed(n.named_children))
+        elif n.type == "use_as_clause":
+            full = join(prefix, text(n.child_by_field_name("path")))
+            module, _, name = full.rpartition("::")
+            out.append(Ref("import", name, n, module=module, alias=text(n.child_by_field_name("alias"))))
+        elif n.type == "use_wildcard":
+            path = [c for c in n.named_children]
+            out.append(Ref("import", "*", n, module=join(prefix, text(path[0]) if path else "")))
+        elif n.type == "self":
+            module, _, name = prefix.rpartition("::")
+            out.append(Ref("import", name, n, module=module))
+        else:
+            full = join(prefix, text(n))
+            module, _, name = full.rpartition("::")
+            out.append(Ref("import", name, n, module=module))
+    return out
+
+
+class RustRules(Rules):
+    definitions = {
+        "struct_item": ("struct", ""), "union_item": ("struct", ""), "enum_item": ("enum", ""),
+        "trait_item": ("trait", ""), "function_item": ("function", "method"),
+        "function_signature_item": ("function", "method"), "const_item": ("constant", "constant"),
+        "static_item": ("variable", ""), "type_item": ("type_alias", "type_alias"),
+        "associated_type": ("type_alias", "type_alias"), "mod_item": ("module", ""),
+        "macro_definition": ("macro", ""), "field_declaration": ("field", "field"),
+        "enum_variant": ("constant", "constant"),
+    }
+    calls = {"call_expression": "function"}
+    type_refs = frozenset({"type_identifier", "scoped_type_identifier"})
+    class_kinds = frozenset({"struct", "enum", "trait", "impl", "union"})
+
+    def definition(self, node: Node, parent_kind: str) -> Def | None:
+        if node.type == "impl_item":
+            name, name_node = _type_name(node.child_by_field_name("type"))
+            return Def("impl", name, name_node) if name_node is not None else None
+        return super().definition(node, parent_kind)
+
+    def _attributes(self, node: Node) -> list[Node]:
+        out = []
+        sib = node.prev_named_sibling
+        while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
+            if sib.type == "attribute_item":
+                out.append(sib)
+            sib = sib.prev_named_sibling
+        return out
+
+    def doc(self, node: Node, d: Def) -> str:
+        parts: list[str] = []
+        sib = node.prev_named_sibling
+        while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
+            if sib.type != "attribute_item":
+                raw = text(sib)
+                if not raw.startswith(("///", "/**")):
+                    break
+                parts.append(raw)
+            sib = sib.prev_named_sibling
+        return strip_comment("\n".join(reversed(parts))) if parts and parts[0].startswith("/**") else \
+            "\n".join(strip_comment(p) for p in reversed(parts)).strip()
+
+    def modifiers(self, node: Node, d: Def) -> tuple[str, ...]:
+        mods = [m for m in super().modifiers(node, d) if not (m == "const" and node.type == "const_item")]
+        if node.type == "static_item" and "static" not in mods:
+            mods.append("static")
+        if any(DEPRECATED.search(text(a)) for a in self._attributes(node)):
+            mods.append("deprecated")
+        return tuple(mods)
+
+    def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        vis = next((c for c in node.children if c.type == "visibility_modifier"), None)
+        if vis is not None:
+            v = text(vis).replace(" ", "")
+            return "public" if v == "pub" else v.removeprefix("pub(").removesuffix(")")
+        if parent_kind in ("trait", "enum") or node.type == "impl_item":
+            return "public"
+        return "private"
+
+    def signature(self, node: Node, d: Def) -> str:
+        if node.type == "field_declaration":
+            return one_line(text(node.child_by_field_name("type")))
+        if node.type == "enum_variant":
+            return ""
+        if node.type == "macro_definition":
+            return f"macro_rules! {d.name}"
+        return super().signature(node, d)
+
+    def references(self, node: Node) -> list[Ref]:
+        t = node.type
+        if t == "use_declaration":
+            arg = node.child_by_field_name("argument")
+            return _use_refs(arg) if arg is not None else []
+        if t == "macro_invocation":
+            mac = node.child_by_field_name("macro")
+            return [Ref("call", callee_name(text(mac)) + "!", mac)] if mac is not None else []
+        if t == "impl_item":
+            trait = node.child_by_field_name("trait")
+            return [Ref("implement", callee_name(text(trait)), trait)] if trait is not None else []
+        if t == "trait_bounds" and node.parent is not None and node.parent.type == "trait_item":
+            return [Ref("inherit", callee_name(text(c)), c) for c in node.named_children]
+        if t == "type_identifier" and node.parent is not None and node.parent.type in (
+                "scoped_type_identifier", "type_parameter"):
+            return []
+        if t == "extern_crate_declaration":
+            name = node.child_by_field_name("name")
+            return [Ref("import", text(name), name, module=text(name))] if name is not None else []
+        return super().references(node)
+
+
+RULES = RustRules()
