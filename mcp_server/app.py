@@ -106,8 +106,12 @@ class CodeagentMCP(MCPServer):
             if isinstance(cause, CodeagentError):
                 return error_result(self.state.scrub(cause))
             log.error("tool %s failed", name, exc_info=cause or exc)
-            return error_result(CodeagentError(
+            return error_result(InternalError(
                 "internal error while running the tool (details are in the server's log)"))
+
+
+class InternalError(CodeagentError):
+    code = "internal_error"
 
 
 def _is_argument_error(exc: ValidationError) -> bool:

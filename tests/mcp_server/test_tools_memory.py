@@ -1,0 +1,137 @@
+"""Tool behaviour through an in-memory client session (fast): listing, schemas, file tools,
+argument errors and error codes."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from mcp_helpers import error_code, memory_client, ok
+
+pytestmark = pytest.mark.anyio
+
+READ_ONLY_TOOLS = [
+    "list_directory", "get_directory_tree", "list_files", "read_file", "search_files",
+    "get_repo_overview", "search_code", "search_symbols", "locate_symbol", "lookup_symbol",
+    "search_docs", "find_similar", "get_symbol", "get_source_spans", "get_file_outline",
+    "get_callers", "get_callees", "get_references", "get_implementations", "get_dependencies",
+    "get_dependents", "code_research", "index_status", "get_status",
+]
+BUILD_TOOLS = ["index_repo", "sync_repo", "index_files"]
+
+
+async def test_tools_list_order_schemas_annotations(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        tools = (await c.list_tools()).tools
+    assert [t.name for t in tools] == READ_ONLY_TOOLS
+    for t in tools:
+        assert t.title and t.description, t.name
+        assert t.input_schema["type"] == "object"
+        assert t.output_schema and t.output_schema["type"] == "object", t.name
+        props = t.output_schema["properties"]
+        assert "metadata" in props, f"{t.name} has no metadata in its output schema"
+        assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False
+    read_file = next(t for t in tools if t.name == "read_file")
+    assert read_file.input_schema["required"] == ["path"]
+    assert set(read_file.input_schema["properties"]) == {"path", "line_start", "line_end",
+                                                         "max_bytes", "encoding"}
+
+
+async def test_build_tools_only_with_flag(indexed_repo):
+    async with memory_client(indexed_repo.path, allow_build=True) as c:
+        tools = (await c.list_tools()).tools
+    assert [t.name for t in tools] == READ_ONLY_TOOLS + BUILD_TOOLS
+    assert all(t.annotations.read_only_hint is False for t in tools[-3:])
+
+
+async def test_file_tools(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        root = ok(await c.call_tool("list_directory", {}))
+        names = [e["name"] for e in root["entries"]]
+        assert names[:3] == ["docs", "keys", "pkg"] or "pkg" in names
+        assert ".env" not in names and "build" not in names and "debug.log" not in names
+        assert root["metadata"]["manifest_id"] and root["metadata"]["ref"] == "worktree"
+        assert root["metadata"]["schema_status"] == "compatible"
+
+        tree = ok(await c.call_tool("get_directory_tree", {"depth": 2}))
+        pkg = next(n for n in tree["tree"]["children"] if n["name"] == "pkg")
+        assert {n["name"] for n in pkg["children"]} == {"__init__.py", "core.py"}
+        capped = ok(await c.call_tool("get_directory_tree", {"max_entries": 2}))
+        assert capped["truncated"] is True and capped["entry_count"] == 2
+        assert capped["metadata"]["completeness"] == "truncated"
+
+        files = ok(await c.call_tool("list_files", {"pattern": "*.py"}))
+        assert [f["path"] for f in files["files"]] == ["pkg/__init__.py", "pkg/core.py"]
+        hidden = ok(await c.call_tool("list_files", {"include_hidden": True}))
+        assert ".gitignore" in {f["path"] for f in hidden["files"]}
+        assert ".env" not in {f["path"] for f in hidden["files"]}
+
+        part = ok(await c.call_tool("read_file", {"path": "pkg/core.py", "line_start": 5, "line_end": 7}))
+        assert part["content"] == "class Base:\n    def run(self):\n        return helper(1)\n"
+        assert part["total_lines"] == 22 and part["truncated"] is False
+        assert (part["line_start"], part["line_end"]) == (5, 7)
+        small = ok(await c.call_tool("read_file", {"path": "notes.txt", "max_bytes": 40}))
+        assert small["truncated"] is True and len(small["content"].encode()) <= 40
+        assert small["metadata"]["completeness"] == "truncated"
+        raw = ok(await c.call_tool("read_file", {"path": "blob.bin", "encoding": "base64"}))
+        assert base64.b64decode(raw["content"]) == (indexed_repo.path / "blob.bin").read_bytes()
+        assert raw["mime_type"] == "image/png"
+
+        overview = ok(await c.call_tool("get_repo_overview", {}))
+        assert overview["root"] == indexed_repo.path.name and "/" not in overview["root"]
+        assert "python" in {s["language"] for s in overview["languages"]}
+        assert overview["total_files"] >= 6
+
+
+async def test_error_codes(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        cases = {
+            ("read_file", "../outside.txt"): "path_escape",
+            ("read_file", "/etc/passwd"): "path_escape",
+            ("read_file", "blob.bin"): "binary_file",
+            ("read_file", ".env"): "withheld",
+            ("read_file", "keys/server.pem"): "withheld",
+            ("read_file", "missing.py"): "not_found",
+            ("read_file", "build/out.js"): "not_found",
+            ("list_directory", "../"): "path_escape",
+        }
+        for (tool, path), code in cases.items():
+            res = await c.call_tool(tool, {"path": path})
+            assert error_code(res) == code, (tool, path)
+            assert "/tmp" not in str(res.structured_content), "absolute path leaked"
+        res = await c.call_tool("read_file", {"path": "pkg/core.py", "line_start": 999})
+        assert error_code(res) == "invalid_parameter"
+        res = await c.call_tool("get_symbol", {"symbol_id": "no-such-symbol"})
+        assert error_code(res) == "not_found"
+        res = await c.call_tool("get_file_outline", {"path": "../../etc/passwd"})
+        assert error_code(res) == "path_escape"
+
+
+async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        bad = [("read_file", {}, "path"), ("read_file", {"path": "x", "line_start": 0}, "line_start"),
+               ("read_file", {"path": "x", "bogus": 1}, "bogus"),
+               ("get_directory_tree", {"depth": 99}, "depth"),
+               ("search_code", {"query": ""}, "query"),
+               ("read_file", {"path": "x", "encoding": "latin-1"}, "encoding")]
+        for tool, args, name in bad:
+            with pytest.raises(MCPError) as info:
+                await c.call_tool(tool, args)
+            assert info.value.error.code == -32602, (tool, args)
+            assert name in info.value.error.message and name in info.value.error.data["arguments"]
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("no_such_tool", {})
+        assert info.value.error.code == -32602
+
+
+async def test_index_missing_names_build_command(sample_repo):
+    async with memory_client(sample_repo.path) as c:
+        res = await c.call_tool("search_code", {"query": "helper"})
+        assert error_code(res) == "index_missing"
+        assert "codeagent build" in res.structured_content["error"]["hint"]
+        listing = ok(await c.call_tool("list_directory", {"path": "pkg"}))
+        assert listing["metadata"]["schema_status"] == "not_indexed"
+        status = ok(await c.call_tool("index_status", {}))
+        assert status["index_status"] == "not_indexed" and status["manifest_id"] is None
