@@ -52,7 +52,9 @@ def clean_message(message: str) -> str:
     text = "\n".join(paragraphs)
     text = _URL.sub(" ", text)
     text = _ISSUE.sub(" ", text)
-    return re.sub(r"\s+", " ", text).strip(" -:;,")
+    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
+    return re.sub(r"([,;:])(?=[,.;:])", "", text).strip(" -:;,")
 
 
 def names_a_file(text: str, path: str) -> bool:

@@ -1,0 +1,115 @@
+"""The runner end to end (real builds in a private clone) and the CI gate through the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+
+import pytest
+
+from codeagent.eval.cases import DocSpan, EvalCase, dump_jsonl
+from codeagent.eval.gate import compare
+from codeagent.eval.html import html_report
+from codeagent.eval.report import markdown, report, summarize
+from codeagent.eval.retrievers import BASELINE
+from codeagent.eval.runner import RunOptions, run_cases
+
+PARSER = 'def tokenize(text):\n    """Split the input text into words separated by blanks."""\n    return text.split()\n'
+RENDER = "def render(rows):\n    return '\\n'.join(rows)\n"
+
+
+@pytest.fixture
+def project(git_repo):
+    git_repo.write_many({"pkg/parser.py": PARSER, "pkg/render.py": RENDER, "README.md": "# tools\n"})
+    git_repo.commit("Initial import")
+    return git_repo
+
+
+def _cases(head: str) -> list[EvalCase]:
+    strip = (DocSpan("pkg/parser.py", 2, 2, "..."),)
+    return [
+        EvalCase("render rows join", head, ("pkg/render.py",), id="render"),
+        EvalCase("blanks", head, ("pkg/parser.py",), id="blanks-visible"),
+        EvalCase("blanks", head, ("pkg/parser.py",), kind="descriptions", id="blanks-stripped", strip_docs=strip),
+        EvalCase("nothing matches zyzzyva", head, ("pkg/parser.py",), id="miss"),
+    ]
+
+
+def test_runner_scores_the_baseline_and_strips_docs_in_a_variant(project, tmp_path):
+    head = project.repo.head.commit.hexsha
+    opts = RunOptions(repo=project.path, workdir=tmp_path / "work", modes=(BASELINE,))
+    run = run_cases(_cases(head), opts)
+    by_id = {r.case_id: r for r in run.records}
+    assert by_id["render"].metrics["acc@1"] == 1.0 and by_id["render"].top_files[0] == "pkg/render.py"
+    assert by_id["blanks-visible"].metrics["mrr@10"] == 1.0
+    assert by_id["blanks-stripped"].metrics["acc@10"] == 0.0  # the doc was not indexed
+    assert by_id["miss"].metrics == {"acc@1": 0.0, "acc@5": 0.0, "acc@10": 0.0, "mrr@10": 0.0}
+    assert run.builds == 2 and project.repo.head.commit.hexsha == head
+    assert subprocess.run(["git", "-C", str(project.path), "status", "--porcelain"],
+                          capture_output=True, text=True).stdout == ""
+    section = summarize(run, seed=0, resamples=200)
+    acc1 = section["modes"][BASELINE]["metrics"]["acc@1"]
+    assert acc1["value"] == 0.5 and acc1["low"] <= 0.5 <= acc1["high"] and acc1["n"] == 4
+    rep = report("project", {"mine": section}, 0, 200, 50, [BASELINE])
+    table = markdown(rep)
+    assert "| bm25-file (baseline) | 0.500 (" in table
+    page = html_report(rep)
+    assert page.count("<svg") == 1 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def _write_dataset(project, tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text(dump_jsonl(_cases(project.repo.head.commit.hexsha)[:2] + _cases("HEAD")[3:]))
+    return path
+
+
+def test_gate_passes_on_equal_and_fails_on_a_drop(project, tmp_path, cli):
+    dataset = _write_dataset(project, tmp_path)
+    work = tmp_path / "work"
+    base = ["eval", "--repo", project.path, "--dataset", dataset, "--modes", BASELINE, "--workdir", work,
+            "--quiet", "--resamples", "200"]
+    first = cli(*base, "--out", tmp_path / "old.json", "--html", tmp_path / "r.html", check=True)
+    assert "| bm25-file (baseline) |" in first.stdout
+    old = json.loads((tmp_path / "old.json").read_text())
+    assert old["datasets"]["cases"]["modes"][BASELINE]["metrics"]["acc@1"]["value"] == pytest.approx(2 / 3, abs=1e-4)
+    assert "<svg" in (tmp_path / "r.html").read_text()
+
+    same = cli(*base, "--compare", tmp_path / "old.json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "gate: passed" in same.stdout
+
+    better = copy.deepcopy(old)
+    entry = better["datasets"]["cases"]["modes"][BASELINE]["metrics"]["acc@1"]
+    entry.update(value=1.0, low=0.9, high=1.0)
+    (tmp_path / "better.json").write_text(json.dumps(better))
+    worse = cli(*base, "--compare", tmp_path / "better.json")
+    assert worse.returncode == 20, worse.stdout + worse.stderr
+    assert "REGRESSION" in worse.stdout and "gate: FAILED" in worse.stdout
+
+
+def test_bad_inputs_exit_2(project, tmp_path, cli):
+    bad = cli("eval", "--repo", project.path, "--dataset", tmp_path / "missing.jsonl", "--workdir", tmp_path / "w")
+    assert bad.returncode == 2 and "neither" in bad.stderr
+    modes = cli("eval", "--repo", project.path, "--modes", "vectors", "--workdir", tmp_path / "w")
+    assert modes.returncode == 2 and "unknown mode" in modes.stderr
+    (tmp_path / "junk.json").write_text("{}")
+    junk = cli("eval", "--repo", project.path, "--compare", tmp_path / "junk.json", "--workdir", tmp_path / "w")
+    assert junk.returncode == 2 and "not a codeagent eval report" in junk.stderr
+
+
+def _report(modes: dict, requested: list[str]) -> dict:
+    section = {"fingerprint": "f", "modes": {m: {"metrics": {"acc@1": {"value": v, "low": v - 0.1, "high": v + 0.1}}}
+                                             for m, v in modes.items()}, "unavailable": {}}
+    return {"format": "codeagent-eval", "modes": requested, "datasets": {"d": section}}
+
+
+def test_compare_rules():
+    old = _report({"text": 0.5, "symbol": 0.4}, ["text", "symbol"])
+    assert not compare(_report({"text": 0.45, "symbol": 0.4}, ["text", "symbol"]), old).failed  # inside the CI
+    dropped = compare(_report({"text": 0.35, "symbol": 0.4}, ["text", "symbol"]), old)
+    assert dropped.failed and [d.metric for d in dropped.deltas if d.regression] == ["acc@1"]
+    vanished = compare(_report({"text": 0.5}, ["text", "symbol"]), old)
+    assert vanished.failed and "symbol" in vanished.problems[0]
+    skipped = compare(_report({"text": 0.5}, ["text"]), old)
+    assert not skipped.failed and "not requested" in skipped.notes[0]
