@@ -12,7 +12,7 @@ from .. import format as fmt
 from ..errors import NotARepository
 from ..hashing import hash_bytes
 from ..manifest import FileEntry, Manifest, load_manifest, shard_key
-from ..store import Store, StoreLock, append_log
+from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
@@ -175,7 +175,14 @@ def build(opts: BuildOptions) -> BuildResult:
         ref, commit = WORKTREE_REF, (sources.head_commit(repo) if is_git else None)
     with StoreLock(store, wait=opts.lock_wait):
         store.sweep_tmp()
-        result = _build_locked(opts, repo, store, ref, commit)
+        try:
+            result = _build_locked(opts, repo, store, ref, commit)
+        except Exception as exc:
+            failure = disk_write_failure(exc)
+            if failure is None:
+                raise
+            store.sweep_tmp()
+            raise failure from exc
     result.seconds = time.perf_counter() - started
     append_log(store, "builds", {"ref": ref, "commit": commit, "manifest_id": result.manifest_id,
                                  "changed": result.changed, "files_parsed": result.files_parsed,
@@ -248,6 +255,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     data = manifest.canonical_bytes()
     manifest_id = hash_bytes(data)
     changed = manifest_id != previous_id or not store.is_assembled(manifest_id)
+    cache.save()  # before the swap: a failed write must leave the previous index untouched
     if changed:
         store.put(data)
         from .assemble import assemble, prune_assembled
@@ -259,7 +267,6 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         store.set_ref(ref, manifest_id)
         keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
         prune_assembled(store, keep)
-    cache.save()
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
         ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,

@@ -63,7 +63,7 @@ def _write_in_place(path: Path, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data[: len(data) // 2])
         fh.flush()
-        time.sleep(0.005)
+        time.sleep(0.02)  # a slow disk: widens the torn window
         fh.write(data[len(data) // 2:])
 
 
@@ -103,6 +103,25 @@ def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True
             hint="free disk space or fix the store's file system, then build again; "
             "the previous index is untouched",
         ) from exc
+
+
+_DISK_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+
+
+def disk_write_failure(exc: BaseException) -> StoreWriteFailed | None:
+    """A StoreWriteFailed for a disk error raised outside atomic_write (mkdir, copy, DuckDB)."""
+    if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+        cause = os.strerror(exc.errno)
+    else:
+        text = str(exc)
+        cause = next((os.strerror(e) for e in _DISK_ERRNOS if os.strerror(e) in text), None)
+        if cause is None or type(exc).__module__.split(".")[0] not in ("duckdb", "_duckdb", "pyarrow"):
+            return None
+    return StoreWriteFailed(
+        f"could not write the index: {cause}",
+        hint="free disk space or fix the store's file system, then build again; "
+        "the previous index is untouched",
+    )
 
 
 @dataclass(frozen=True)
@@ -374,8 +393,11 @@ class StoreLock:
                         hint="wait for it to finish, or pass --wait SECONDS",
                     ) from None
                 time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # the holder's pid is informative only; a full disk must not break locking
         self._fd = fd
         return self
 

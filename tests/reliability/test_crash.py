@@ -1,0 +1,150 @@
+"""Crash harness: SIGKILL `codeagent build` at seeded random points, then check the store.
+
+After every kill: `verify` finds nothing, the ref names the old manifest or a manifest of the
+current tree, and that manifest's assembled dir is COMPLETE and holds it. Every
+CHECKPOINT kills (and at the end): a build runs to completion, succeeds, yields the manifest
+id a clean build of the same tree yields in a fresh store, and leaves no temp file.
+The negative control runs the same harness against a torn-write (non-atomic) store writer and
+must catch it. CODEAGENT_CRASH_KILLS / CODEAGENT_CRASH_SEED override N / the seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from relhelpers import (Mutator, check_store, clean_manifest_id, codeagent, init_repo,
+                        manifest_matches_tree, record, seed_files, spawn_build, tmp_leftovers)
+
+LONG = os.environ.get("CODEAGENT_LONG") == "1"
+KILLS = int(os.environ.get("CODEAGENT_CRASH_KILLS", "500" if LONG else "100"))
+SEED = int(os.environ.get("CODEAGENT_CRASH_SEED", "20261123"))
+CHECKPOINT = 25
+
+
+@dataclass
+class CrashRun:
+    attempts: int = 0
+    killed: int = 0
+    finished_first: int = 0
+    ref_old: int = 0
+    ref_new: int = 0
+    tmp_left_by_kill: int = 0
+    checkpoints: int = 0
+    problems: list[str] = field(default_factory=list)
+    ops: dict = field(default_factory=dict)
+
+
+def _timed_build(repo: Path, env: dict | None) -> tuple[float, dict]:
+    started = time.monotonic()
+    proc = codeagent("build", repo, "--json", env=env)
+    elapsed = time.monotonic() - started
+    if proc.returncode != 0:
+        return elapsed, {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-1500:]}"}
+    return elapsed, json.loads(proc.stdout)
+
+
+def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict | None) -> str | None:
+    """Run the next build to completion and compare it with a clean build in a fresh store."""
+    run.checkpoints += 1
+    _, out = _timed_build(repo, env)
+    if "error" in out:
+        run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
+        return None
+    expected = clean_manifest_id(repo, fresh / f"clean-{run.checkpoints}")
+    if out["manifest_id"] != expected:
+        run.problems.append(f"checkpoint {run.checkpoints}: manifest {out['manifest_id'][:12]} "
+                            f"!= clean build {expected[:12]}")
+    left = tmp_leftovers(store)
+    if left:
+        run.problems.append(f"checkpoint {run.checkpoints}: temp files left: {left[:3]}")
+    problems, mid = check_store(store)
+    run.problems += [f"checkpoint {run.checkpoints}: {p}" for p in problems]
+    return mid
+
+
+def _after_kill(run: CrashRun, i: int, repo: Path, store: Path, prev: str | None) -> str | None:
+    problems, mid = check_store(store, open_db=False)
+    if mid is not None and mid != prev and not problems:
+        problems, mid = check_store(store)
+    if mid is None and prev is not None:
+        problems.append(f"ref vanished (was {prev[:12]})")
+    elif mid == prev:
+        run.ref_old += 1
+    elif mid is not None:
+        why = manifest_matches_tree(store, mid, repo)
+        if why:
+            problems.append(f"ref names {mid[:12]}, neither old nor the current tree: {why}")
+        run.ref_new += 1
+    run.tmp_left_by_kill += bool(tmp_leftovers(store))
+    run.problems += [f"kill {i}: {p}" for p in problems]
+    return mid
+
+
+def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
+                stop_on_problem: bool = False) -> CrashRun:
+    rng = random.Random(seed)
+    repo = init_repo(root / "repo", seed_files(rng, 24))
+    store = repo / ".codeagent"
+    mutator = Mutator(repo, rng)
+    run = CrashRun()
+    _, out = _timed_build(repo, None)
+    assert "error" not in out, f"baseline build failed: {out}"
+    mutator.step()
+    span, out = _timed_build(repo, env)
+    assert "error" not in out, f"baseline build failed: {out}"
+    prev = out["manifest_id"]
+    for i in range(kills):
+        mutator.step()
+        delay = rng.uniform(0.0, 1.1 * span)
+        child = spawn_build(repo, env=env)
+        time.sleep(delay)
+        run.attempts += 1
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            run.killed += 1
+        else:
+            run.finished_first += 1
+        child.wait()
+        prev = _after_kill(run, i, repo, store, prev)
+        if run.problems and stop_on_problem:
+            break
+        if (i + 1) % CHECKPOINT == 0 or i == kills - 1:
+            prev = _checkpoint(run, repo, store, root, env)
+            if run.problems and stop_on_problem:
+                break
+    run.ops = dict(mutator.ops)
+    if not run.problems:
+        verify = codeagent("verify", repo)
+        if verify.returncode != 0:
+            run.problems.append(f"final `codeagent verify` exited {verify.returncode}: {verify.stdout}")
+    return run
+
+
+def test_sigkill_during_builds_never_corrupts_the_store(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = run_harness(tmp_path, KILLS, SEED)
+    record("crash", seed=SEED, attempts=run.attempts, sigkills=run.killed,
+           finished_before_kill=run.finished_first, ref_old_after_kill=run.ref_old,
+           ref_new_after_kill=run.ref_new, kills_leaving_tmp=run.tmp_left_by_kill,
+           checkpoints=run.checkpoints, problems=len(run.problems),
+           seconds=round(time.monotonic() - started, 1))
+    assert not run.problems, "\n".join(run.problems[:20])
+    assert run.killed >= KILLS * 0.6, f"only {run.killed} of {KILLS} builds were killed mid-way"
+    assert run.ref_old and run.ref_new, "kills must land both before and after the ref swap"
+
+
+def test_harness_catches_a_non_atomic_writer(tmp_path: Path) -> None:
+    """Negative control: objects and refs written in place (torn on a kill) must be caught."""
+    started = time.monotonic()
+    run = run_harness(tmp_path, KILLS, SEED + 1, env={"CODEAGENT_TEST_NONATOMIC": "1"},
+                      stop_on_problem=True)
+    record("crash-negative-control", attempts=run.attempts, detected=bool(run.problems),
+           first_problem=(run.problems[0][:80] if run.problems else "-"),
+           seconds=round(time.monotonic() - started, 1))
+    assert run.problems, f"{run.attempts} kills of a torn-write store went undetected"
