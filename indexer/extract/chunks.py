@@ -57,7 +57,9 @@ def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node
             inner[-1] = (inner[-1][0], max(inner[-1][1], _end_row(n)), inner[-1][2])
             groups.extend(inner)
             continue
-        if current and (_span_lines(current + [n]) > MAX_LINES or _span_lines(current) >= MIN_LINES):
+        same_line = bool(current) and n.start_point.row <= _end_row(current[-1])
+        if current and not same_line and (
+                _span_lines(current + [n]) > MAX_LINES or _span_lines(current) >= MIN_LINES):
             carried = _leading_trivia(current)
             if len(carried) < len(current):
                 del current[len(current) - len(carried):]

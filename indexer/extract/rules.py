@@ -43,6 +43,7 @@ class Def:
     qualifier: str = ""     # extra qualification from the syntax (Go receiver, C++ `A::f`)
     scope: bool = True      # children are qualified under this symbol
     span_node: Node | None = None  # node whose span the symbol covers (default: the node)
+    extra: tuple[str, ...] = ()    # modifiers known at definition time (`prototype`)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,11 @@ class Rules:
     span_wrappers = frozenset({"decorated_definition"})
 
     # --- definitions -------------------------------------------------------------------
+
+    def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
+        """Every definition made by `node` (several for `int a, b;`); usually zero or one."""
+        d = self.definition(node, parent_kind)
+        return [d] if d is not None else []
 
     def definition(self, node: Node, parent_kind: str) -> Def | None:
         """The definition at `node`, or None. Default: table lookup + `name` field."""

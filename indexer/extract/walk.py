@@ -15,7 +15,15 @@ from .rules import SEP, Def, Rules
 
 
 def node_span(node: Node) -> Span:
+    """The node's span; one that ends with its newline (preprocessor lines, `//` comments in
+    some grammars) ends on its last line instead of column 0 of the next."""
     s, e = node.start_point, node.end_point
+    if e.column == 0 and e.row > s.row:
+        body = node.text.rstrip(b"\r\n")
+        last_nl = body.rfind(b"\n")
+        end_col = len(body) - last_nl - 1 if last_nl >= 0 else s.column + len(body)
+        return Span(s.row + 1, s.column, s.row + 1 + body.count(b"\n"), end_col,
+                    node.start_byte, node.start_byte + len(body))
     return Span(s.row + 1, s.column, e.row + 1, e.column, node.start_byte, node.end_byte)
 
 
@@ -44,8 +52,13 @@ def _make_symbol(rules: Rules, node: Node, d: Def, scope: _Scope) -> Symbol:
         kind=d.kind, name=d.name, qualified_name=_qualify(scope.prefix, d),
         span=node_span(span_node), name_span=node_span(d.name_node), parent=scope.symbol,
         signature=rules.signature(node, d), doc=rules.doc(node, d),
-        visibility=rules.visibility(node, d, scope.kind), modifiers=rules.modifiers(node, d),
+        visibility=rules.visibility(node, d, scope.kind), modifiers=_modifiers(rules, node, d),
     )
+
+
+def _modifiers(rules: Rules, node: Node, d: Def) -> tuple[str, ...]:
+    mods = rules.modifiers(node, d)
+    return mods + tuple(m for m in d.extra if m not in mods) if d.extra else mods
 
 
 def _within(node: Node, ranges: list[tuple[int, int]]) -> bool:
@@ -62,17 +75,13 @@ def walk(root: Node, rules: Rules) -> Walked:
     while stack:
         node, scope = stack.pop()
         inner = scope
-        d = rules.definition(node, scope.kind)
-        if d is not None:
+        for d in rules.definitions_at(node, scope.kind):
             name_ranges.add((d.name_node.start_byte, d.name_node.end_byte))
-            if d.kind:
-                sym = _make_symbol(rules, node, d, scope)
-                out.symbols.append(sym)
-                out.nodes.append(node)
-                if d.scope:
-                    inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
-            else:  # a naming scope only (Rust `impl T`)
-                inner = _Scope(scope.symbol, _qualify(scope.prefix, d), "impl")
+            sym = _make_symbol(rules, node, d, scope)
+            out.symbols.append(sym)
+            out.nodes.append(node)
+            if d.scope:
+                inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
         for ref in rules.references(node):
             if ref.kind in ("inherit", "implement"):
                 claimed.append((ref.node.start_byte, ref.node.end_byte))
@@ -94,15 +103,18 @@ def walk(root: Node, rules: Rules) -> Walked:
 
 
 def _attach_qualified_parents(out: Walked) -> None:
-    """Methods declared outside their type (Go receivers, Rust impls, C++ `A::f`) get the
-    type's symbol as parent when the type is defined in the same file."""
+    """Members defined outside their type (Go receivers, C++ `A::f`) get the type's symbol as
+    parent when the type is defined in the same file."""
     by_qname: dict[str, int] = {}
     for i, s in enumerate(out.symbols):
         by_qname.setdefault(s.qualified_name, i)
     for i, s in enumerate(out.symbols):
-        if s.parent != NO_PARENT or SEP not in s.qualified_name:
+        if SEP not in s.qualified_name:
             continue
-        owner = by_qname.get(s.qualified_name.rsplit(SEP, 1)[0])
-        if owner is not None and owner != i:
+        owner_name = s.qualified_name.rsplit(SEP, 1)[0]
+        if s.parent != NO_PARENT and out.symbols[s.parent].qualified_name == owner_name:
+            continue
+        owner = by_qname.get(owner_name)
+        if owner is not None and owner < i:
             out.symbols[i] = Symbol(s.kind, s.name, s.qualified_name, s.span, s.name_span, owner,
                                     s.signature, s.doc, s.visibility, s.modifiers, s.body_hash)

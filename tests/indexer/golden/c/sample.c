@@ -1,0 +1,59 @@
+/* Ring buffer for fixed-size records. */
+#include <stdlib.h>
+#include <string.h>
+#include "ring.h"
+
+#define RING_MIN 4
+#define RING_IDX(r, i) (((r)->head + (i)) % (r)->cap)
+
+static const int ring_version = 2;
+int ring_debug = 0;
+
+/* One slot of the buffer. */
+struct slot {
+    size_t len;
+    char data[64];
+};
+
+typedef struct ring {
+    struct slot *slots;
+    size_t head, count, cap;
+} ring_t;
+
+enum ring_status { RING_OK, RING_FULL, RING_EMPTY };
+
+ring_t *ring_new(size_t cap);
+static void ring_log(const char *msg);
+
+/**
+ * Allocate a ring with room for `cap` records.
+ */
+ring_t *ring_new(size_t cap)
+{
+    if (cap < RING_MIN)
+        cap = RING_MIN;
+    ring_t *r = malloc(sizeof *r);
+    r->slots = calloc(cap, sizeof(struct slot));
+    r->head = r->count = 0;
+    r->cap = cap;
+    ring_log("created");
+    return r;
+}
+
+/* Push a record; fails when the ring is full. */
+enum ring_status ring_push(ring_t *r, const char *data, size_t len)
+{
+    if (r->count == r->cap)
+        return RING_FULL;
+    struct slot *s = &r->slots[RING_IDX(r, r->count)];
+    memcpy(s->data, data, len);
+    s->len = len;
+    r->count++;
+    return RING_OK;
+}
+
+static void ring_log(const char *msg)
+{
+    if (ring_debug)
+        fprintf(stderr, "ring: %s\n", msg);
+}

@@ -1,0 +1,59 @@
+// Geometry primitives.
+#include <cmath>
+#include <memory>
+#include <vector>
+#include "shape_base.h"
+
+namespace geo {
+
+constexpr double kPi = 3.14159;
+
+/// Abstract base of every shape.
+class Shape : public Drawable {
+ public:
+  explicit Shape(std::string name);
+  virtual ~Shape() = default;
+  /// Area in square units.
+  virtual double area() const = 0;
+  static int count;
+
+ protected:
+  std::string name_;
+};
+
+struct Point {
+  double x, y;
+};
+
+class Circle final : public Shape, private Noncopyable {
+ public:
+  Circle(Point centre, double r) : Shape("circle"), centre_(centre), r_(r) {}
+  double area() const override { return kPi * r_ * r_; }
+  [[deprecated("use area")]] double size() const { return area(); }
+
+ private:
+  Point centre_;
+  double r_;
+};
+
+Shape::Shape(std::string name) : name_(std::move(name)) { ++count; }
+
+int Shape::count = 0;
+
+template <typename T>
+T clamp(T v, T lo, T hi) {
+  return std::max(lo, std::min(v, hi));
+}
+
+/** Sum of the areas of `shapes`. */
+double total_area(const std::vector<std::unique_ptr<Shape>>& shapes) {
+  double sum = 0;
+  for (const auto& s : shapes) sum += s->area();
+  return sum;
+}
+
+using ShapeList = std::vector<std::unique_ptr<Shape>>;
+
+enum class Colour { Red, Green, Blue };
+
+}  // namespace geo
