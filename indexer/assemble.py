@@ -233,11 +233,20 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
 
 
 def prune_assembled(store: Store, keep: set[str]) -> int:
-    """Delete assembled directories of manifests not in `keep`."""
+    """Delete assembled directories of manifests not in `keep`.
+
+    Each is first renamed into tmp/ (atomic), so a build killed mid-delete never leaves a
+    half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
+    """
     base = store.root / fmt.ASSEMBLED_DIR
     removed = 0
     for entry in base.iterdir() if base.exists() else ():
         if entry.name not in keep:
-            shutil.rmtree(entry, ignore_errors=True)
+            doomed = store.tmp_dir / f"prune-{entry.name[:16]}-{secrets.token_hex(4)}"
+            try:
+                os.rename(entry, doomed)
+            except OSError:
+                continue
+            shutil.rmtree(doomed, ignore_errors=True)
             removed += 1
     return removed

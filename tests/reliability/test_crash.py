@@ -148,3 +148,44 @@ def test_harness_catches_a_non_atomic_writer(tmp_path: Path) -> None:
            first_problem=(run.problems[0][:80] if run.problems else "-"),
            seconds=round(time.monotonic() - started, 1))
     assert run.problems, f"{run.attempts} kills of a torn-write store went undetected"
+
+
+def test_a_build_killed_while_pruning_leaves_no_half_deleted_assembly(tmp_path: Path, monkeypatch) -> None:
+    """Deterministic version of a kill inside prune: rmtree stops after its first unlink.
+
+    A half-deleted assembled dir that still holds COMPLETE would be taken as assembled when
+    the tree returns to that manifest, and the ref would name an index without its DuckDB.
+    """
+    import shutil
+
+    from codeagent.indexer.build import BuildOptions, build
+
+    repo = init_repo(tmp_path / "repo", seed_files(random.Random(3), 4))
+    store = repo / ".codeagent"
+    original = (repo / "README.md").read_bytes()
+    opts = BuildOptions(repo=repo, jobs=1)
+    first = build(opts).manifest_id
+    for n in (1, 2):
+        (repo / "README.md").write_bytes(original + f"\nedit {n}\n".encode())
+        if n == 2:
+            real_rmtree = shutil.rmtree
+
+            def killed_rmtree(path, *args, **kwargs):
+                target = Path(path) / "index.duckdb"
+                if target.exists():
+                    target.unlink()
+                raise KeyboardInterrupt("SIGKILL stand-in: the build died inside rmtree")
+
+            monkeypatch.setattr(shutil, "rmtree", killed_rmtree)
+            try:
+                build(opts)
+            except KeyboardInterrupt:
+                pass
+            monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+        else:
+            build(opts)
+    (repo / "README.md").write_bytes(original)
+    again = build(opts).manifest_id
+    assert again == first
+    problems, mid = check_store(store)
+    assert mid == first and not problems, problems
