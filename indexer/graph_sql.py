@@ -1,0 +1,215 @@
+"""The bulk SQL of the symbol graph (graph.py documents the tables and the resolution tiers).
+
+Inputs registered by graph.py: g_modules (one row per file), g_kinds (which symbol kinds a
+reference kind may resolve to), g_bind_raw (one binding per import reference).
+"""
+
+from __future__ import annotations
+
+CLASS_KINDS = ("class", "struct", "interface", "trait", "enum", "object", "protocol",
+               "record", "union", "extension")
+MEMBER_KINDS = ("method", "constructor", "property")
+_CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
+_TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type", "union",
+          "protocol", "record", "typedef", "object", "delegate")
+_ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
+    "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
+REF_KINDS = {"call": _CALLABLE, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
+             "reference": _ANY}
+EDGE_KIND = {"call": "calls", "inherit": "inherits", "implement": "implements"}
+
+
+def kind_rows() -> list[tuple[str, str]]:
+    return [(r, s) for r, kinds in REF_KINDS.items() for s in kinds]
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+def _key(expr: str) -> str:
+    return f"trim(replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.'), '.')"
+
+
+def _dir(expr: str) -> str:
+    return f"CASE WHEN contains({expr}, '/') THEN regexp_extract({expr}, '^(.*)/', 1) ELSE '' END"
+
+
+NAMES_SQL = f"""
+CREATE OR REPLACE TABLE modules AS
+    SELECT path, language, module, package, sep, declared FROM g_modules;
+CREATE OR REPLACE TABLE symbol_names AS
+SELECT s.symbol_id, s.path, m.module,
+    CASE WHEN m.module = '' OR (m.declared AND (s.qualified_name = m.module
+              OR starts_with(s.qualified_name, m.module || m.sep)))
+         THEN s.qualified_name
+         WHEN m.language = 'rust' THEN m.module || '::' || replace(s.qualified_name, '.', '::')
+         ELSE m.module || m.sep || s.qualified_name END AS fq_name,
+    CASE WHEN m.mkey = '' OR (m.declared AND (s.qk = m.mkey OR starts_with(s.qk, m.mkey || '.')))
+         THEN s.qk ELSE m.mkey || '.' || s.qk END AS fq_key
+FROM (SELECT symbol_id, path, qualified_name, {_key('qualified_name')} AS qk FROM symbols) s
+JOIN g_modules m USING (path);
+CREATE OR REPLACE TEMP TABLE g_syms AS
+SELECT s.symbol_id, s.path, s.language, s.kind, s.name, s.start_line, s.parent_id,
+    coalesce(p.kind, '') AS parent_kind, n.fq_key, {_key('s.qualified_name')} AS qkey,
+    {_dir('s.path')} AS dir
+FROM symbols s JOIN symbol_names n USING (symbol_id)
+LEFT JOIN symbols p ON p.symbol_id = s.parent_id;
+"""
+
+# Names a module re-exports: `pkg.f` -> `pkg.impl.f` when pkg/__init__ imports f from .impl
+# (or `from .impl import *`); chains are followed by repeating the update.
+_EXPORT_HOP = """
+UPDATE g_export SET target = e2.target FROM g_export e2
+WHERE g_export.target = e2.alias AND e2.target <> g_export.target;
+"""
+_PREP = f"""
+CREATE OR REPLACE TEMP TABLE g_bind AS SELECT path, ordinal, local, fq_key, mkey FROM g_bind_raw;
+CREATE OR REPLACE TEMP TABLE g_export AS
+SELECT alias, min(target) AS target FROM (
+    SELECT m.mkey || '.' || b.local AS alias, b.fq_key AS target
+    FROM g_bind b JOIN g_modules m ON m.path = b.path
+    WHERE b.local NOT IN ('', '*') AND m.mkey <> ''
+    UNION ALL
+    SELECT m.mkey || '.' || d.name, d.fq_key
+    FROM g_bind b JOIN g_modules m ON m.path = b.path
+    JOIN g_modules src ON src.mkey = b.fq_key JOIN g_syms d ON d.path = src.path
+    WHERE b.local = '*' AND m.mkey <> '' AND d.parent_id IS NULL)
+WHERE alias NOT IN (SELECT fq_key FROM g_syms) GROUP BY alias;
+{_EXPORT_HOP}{_EXPORT_HOP}
+CREATE OR REPLACE TEMP TABLE g_local AS
+SELECT b.path, b.local, min(b.fq_key) AS fq_key,
+    bool_or(EXISTS (SELECT 1 FROM g_modules m WHERE m.mkey = b.mkey
+                    OR starts_with(m.mkey, b.mkey || '.') OR starts_with(b.mkey, m.mkey || '.'))) AS internal
+FROM g_bind b WHERE b.local <> '' GROUP BY b.path, b.local;
+CREATE OR REPLACE TEMP TABLE g_refs AS
+WITH r0 AS (
+    SELECT path, language, kind, target, source_id, start_line, tkey,
+        split_part(tkey, '.', 1) AS head, split_part(tkey, '.', -1) AS last
+    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import'))
+SELECT row_number() OVER () AS rid, r0.*, substr(tkey, length(head) + 1) AS rest,
+    {_dir('r0.path')} AS dir, coalesce(src.qkey, '') AS src_qkey,
+    CASE WHEN src.kind IN {_in(CLASS_KINDS)} THEN src.symbol_id
+         WHEN src.parent_kind IN {_in(CLASS_KINDS)} THEN src.parent_id
+         WHEN gp.parent_kind IN {_in(CLASS_KINDS)} THEN gp.parent_id END AS encl_class,
+    CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
+         WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape
+FROM r0 LEFT JOIN g_syms src ON src.symbol_id = r0.source_id
+LEFT JOIN g_syms gp ON gp.symbol_id = src.parent_id
+WHERE r0.last IN (SELECT name FROM g_syms);
+CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, depth INTEGER, conf VARCHAR);
+CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
+    dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
+"""
+
+# Candidate targets of the references selected by $FILTER; the best exact tier wins.
+_RESOLVE = f"""
+CREATE OR REPLACE TEMP TABLE g_exact AS
+WITH r AS (SELECT * FROM g_refs WHERE $FILTER),
+cand AS (
+    SELECT r.rid, d.symbol_id, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
+    FROM r JOIN g_syms d ON d.path = r.path AND d.name = r.last
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    WHERE r.head NOT IN ('self', 'cls', 'this', 'super') AND (d.qkey = r.tkey OR (
+        ends_with(d.qkey, '.' || r.tkey)
+        AND starts_with(r.src_qkey || '.', left(d.qkey, length(d.qkey) - length(r.tkey)))
+        AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
+                 AND d.parent_id IS DISTINCT FROM r.source_id)))
+    UNION ALL
+    SELECT r.rid, d.symbol_id, 2, 100 - a.depth, a.conf
+    FROM r JOIN g_anc a ON a.cls = r.encl_class
+    JOIN g_syms d ON d.parent_id = a.base AND d.name = r.last
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    WHERE r.head IN ('self', 'cls', 'this', 'super') AND r.rest = '.' || r.last
+      AND (a.depth > 0 OR r.head <> 'super')
+    UNION ALL
+    SELECT r.rid, d.symbol_id, 3, 0, 'exact'
+    FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
+    LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
+    JOIN g_syms d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    UNION ALL
+    SELECT r.rid, d.symbol_id, 4, 0, 'exact'
+    FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
+    LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
+    JOIN g_syms d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    UNION ALL
+    SELECT r.rid, d.symbol_id, 5, 0, 'exact'
+    FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
+    JOIN g_syms d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+)
+SELECT rid, symbol_id, conf FROM cand
+QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC) = 1
+    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, symbol_id) <= $CAP;
+CREATE OR REPLACE TEMP TABLE g_named AS
+WITH u AS (
+    SELECT r.* FROM g_refs r
+    WHERE $FILTER AND r.last <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
+      AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND b.local = r.head
+                      AND NOT b.internal AND r.head NOT IN ('self', 'cls', 'this', 'super'))),
+d AS (
+    SELECT g.symbol_id, g.path, g.start_line, g.name, g.dir, k.ref_kind, sh.shape,
+        count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
+    FROM g_syms g JOIN g_kinds k ON k.sym_kind = g.kind
+    JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
+        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
+    WHERE g.name IN (SELECT last FROM u)),
+m AS (
+    SELECT u.rid, d.symbol_id, d.path, d.start_line, u.path AS upath FROM u
+    JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.n <= $CAP
+    UNION ALL
+    SELECT u.rid, d.symbol_id, d.path, d.start_line, u.path FROM u
+    JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.path = u.path
+        AND d.n > $CAP)
+SELECT rid, symbol_id, 'name' AS conf FROM m
+QUALIFY row_number() OVER (PARTITION BY rid ORDER BY path = upath DESC, path, start_line) <= $CAP;
+INSERT INTO edges
+SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path,
+    CASE r.kind WHEN 'call' THEN 'calls' WHEN 'inherit' THEN 'inherits'
+                WHEN 'implement' THEN 'implements' ELSE 'references' END, x.conf, r.target
+FROM (SELECT * FROM g_exact UNION ALL SELECT * FROM g_named) x
+JOIN g_refs r USING (rid) JOIN g_syms d ON d.symbol_id = x.symbol_id;
+"""
+
+_ANCESTORS = f"""
+INSERT INTO g_anc
+WITH RECURSIVE anc(cls, base, depth, conf) AS (
+    SELECT symbol_id, symbol_id, 0, 'exact' FROM g_syms WHERE kind IN {_in(CLASS_KINDS)}
+    UNION
+    SELECT a.cls, e.dst_id, a.depth + 1,
+        CASE WHEN a.conf = 'exact' AND e.confidence = 'exact' THEN 'exact' ELSE 'name' END
+    FROM anc a JOIN edges e ON e.src_id = a.base
+    WHERE e.kind IN ('inherits', 'implements') AND e.dst_id IS NOT NULL AND a.depth < 5)
+SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
+"""
+
+_DERIVED = f"""
+INSERT INTO edges
+SELECT r.source_id, r.path, r.start_line, d.symbol_id,
+    coalesce(d.path, sub.path, mf.path), 'imports', 'exact', r.target
+FROM refs r JOIN g_bind b ON b.path = r.path AND b.ordinal = r.ordinal
+LEFT JOIN g_export e ON e.alias = b.fq_key
+LEFT JOIN g_syms d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
+LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) sub
+    ON starts_with(b.fq_key, b.mkey || '.') AND sub.mkey = b.fq_key
+LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) mf ON mf.mkey = b.mkey
+WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path) IS NOT NULL;
+INSERT INTO edges
+SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
+FROM g_syms WHERE parent_id IS NOT NULL;
+INSERT INTO edges
+SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
+FROM (SELECT * FROM g_syms WHERE kind IN {_in(MEMBER_KINDS)}) m
+JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
+JOIN (SELECT * FROM g_syms WHERE kind IN {_in(MEMBER_KINDS)}) b
+    ON b.parent_id = a.base AND b.name = m.name
+QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
+DROP TABLE g_syms; DROP TABLE g_bind; DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs;
+DROP TABLE g_anc; DROP TABLE g_exact; DROP TABLE g_named;
+"""
+
+_INHERIT_FILTER = "kind IN ('inherit', 'implement')"
+EDGES_SQL = (_PREP + _RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS
+             + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _DERIVED)
