@@ -58,6 +58,15 @@ def parse_ctags(output: str) -> list[Tag]:
     return tags
 
 
+def ctags_available() -> bool:
+    """Is universal-ctags (the JSON-capable one) on PATH?"""
+    exe = shutil.which("ctags")
+    if exe is None:
+        return False
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    return "Universal Ctags" in proc.stdout
+
+
 def run_ctags(tree: Path) -> list[Tag]:
     """Run universal-ctags over a directory (paths in tags are relative to it)."""
     exe = shutil.which("ctags")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import shutil
 import subprocess
 
 import pytest
@@ -11,11 +10,12 @@ import pytest
 from codeagent.eval.cases import DocSpan, EvalCase, GoldSymbol, case_from_dict, dump_jsonl, load_jsonl
 from codeagent.eval.datasets import mine_commits, mine_definitions, mine_descriptions
 from codeagent.eval.gitdata import read_blob, read_commits, variant_commit
+from codeagent.eval.mine_definitions import ctags_available
 from codeagent.eval.mine_commits import CommitFilter, clean_message, commit_cases, is_test_path
 from codeagent.eval.mine_descriptions import strip_spans
 from codeagent.errors import InvalidParameter
 
-needs_ctags = pytest.mark.skipif(shutil.which("ctags") is None,
+needs_ctags = pytest.mark.skipif(not ctags_available(),
                                  reason="universal-ctags not installed (apt-get install universal-ctags)")
 
 PARSER = '''"""Parsing."""
