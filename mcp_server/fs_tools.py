@@ -179,8 +179,7 @@ class FileTools:
             meta = metadata_of(view, "truncated" if resp.truncated else "complete")
         matches = [FileMatch(result_id=f"{m.path}:{m.line_number}", path=m.path,
                              line_number=m.line_number, line_content=m.line,
-                             context=SearchMatchContext(before=m.before, after=m.after),
-                             columns=[list(c) for c in m.columns])
+                             context=SearchMatchContext(before=m.before, after=m.after))
                    for m in resp.matches if not is_secret(m.path)]
         return FileSearch(matches=matches, total_matches=resp.total_matches,
                           files_searched=resp.files_searched, files_matched=resp.files_matched,

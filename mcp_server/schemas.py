@@ -90,7 +90,6 @@ class FileMatch(Model):
     line_number: int
     line_content: str
     context: SearchMatchContext
-    columns: list[list[int]] = Field(default_factory=list)
 
 
 class FileSearch(Response):

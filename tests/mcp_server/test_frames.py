@@ -1,0 +1,114 @@
+"""Malformed and oversized stdio frames: answered (or ignored) without stopping the server,
+and an oversized frame never buffered whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import anyio
+import pytest
+
+from codeagent.mcp_server.stdio import FrameReader, classify_frame
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+def test_classify_frame():
+    text, reply = classify_frame(json.dumps(INIT).encode())
+    assert text is not None and reply is None
+    _, reply = classify_frame(b"{not json")
+    assert reply.message.error.code == -32700 and reply.message.id is None
+    _, reply = classify_frame(b'{"jsonrpc":"2.0","id":7,"method":5}')
+    assert reply.message.error.code == -32600 and reply.message.id == 7
+    _, reply = classify_frame(b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]')
+    assert reply.message.error.code == -32600
+    assert classify_frame(b'{"jsonrpc":"2.0","method":7}') == (None, None)
+    _, reply = classify_frame(b"\xff\xfe{}")
+    assert reply.message.error.code == -32700
+
+
+@pytest.mark.anyio
+async def test_frame_reader_bounds_memory_and_recovers():
+    r, w = os.pipe()
+    max_frame = 64 * 1024
+    big = b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"' + b"a" * (max_frame * 20)
+
+    def writer() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(b"garbage\n")
+            fh.write(big + b'"}}\n')
+            fh.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+
+    threading.Thread(target=writer).start()
+    reader = FrameReader(r, max_frame)
+    replies = []
+
+    async def reply(msg) -> None:
+        replies.append(msg.message)
+
+    reader.reply = reply
+    frames = [f async for f in reader]
+    os.close(r)
+    assert frames == ['{"jsonrpc":"2.0","id":2,"method":"ping"}']
+    assert [m.error.code for m in replies] == [-32700, -32600]
+    assert replies[1].id == "big" and "limit" in replies[1].error.message
+
+
+def _read_until(proc, want_id, seen: list) -> dict:
+    while True:
+        line = proc.stdout.readline()
+        assert line, f"server closed stdout; stderr: {proc.stderr.read()[-2000:]}"
+        msg = json.loads(line)  # anything on stdout must be protocol JSON
+        seen.append(msg)
+        if msg.get("id") == want_id and ("result" in msg or "error" in msg):
+            return msg
+
+
+def _peak_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for memory use")
+def test_raw_malformed_frames_against_the_real_server(indexed_repo):
+    proc = subprocess.Popen([sys.executable, "-m", "codeagent", "serve", "--repo", str(indexed_repo.path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen: list = []
+    try:
+        def send(raw: bytes) -> None:
+            proc.stdin.write(raw)
+            proc.stdin.flush()
+
+        send(json.dumps(INIT).encode() + b"\n")
+        _read_until(proc, 1, seen)
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_directory","arguments":{}}}\n')
+        _read_until(proc, 2, seen)
+        baseline = _peak_rss_kb(proc.pid)
+        send(b"\x00\x01\x02 not json at all\n")
+        send(b'{"jsonrpc": "2.0", "id": 3, "method": ')
+        send(b"\n")
+        send(b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"oops"}\n')
+        chunk = b"x" * (1024 * 1024)
+        send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"')
+        for _ in range(40):  # a 40 MiB frame: ten times the limit
+            send(chunk)
+        send(b'"}}\n')
+        assert _read_until(proc, 5, seen)["error"]["code"] == -32600
+        send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"README.md"}}}\n')
+        answer = _read_until(proc, 6, seen)
+        assert "A demo repository" in answer["result"]["structuredContent"]["content"]
+        codes = {m.get("id"): m["error"]["code"] for m in seen if "error" in m}
+        assert codes[None] == -32700 and codes[4] == -32600
+        growth_mb = (_peak_rss_kb(proc.pid) - baseline) / 1024
+        assert growth_mb < 30, f"peak memory grew {growth_mb:.0f} MiB for a 40 MiB frame"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0

@@ -1,0 +1,125 @@
+"""End to end: the SDK's real client spawns `python -m codeagent serve` over stdio."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mcp_helpers import error_code, ok, run_cli, stdio_client
+from test_tools_memory import READ_ONLY_TOOLS
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_every_tool_over_stdio(indexed_repo):
+    async with stdio_client(indexed_repo.path) as c:
+        assert [t.name for t in (await c.list_tools()).tools] == READ_ONLY_TOOLS
+        helper = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.helper"}))["results"][0]
+        assert (helper["path"], helper["line_start"], helper["kind"]) == ("pkg/core.py", 15, "function")
+        sid = helper["symbol_id"]
+        assert sid and helper["symbol_stable_id"]
+        base_run = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.Base"}))["results"][0]
+
+        search = ok(await c.call_tool("search_code", {"query": "helper", "context_after": 1}))
+        assert search["results"][0]["path"] == "pkg/core.py" and search["total_count"] >= 1
+        assert search["query_intent"] == "symbol" and search["latency_ms"] >= 0
+        assert search["suggested_next_actions"]
+        assert any(r["name"] == "Child" for r in ok(await c.call_tool(
+            "search_symbols", {"query": "Chil", "match": "prefix"}))["results"])
+        located = ok(await c.call_tool("locate_symbol", {"name": "helper"}))["results"]
+        assert located[0]["symbol_id"] == sid
+        docs = ok(await c.call_tool("search_docs", {"query": "installation pip"}))["results"]
+        assert docs and docs[0]["path"] == "docs/guide.md"
+        assert error_code(await c.call_tool("find_similar", {"symbol_id": sid})) in (
+            "index_missing", "not_found") or ok(await c.call_tool("find_similar", {"symbol_id": sid}))
+
+        detail = ok(await c.call_tool("get_symbol", {"symbol_id": sid}))
+        assert detail["symbol"]["qualified_name"] == "pkg.core.helper" and detail["spans"]
+        spans = ok(await c.call_tool("get_source_spans", {"symbol_id": sid}))["spans"]
+        assert spans[0]["is_primary"] and "def helper" in spans[0]["text"]
+        outline = ok(await c.call_tool("get_file_outline", {"path": "pkg/core.py"}))
+        assert [s["name"] for s in outline["symbols"]][:3] == ["Base", "run", "Child"]
+
+        callers = ok(await c.call_tool("get_callers", {"symbol_id": sid}))
+        assert {"run", "main"} <= {n["name"] for n in callers["nodes"]}
+        assert all(e["confidence"] in ("exact", "name") for e in callers["edges"])
+        main_id = next(n["symbol_id"] for n in callers["nodes"] if n["name"] == "main")
+        callees = ok(await c.call_tool("get_callees", {"symbol_id": main_id}))
+        assert "helper" in {n["name"] for n in callees["nodes"]}
+        assert ok(await c.call_tool("get_references", {"symbol_id": sid}))["nodes"]
+        impls = ok(await c.call_tool("get_implementations", {"symbol_id": base_run["symbol_id"]}))
+        assert "Child" in {n["name"] for n in impls["nodes"]}
+        deps = ok(await c.call_tool("get_dependencies", {"symbol_id": main_id, "edge_type": "calls"}))
+        assert {e["kind"] for e in deps["edges"]} == {"calls"}
+        assert ok(await c.call_tool("get_dependents", {"symbol_id": sid}))["nodes"]
+
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            progress.append((p, message))
+
+        research = await c.call_tool("code_research", {"query": "main", "depth": 2, "focus": "flow"},
+                                     progress_callback=on_progress)
+        research = ok(research)
+        assert research["seeds"] and research["hops"]
+        assert len(progress) >= 1 + len(research["hops"]), progress
+
+        grep = ok(await c.call_tool("search_files", {"pattern": "helper\\(", "is_regex": True,
+                                                     "context_lines": 1}))
+        assert grep["matches"] and all(m["path"] != ".env" for m in grep["matches"])
+        first = grep["matches"][0]
+        assert first["result_id"] == f"{first['path']}:{first['line_number']}"
+        for tool in ("index_status", "get_status"):
+            status = ok(await c.call_tool(tool, {}))
+            assert status["index_status"] == "ready" and status["counts"]["symbols"] >= 6
+            assert "python" in status["languages"] and status["recent_builds"]
+            assert str(indexed_repo.path) not in str(status), "absolute path leaked"
+
+
+async def test_build_swap_during_a_session(indexed_repo):
+    async with stdio_client(indexed_repo.path) as c:
+        before = ok(await c.call_tool("search_symbols", {"query": "brand_new_function"}))
+        assert not any(r["name"] == "brand_new_function" for r in before["results"])
+        old_manifest = before["metadata"]["manifest_id"]
+        indexed_repo.write("pkg/extra.py", "def brand_new_function():\n    return 42\n")
+        run_cli("build", indexed_repo.path)
+        after = ok(await c.call_tool("search_symbols", {"query": "brand_new_function"}))
+        assert after["metadata"]["manifest_id"] != old_manifest
+        assert after["results"][0]["name"] == "brand_new_function"
+        assert after["results"][0]["path"] == "pkg/extra.py"
+
+
+async def test_redos_pattern_answers_within_timeout(indexed_repo):
+    indexed_repo.write("evil.txt", "a" * 5000 + "!\n")
+    run_cli("build", indexed_repo.path)
+    async with stdio_client(indexed_repo.path) as c:
+        started = time.monotonic()
+        res = await c.call_tool("search_files", {"pattern": "(a+)+$", "is_regex": True,
+                                                 "timeout_ms": 2000})
+        assert time.monotonic() - started < 10, "a catastrophic-backtracking pattern took too long"
+        if res.is_error:
+            assert error_code(res) == "timeout"
+        else:
+            assert ok(res)["matches"] == []  # the line ends in "!": no match, found in linear time
+        hit = ok(await c.call_tool("search_files", {"pattern": "a!", "glob": "*.txt"}))
+        assert [m["path"] for m in hit["matches"]] == ["evil.txt"]
+        bad = await c.call_tool("search_files", {"pattern": "(a)\\1", "is_regex": True})
+        assert error_code(bad) == "invalid_parameter"
+
+
+async def test_path_escapes_over_stdio(indexed_repo, tmp_path):
+    import os
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside secret\n")
+    os.symlink(outside / "secret.txt", indexed_repo.path / "leak")
+    os.symlink(str(outside), indexed_repo.path / "leakdir")
+    async with stdio_client(indexed_repo.path) as c:
+        for path in ("../outside/secret.txt", str(outside / "secret.txt"), "leak",
+                     "leakdir/secret.txt", "pkg/%2e%2e/%2e%2e/outside/secret.txt"):
+            res = await c.call_tool("read_file", {"path": path})
+            assert error_code(res) == "path_escape", path
+            assert "outside secret" not in str(res.content)
+        assert error_code(await c.call_tool("list_directory", {"path": "leakdir"})) == "path_escape"
