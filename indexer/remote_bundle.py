@@ -73,7 +73,8 @@ class BundleBackend:
                 self._tar.addfile(info, io.BytesIO(data))
             except (tarfile.TarError, OSError) as exc:
                 raise RemoteError(f"cannot append {key} to bundle {self.path}: {exc}") from exc
-            self._index[key] = (self._tar.members[-1].offset_data, len(data))
+            padded = -(-len(data) // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+            self._index[key] = (self._tar.offset - padded, len(data))
 
     def list(self, prefix: str) -> list[str]:
         return sorted(k for k in self._index if k.startswith(prefix.rstrip("/") + "/"))

@@ -19,8 +19,8 @@ from ..hashing import hash_bytes, is_object_id
 
 CHUNK_FORMAT = "codeagent-manifest-chunks"
 _ID = re.compile(rb'"[0-9a-f]{64}"')
-_CUT_MASK = 0x1F  # cut before one id in 32: about 10 file entries (3 KB) per chunk
-_MIN_CHUNK = 512
+_CUT_MASK = 0x0F  # cut before one id in 16: about 5 file entries (1.5 KB) per chunk
+_MIN_CHUNK = 256
 
 
 def split(data: bytes) -> list[bytes]:

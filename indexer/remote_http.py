@@ -9,12 +9,25 @@ from __future__ import annotations
 
 import http.client
 import os
+import socket
 import threading
 from urllib.parse import quote, urlsplit
 
 from ..errors import InvalidParameter, RemoteError
 
 TIMEOUT = 60.0
+
+
+class _Connection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # many small GETs
+
+
+class _TLSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class HttpBackend:
@@ -40,7 +53,7 @@ class HttpBackend:
     def _conn(self) -> http.client.HTTPConnection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            cls = _TLSConnection if self.scheme == "https" else _Connection
             conn = cls(self.netloc, timeout=self.timeout)
             self._local.conn = conn
             with self._lock:
