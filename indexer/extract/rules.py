@@ -103,7 +103,7 @@ class Rules:
                              "object", "protocol", "extension", "union", "namespace", "impl"})
     calls: dict[str, str] = {}           # call node type -> field holding the callee
     type_refs: frozenset[str] = frozenset()
-    comment_types = frozenset({"comment", "line_comment", "block_comment"})
+    comment_types = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
     # children skipped when building the one-line signature header
     header_skip = frozenset({"decorator", "annotation", "marker_annotation", "attribute_list",
                              "attribute_item", "comment", "line_comment", "block_comment"})
@@ -186,6 +186,9 @@ class Rules:
         parts: list[str] = []
         line = anchor.start_point.row
         sib = anchor.prev_named_sibling
+        while sib is not None and sib.type not in self.comment_types and sib.named_child_count \
+                and sib.end_point.row >= line - 1:
+            sib = sib.named_children[-1]  # a grammar that hangs the comment on the previous node
         while sib is not None and sib.type in self.comment_types and sib.end_point.row >= line - 1:
             if sib.end_point.row == anchor.start_point.row and sib is not anchor.prev_sibling:
                 break
