@@ -1,22 +1,150 @@
 """BM25 full-text search over symbols, chunks and doc sections, computed in DuckDB SQL from
-the per-shard postings and the per-manifest statistics (docs, term_df, corpus)."""
+the per-shard postings and the per-manifest statistics (docs, term_df, corpus).
+
+Ranking: documents matching more distinct query terms first (coordination), then BM25
+(k1, b in ranking.py). So a document holding every query term never ranks below a copy of
+it lacking one, whatever the length normalisation does. The reported score is
+`matched_terms + bm25 / (1 + bm25)`, monotonic in that order.
+"""
 
 from __future__ import annotations
 
+from ..errors import InvalidParameter
+from ..tokenize import tokenize
+from .filters import FileFilter, make_filter
 from .index import IndexView
-from .results import SearchResponse
+from .intent import classify_intent
+from .ranking import BM25_B, BM25_K1
+from .results import COMPLETE, SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
+from .sourcetext import file_lines, snippet
+
+DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
+MAX_QUERY_TERMS = 32
+STOPWORDS = frozenset("""a an and are as at be by do does for from how i if in is it of on or
+the this that to was what when where which who why with""".split())
+
+# df comes from the same scan of the query terms' postings (one posting per document and
+# term), so term_df may be a table or a view without costing a second scan. Terms are
+# inlined as literals (tokenizer output: [a-z0-9_] only) so DuckDB can prune row groups
+# when postings are sorted by term.
+_BM25_SQL = """
+WITH p AS (SELECT path, doc_kind, doc, term, tf FROM {postings} WHERE term IN ({terms})),
+df AS (SELECT term, count(*) AS df FROM p GROUP BY term),
+c AS (SELECT n_docs, avgdl FROM corpus),
+scored AS (
+  SELECT p.path, p.doc_kind, p.doc, count(*) AS matched,
+         sum(ln(1 + (c.n_docs - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
+             / (p.tf + {k1} * (1 - {b} + {b} * d.length / c.avgdl))) AS bm25
+  FROM p JOIN df USING (term) JOIN docs d USING (path, doc_kind, doc), c
+  WHERE p.doc_kind IN ({kinds}) AND {where}
+  GROUP BY ALL)
+SELECT path, doc_kind, doc, matched, bm25, count(*) OVER () AS total FROM scored
+ORDER BY matched DESC, bm25 DESC, path, doc_kind, doc LIMIT {limit}
+"""
+
+
+def _literals(values) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+_SYMBOL_DOCS_SQL = """
+SELECT s.path, s.ordinal, s.symbol_id, s.stable_id, s.kind, s.name, {fq}, s.language,
+       coalesce(s.signature, ''), s.start_line, s.end_line
+FROM symbols s {join} WHERE s.path IN (SELECT unnest(?::VARCHAR[]))
+  AND s.ordinal IN (SELECT unnest(?::INTEGER[]))
+"""
+_CHUNK_DOCS_SQL = """
+SELECT c.path, c.ordinal, c.kind, coalesce(c.heading, ''), c.start_line, c.end_line, f.language
+FROM chunks c JOIN files f USING (path) WHERE c.path IN (SELECT unnest(?::VARCHAR[]))
+  AND c.ordinal IN (SELECT unnest(?::INTEGER[]))
+"""
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct query tokens (identifier-aware); stop words dropped when others remain."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    content = [t for t in terms if t not in STOPWORDS]
+    return (content or terms)[:MAX_QUERY_TERMS]
+
+
+def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = None,
+              doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> list[tuple]:
+    """(path, doc_kind, doc, matched_terms, bm25, total) rows, best first."""
+    if not terms or not view.has_table("docs"):
+        return []
+    where, params = (filt or FileFilter()).where("p.path")
+    sql = _BM25_SQL.format(postings="postings", terms=_literals(terms), kinds=_literals(doc_kinds),
+                           k1=BM25_K1, b=BM25_B, where=where, limit=int(limit))
+    return view.sql(sql, params)
+
+
+def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+    if not keys:
+        return {}
+    named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
+    sql = _SYMBOL_DOCS_SQL.format(
+        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
+        join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
+    rows = view.sql(sql, [[k[0] for k in keys], [k[1] for k in keys]])
+    return {(r[0], r[1]): r for r in rows}
+
+
+def _chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+    if not keys:
+        return {}
+    rows = view.sql(_CHUNK_DOCS_SQL, [[k[0] for k in keys], [k[1] for k in keys]])
+    return {(r[0], r[1]): r for r in rows}
+
+
+def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHit]:
+    syms = _symbol_docs(view, [(r[0], r[2]) for r in rows if r[1] == "s"])
+    chunks = _chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
+    lines = file_lines(view, [r[0] for r in rows])
+    wanted = set(terms)
+    hits = []
+    for path, kind, doc, matched, bm25, _ in rows:
+        score = matched + bm25 / (1.0 + bm25)
+        text = lines.get(path)
+        if kind == "s" and (path, doc) in syms:
+            _, _, sid, stable, skind, name, fq, lang, sig, ls, le = syms[(path, doc)]
+            hits.append(SearchHit(path, ls, le, skind, name, fq, sid, stable, score,
+                                  snippet(text, ls, le, wanted) if text else "", "symbol", sid,
+                                  lang, sig, "bm25"))
+        elif kind == "c" and (path, doc) in chunks:
+            _, _, ckind, heading, ls, le, lang = chunks[(path, doc)]
+            rtype = "doc" if ckind == "doc_section" else "chunk"
+            hits.append(SearchHit(path, ls, le, ckind, heading, heading, None, None, score,
+                                  snippet(text, ls, le, wanted) if text else "", rtype,
+                                  f"{path}#c{doc}", lang, "", "bm25"))
+    return hits
+
+
+def text_candidates(view: IndexView, query: str, *, filt: FileFilter | None = None,
+                    doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> Candidates:
+    terms = query_terms(query)
+    rows = bm25_rows(view, terms, filt=filt, doc_kinds=doc_kinds, limit=limit)
+    return Candidates(_hits(view, rows, terms), rows[0][5] if rows else 0, COMPLETE)
 
 
 def search_text(view: IndexView, query: str, *, language: str | None = None,
                 path: str | None = None, extension: str | None = None,
-                doc_kinds: tuple[str, ...] = ("s", "c"), limit: int = 10) -> SearchResponse:
+                doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> SearchResponse:
     """BM25-ranked documents (symbols "s", chunks and doc sections "c") for `query`."""
-    raise NotImplementedError
+    if not query_terms(query):
+        raise InvalidParameter(f"no searchable words in {query!r}")
+    bad = set(doc_kinds) - set(DOC_KINDS)
+    if bad:
+        raise InvalidParameter(f"unknown document kinds {sorted(bad)}; use 's' and/or 'c'")
+    cand = text_candidates(view, query, filt=make_filter(language, path, extension),
+                           doc_kinds=doc_kinds, limit=limit)
+    return SearchResponse(cand.hits, classify_intent(query), cand.total,
+                          view.metadata(cand.completeness), "text")
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    raise NotImplementedError
+    return text_candidates(view, req.query, filt=make_filter(req.language, req.path, req.extension),
+                           limit=req.limit)
 
 
 register_retriever("text", retrieve)

@@ -1,7 +1,8 @@
 """Path globs (gitignore/ripgrep style) translated to RE2 regular expressions. Pure.
 
 `*` and `?` stay inside one path segment, `**` crosses segments, `[...]` is a class,
-`{a,b}` alternatives. A glob without `/` matches the file name anywhere in the tree
+`{a,b}` alternatives. The patterns are meant for RE2 (DuckDB), never for a
+backtracking engine. A glob without `/` matches the file name anywhere in the tree
 (`*.py`); one with `/` is anchored at the repository root (`src/**/*.ts`).
 """
 
@@ -73,14 +74,13 @@ def glob_to_regex(glob: str) -> str:
     if g.endswith("/"):
         g += "**"
     anchored = "/" in g.rstrip("/")
-    g = g.lstrip("/")
+    g = _collapse(g.lstrip("/"))
     body = _translate(g)
     prefix = "" if anchored or g.startswith("**") else "(?:.*/)?"
     return f"^{prefix}{body}(?:/.*)?$"
 
 
-def matches(glob: str, path: str) -> bool:
-    """Python-side check of glob_to_regex (for tests and small lists)."""
-    import re
-
-    return re.fullmatch(glob_to_regex(glob), path) is not None
+def _collapse(glob: str) -> str:
+    while "**/**" in glob:
+        glob = glob.replace("**/**", "**")
+    return glob.replace("***", "**")

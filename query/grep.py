@@ -1,15 +1,100 @@
 """Regex and literal search over file contents with RE2 (DuckDB's regexp functions): linear
-time, so no user pattern can backtrack catastrophically."""
+time, so no user pattern can backtrack catastrophically. Python's `re` never sees a user
+pattern.
+
+Lines are matched one by one (like grep and ripgrep): a pattern does not span lines.
+Files are first filtered by one match over their whole text, then only matching files
+are split into lines.
+"""
 
 from __future__ import annotations
 
+import time
+
+from ..errors import InvalidParameter
+from .filters import FileFilter, allowed_paths, make_filter
+from .globs import escape_re2
 from .index import IndexView
-from .results import GrepResponse
+from .memtext import text_cursor
+from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .search import Candidates, SearchRequest, register_retriever
+from .sourcetext import file_lines
 
 DEFAULT_MAX_RESULTS = 50
+MAX_RESULTS_CAP = 10_000
 DEFAULT_MAX_BYTES = 512 * 1024
 DEFAULT_TIMEOUT = 10.0
+MAX_CONTEXT = 10
+MAX_PATTERN = 1000
+
+_FILES_SQL = """
+SELECT path FROM files WHERE text IS NOT NULL AND {file_match} AND {where} ORDER BY path
+"""
+_LINES_SQL = """
+WITH f AS (SELECT path, line_count, string_split(text, chr(10)) AS lines FROM files
+           WHERE path IN (SELECT unnest(?::VARCHAR[]))),
+l AS (SELECT path, line_count, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
+SELECT path, n, line FROM l WHERE n <= line_count AND {line_match} ORDER BY path, n
+"""
+FIRST_BATCH = 16
+
+
+def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str, list]:
+    """SQL conditions on `text` (whole file) and `line`, and their parameters."""
+    if not regex and case_sensitive:
+        return "contains(text, ?)", "contains(line, ?)", [pattern, pattern]
+    expr = pattern if regex else escape_re2(pattern)
+    opts = "'s'" if case_sensitive else "'i'"
+    return (f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})", [expr, expr])
+
+
+def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
+    if not pattern:
+        raise InvalidParameter("empty pattern")
+    if len(pattern) > MAX_PATTERN:
+        raise InvalidParameter(f"pattern longer than {MAX_PATTERN} characters")
+    if not 0 <= context <= MAX_CONTEXT:
+        raise InvalidParameter(f"context must be between 0 and {MAX_CONTEXT} lines")
+    if not 1 <= max_results <= MAX_RESULTS_CAP:
+        raise InvalidParameter(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
+    if max_bytes < 1:
+        raise InvalidParameter("max_bytes must be positive")
+
+
+def _sql_error(pattern: str, exc: Exception) -> InvalidParameter:
+    msg = str(exc).split("\n")[0]
+    return InvalidParameter(f"invalid regular expression {pattern!r}: {msg}",
+                            hint="the syntax is RE2's (no backreferences or lookaround); "
+                                 "search literally to match it as text")
+
+
+def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: bool,
+              filt: FileFilter, limit: int, timeout: float | None) -> tuple[list[tuple], int, int, bool]:
+    """(rows of (path, line_number, line), matches counted, files matched, complete).
+
+    Files are matched whole first, then split into lines in batches (in path order) until
+    `limit` lines are found; `complete` is False when files were left unsplit, and then the
+    count is a lower bound.
+    """
+    import duckdb
+
+    file_match, line_match, params = _matchers(pattern, regex, case_sensitive)
+    where, fparams = filt.where("path")
+    cur = text_cursor(view)
+    rows: list[tuple] = []
+    try:
+        with view.deadline(timeout, cur):
+            paths = [r[0] for r in cur.execute(
+                _FILES_SQL.format(file_match=file_match, where=where), [params[0], *fparams]).fetchall()]
+            sql = _LINES_SQL.format(line_match=line_match)
+            done, batch = 0, FIRST_BATCH
+            while done < len(paths) and len(rows) <= limit:
+                rows.extend(cur.execute(sql, [paths[done:done + batch], params[1]]).fetchall())
+                done += batch
+                batch *= 4
+    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+        raise _sql_error(pattern, exc) from exc
+    return rows, len(rows), len(paths), done >= len(paths)
 
 
 def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: bool = True,
@@ -22,11 +107,44 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
     `max_bytes` of output (truncated=True); raises Timeout after `timeout` seconds and
     InvalidParameter for a pattern RE2 rejects.
     """
-    raise NotImplementedError
+    started = time.perf_counter()
+    _check(pattern, context, max_results, max_bytes)
+    filt = make_filter(language, glob, None)
+    rows, total, files_matched, complete = grep_rows(
+        view, pattern, regex=regex, case_sensitive=case_sensitive, filt=filt, limit=max_results,
+        timeout=timeout)
+    truncated = len(rows) > max_results or not complete
+    rows = rows[:max_results]
+    lines = file_lines(view, [r[0] for r in rows]) if context else {}
+    matches: list[GrepMatch] = []
+    used = 0
+    for path, n, line in rows:
+        text = lines.get(path, [])
+        before = text[max(n - 1 - context, 0):n - 1] if context else []
+        after = text[n:n + context] if context else []
+        used += len(path) + len(line) + sum(len(x) + 1 for x in before + after) + 16
+        if used > max_bytes and matches:
+            truncated = True
+            break
+        matches.append(GrepMatch(path, n, line, before, after))
+    files_searched = len(allowed) if (allowed := allowed_paths(view, filt)) is not None else \
+        view.count_where("files", "text IS NOT NULL")
+    return GrepResponse(matches=matches, total_matches=total,
+                        files_searched=files_searched, files_matched=files_matched,
+                        truncated=truncated, metadata=view.metadata(TRUNCATED if truncated else COMPLETE),
+                        took_ms=(time.perf_counter() - started) * 1000)
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    raise NotImplementedError
+    rows, total, _, complete = grep_rows(
+        view, req.query, regex=True, case_sensitive=req.case_sensitive,
+        filt=make_filter(req.language, req.path, req.extension), limit=req.limit,
+        timeout=DEFAULT_TIMEOUT)
+    hits = [SearchHit(path=p, line_start=n, line_end=n, kind="match", name="", qualified_name="",
+                      symbol_id=None, symbol_stable_id=None, score=1.0, snippet=line,
+                      result_type="match", result_id=f"{p}#L{n}", match="regex")
+            for p, n, line in rows[:req.limit]]
+    return Candidates(hits, total, COMPLETE if complete and total <= req.limit else TRUNCATED)
 
 
 register_retriever("regex", retrieve)

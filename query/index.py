@@ -69,14 +69,16 @@ class IndexView:
         self._lock = threading.Lock()
         self._closed = False
         self.meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
-        self.tables = {r[0]: set() for r in self.con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+        self.tables: dict[str, set[str]] = {}  # tables and views -> columns
         for table, column in self.con.execute(
-                "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database()").fetchall():
+                "SELECT table_name, column_name FROM duckdb_columns() "
+                "WHERE database_name = current_database() AND NOT internal").fetchall():
             self.tables.setdefault(table, set()).add(column)
         self._check_schema()
         self.commit = self.meta.get("commit") or None
         self.cache: dict[str, Any] = {}  # per-manifest memo for query helpers (name tables...)
+        self.keep_text_in_memory = False  # long-lived readers: see memtext.py
+        self._on_close: list = []
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -108,20 +110,26 @@ class IndexView:
         return column in self.tables.get(table, ())
 
     def count(self, table: str) -> int:
-        key = f"count:{table}"
+        return self.count_where(table, "TRUE")
+
+    def count_where(self, table: str, condition: str) -> int:
+        """Rows of `table` meeting a fixed SQL condition (memoised: the index never changes)."""
+        key = f"count:{table}:{condition}"
         if key not in self.cache:
-            self.cache[key] = self.sql(f"SELECT count(*) FROM {table}")[0][0] if self.has_table(table) else 0
+            self.cache[key] = (self.sql(f"SELECT count(*) FROM {table} WHERE {condition}")[0][0]
+                               if self.has_table(table) else 0)
         return self.cache[key]
 
     @contextmanager
-    def deadline(self, seconds: float | None) -> Iterator[None]:
-        """Interrupt this thread's running query after `seconds`; raises Timeout."""
+    def deadline(self, seconds: float | None, cursor=None) -> Iterator[None]:
+        """Interrupt this thread's running query (on `cursor`, default this view's) after
+        `seconds`; raises Timeout."""
         import duckdb
 
         if not seconds:
             yield
             return
-        cur = self.cursor()
+        cur = cursor or self.cursor()
         timer = threading.Timer(seconds, cur.interrupt)
         timer.start()
         try:
@@ -155,11 +163,17 @@ class IndexView:
                         completeness=completeness)
 
     # ---- lifetime ---------------------------------------------------------------------------
+    def on_close(self, fn) -> None:
+        self._on_close.append(fn)
+
     def close(self) -> None:
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                self.con.close()
+            if self._closed:
+                return
+            self._closed = True
+            for fn in self._on_close:
+                fn()
+            self.con.close()
 
     def __enter__(self) -> "IndexView":
         return self

@@ -2,8 +2,35 @@
 
 from __future__ import annotations
 
+from ..errors import InvalidParameter, NotFound
 from .index import IndexView
 from .results import Outline, SourceSpan, SymbolDetail, SymbolInfo
+from .sourcetext import lines_of, span_text
+
+SYMBOL_COLUMNS = ("symbol_id, stable_id, path, language, kind, name, qualified_name, "
+                  "coalesce(signature, ''), coalesce(doc, ''), coalesce(visibility, ''), "
+                  "coalesce(modifiers, []), start_line, end_line, start_col, end_col, name_line, "
+                  "parent_id, coalesce(body_hash, '')")
+MAX_SPAN_LINES = 400
+
+
+def symbol_info(row: tuple) -> SymbolInfo:
+    return SymbolInfo(
+        symbol_id=row[0], symbol_stable_id=row[1], path=row[2], language=row[3], kind=row[4],
+        name=row[5], qualified_name=row[6], signature=row[7], doc=row[8], visibility=row[9],
+        modifiers=list(row[10]), line_start=row[11], line_end=row[12], col_start=row[13],
+        col_end=row[14], name_line=row[15], parent_id=row[16], body_hash=row[17])
+
+
+def symbols_where(view: IndexView, where: str, params: list, limit: int = 50) -> list[SymbolInfo]:
+    rows = view.sql(f"SELECT {SYMBOL_COLUMNS} FROM symbols WHERE {where} "
+                    f"ORDER BY path, start_line, ordinal LIMIT {int(limit)}", params)
+    return [symbol_info(r) for r in rows]
+
+
+def _describe(cands: list[SymbolInfo]) -> str:
+    return "; ".join(f"{c.qualified_name} ({c.kind}, {c.path}:{c.line_start}, id {c.symbol_id})"
+                     for c in cands[:10])
 
 
 def resolve_symbol(view: IndexView, handle: str) -> SymbolInfo:
@@ -11,24 +38,81 @@ def resolve_symbol(view: IndexView, handle: str) -> SymbolInfo:
 
     Raises NotFound, or InvalidParameter listing candidates when a name is ambiguous.
     """
-    raise NotImplementedError
+    handle = handle.strip()
+    if not handle:
+        raise InvalidParameter("empty symbol handle")
+    for where in ("symbol_id = ?", "stable_id = ?"):
+        found = symbols_where(view, where, [handle], limit=1)
+        if found:
+            return found[0]
+    wheres = ["qualified_name = ?", "name = ?"]
+    if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_key"):
+        wheres.insert(0, "symbol_id IN (SELECT symbol_id FROM symbol_names WHERE fq_name = ? "
+                         "OR fq_key = replace(replace(?, '::', '.'), '#', '.'))")
+    for where in wheres:
+        params = [handle, handle] if where.count("?") == 2 else [handle]
+        found = symbols_where(view, where, params, limit=50)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise InvalidParameter(
+                f"{handle!r} names {len(found)} symbols: {_describe(found)}",
+                hint="pass a symbol_id (from `codeagent search`) to choose one")
+    if view.count("symbols") == 0:
+        raise NotFound(f"no symbol {handle!r}: this index has no symbols (no extractor for its "
+                       "languages yet)", hint="use `codeagent search --mode text` instead")
+    raise NotFound(f"no symbol {handle!r} in manifest {view.manifest_id[:12]}",
+                   hint=f"find it with `codeagent search {handle} --mode symbol`")
+
+
+def source_spans(view: IndexView, handle: str, *, with_text: bool = True) -> list[SourceSpan]:
+    """Every source location of a symbol, primary first: the same stable id may be defined in
+    several files (or several times in one), e.g. platform variants or overloads."""
+    sym = resolve_symbol(view, handle)
+    same = symbols_where(view, "stable_id = ?", [sym.symbol_stable_id], limit=100)
+    same.sort(key=lambda s: (s.symbol_id != sym.symbol_id, s.path, s.line_start))
+    spans = []
+    for s in same:
+        text = ""
+        if with_text:
+            lines = lines_of(view, s.path)
+            text = span_text(lines, s.line_start, min(s.line_end, s.line_start + MAX_SPAN_LINES - 1))
+        spans.append(SourceSpan(s.path, s.line_start, s.line_end, s.symbol_id == sym.symbol_id, text))
+    return spans
+
+
+def reference_count(view: IndexView, sym: SymbolInfo) -> int:
+    if view.has_table("edges"):
+        return view.sql("SELECT count(*) FROM edges WHERE dst_id = ? AND kind <> 'contains'",
+                        [sym.symbol_id])[0][0]
+    return view.sql("SELECT count(*) FROM refs WHERE target = ? OR ends_with(target, ?)",
+                    [sym.name, "." + sym.name])[0][0]
 
 
 def get_symbol(view: IndexView, handle: str) -> SymbolDetail:
     """Full metadata of one symbol with its children, source spans and reference count."""
-    raise NotImplementedError
-
-
-def source_spans(view: IndexView, handle: str, *, with_text: bool = True) -> list[SourceSpan]:
-    """Every source location of a symbol, primary first (several for same-named definitions)."""
-    raise NotImplementedError
+    sym = resolve_symbol(view, handle)
+    children = symbols_where(view, "parent_id = ?", [sym.symbol_id], limit=500)
+    return SymbolDetail(symbol=sym, children=children, spans=source_spans(view, sym.symbol_id),
+                        reference_count=reference_count(view, sym), metadata=view.metadata())
 
 
 def file_outline(view: IndexView, path: str) -> Outline:
     """Symbols defined in `path`, in line order (NotFound for a path not in the manifest)."""
-    raise NotImplementedError
+    path = path.strip().lstrip("./") if path.startswith("./") else path.strip()
+    row = view.sql("SELECT language, line_count, status, reason FROM files WHERE path = ?", [path])
+    if not row:
+        raise NotFound(f"{path} is not in manifest {view.manifest_id[:12]}",
+                       hint="paths are repository-relative with '/' separators")
+    language, line_count, status, reason = row[0]
+    symbols = symbols_where(view, "path = ?", [path], limit=100_000)
+    completeness = "complete" if status == "indexed" else "partial"
+    return Outline(path=path, language=language, line_count=line_count or 0, symbols=symbols,
+                   metadata=view.metadata(completeness))
 
 
 def read_lines(view: IndexView, path: str, line_start: int, line_end: int) -> str:
     """Lines [line_start, line_end] (1-based, inclusive) of an indexed file, from the index."""
-    raise NotImplementedError
+    if line_start < 1 or line_end < line_start:
+        raise InvalidParameter(f"bad line range {line_start}-{line_end}")
+    return span_text(lines_of(view, path), line_start, line_end)

@@ -1,13 +1,54 @@
-"""Path retriever: files whose path matches the query (for path-like queries)."""
+"""Path retriever: files whose path matches the query (`auth/jwt.rs`, `jwt.rs`, `auth jwt`).
+
+Tiers: exact path (1.0), path suffix (0.9), same file name (0.85), substring (0.7), every
+query word in the path (0.5); shorter paths first within a tier.
+"""
 
 from __future__ import annotations
 
+from ..tokenize import tokenize
+from .filters import make_filter
 from .index import IndexView
+from .results import COMPLETE, SearchHit
 from .search import Candidates, SearchRequest, register_retriever
+from .sourcetext import file_lines, snippet
+
+_PATHS_SQL = """
+SELECT path, language, line_count,
+  CASE WHEN path = ?1 THEN 1.0
+       WHEN ends_with(path, '/' || ?1) THEN 0.9
+       WHEN lower(regexp_extract(path, '[^/]*$')) = lower(?1) THEN 0.85
+       WHEN contains(lower(path), lower(?1)) THEN 0.7
+       ELSE 0.5 END AS score
+FROM files
+WHERE status = 'indexed' AND {where}
+  AND (contains(lower(path), lower(?1)) OR ({tokens}))
+ORDER BY score DESC, length(path), path
+"""
+
+
+def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidates:
+    q = query.strip().lstrip("./") if query.strip().startswith("./") else query.strip()
+    words = list(dict.fromkeys(tokenize(q)))[:8]
+    token_sql = " AND ".join("contains(lower(path), ?)" for _ in words) or "FALSE"
+    where, params = make_filter(req.language, req.path, req.extension).where("path")
+    rows = view.sql(_PATHS_SQL.format(where=where, tokens=token_sql), [q, *params, *words])
+    top = rows[:req.limit]
+    lines = file_lines(view, [r[0] for r in top])
+    hits = []
+    for path, lang, line_count, score in top:
+        end = max(line_count or 1, 1)
+        text = lines.get(path)
+        hits.append(SearchHit(path=path, line_start=1, line_end=end, kind="file",
+                              name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
+                              symbol_stable_id=None, score=float(score),
+                              snippet=snippet(text, 1, end) if text else "", result_type="file",
+                              result_id=path, language=lang or "", match="path"))
+    return Candidates(hits, len(rows), COMPLETE)
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    raise NotImplementedError
+    return path_candidates(view, req.query, req)
 
 
 register_retriever("path", retrieve)

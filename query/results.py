@@ -87,19 +87,17 @@ class SearchResponse:
 
 @dataclass(frozen=True)
 class GrepMatch:
-    """A matching line; `columns` are 0-based [start, end) character offsets of matches in it."""
+    """A matching line (1-based number) with the context lines around it."""
 
     path: str
     line_number: int
     line: str
     before: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
-    columns: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"path": self.path, "line_number": self.line_number, "line_content": self.line,
-                "context": {"before": self.before, "after": self.after},
-                "columns": [list(c) for c in self.columns]}
+                "context": {"before": self.before, "after": self.after}}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,10 @@ from .intent import classify_intent
 from .results import COMPLETE, PARTIAL, TRUNCATED, SearchHit, SearchResponse
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
+# CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
+# retriever come first in its own order; everything else is fused.
+PRIORITY = {"symbol": "symbol", "path": "path"}
+STRONG = 0.7
 # Modules that register more retrievers when imported (missing ones are skipped).
 RETRIEVER_MODULES = ("codeagent.query.semantic",)
 
@@ -64,8 +68,8 @@ def register_retriever(name: str, fn: Retriever) -> Retriever:
 
 
 def _load_builtin() -> None:
-    if RETRIEVERS.get("symbol") is None:
-        from . import fulltext, grep, paths, symbols  # noqa: F401  (they register themselves)
+    from . import fulltext, grep, paths, symbols  # noqa: F401  (they register themselves)
+
     for name in RETRIEVER_MODULES:
         try:
             importlib.import_module(name)
@@ -110,10 +114,19 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
             keys.append(key)
         lists[name] = keys
     fused = ranking.fuse(lists, weights)
-    top = fused[:req.limit]
-    scale = top[0][1] if top else 1.0
-    hits = [replace(by_key[k], score=s / scale) for k, s in top]
-    return Candidates(hits, max(total, len(fused)), completeness)
+    first = _priority_keys(intent, lists, by_key)
+    rest = [(k, s) for k, s in fused if k not in first][:max(req.limit - len(first), 0)]
+    scale = rest[0][1] if rest else 1.0
+    hits = [replace(by_key[k], score=1.0 + (len(first) - i) / len(first)) for i, k in enumerate(first)]
+    hits += [replace(by_key[k], score=s / scale) for k, s in rest]
+    return Candidates(hits[:req.limit], max(total, len(fused)), completeness)
+
+
+def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, SearchHit]) -> list[str]:
+    name = PRIORITY.get(intent)
+    if name is None:
+        return []
+    return [k for k in lists.get(name, []) if by_key[k].score >= STRONG]
 
 
 def search(view: IndexView, request: SearchRequest) -> SearchResponse:

@@ -102,23 +102,14 @@ def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
 
 
 def _filters(req: SearchRequest) -> tuple[str, list]:
-    from .globs import glob_to_regex
+    from .filters import kinds_for, make_filter
 
-    where, params = [], []
-    if req.language:
-        where.append("language = ?")
-        params.append(req.language)
-    if req.kind:
-        where.append("kind = ?")
-        params.append(req.kind)
-    if req.path:
-        where.append("regexp_full_match(path, ?)")
-        params.append(glob_to_regex(req.path))
-    exts = req.extensions()
-    if exts:
-        where.append("lower(regexp_extract(path, '\\.([^./]+)$', 1)) IN (SELECT unnest(?))")
-        params.append(exts)
-    return (" AND ".join(where) or "TRUE"), params
+    where, params = make_filter(req.language, req.path, req.extension).where("path")
+    kinds = kinds_for(req.kind)
+    if kinds:
+        where += " AND kind IN (SELECT unnest(?))"
+        params.append(list(kinds))
+    return where, params
 
 
 _ITEMS_SQL = """
@@ -138,7 +129,7 @@ SELECT * FROM (
 
 
 def chunk_result_id(path: str, ordinal: int) -> str:
-    return f"{path}#c:{ordinal}"
+    return f"{path}#c{ordinal}"  # the form fulltext.py gives chunks, so fusion merges them
 
 
 def _hits(view: IndexView, art: VectorArtifact, scored: list[tuple[int, float]],

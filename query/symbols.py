@@ -1,13 +1,150 @@
 """Symbol search: exact qualified name, name, prefix, sub-token and fuzzy matches, definitions
-ranked before references."""
+ranked before references.
+
+Tiers, best first (score): exact qualified name (1.0), qualified suffix `path.join` (0.95),
+exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
+`parseResponse` (0.55-0.65), fuzzy typos (0.5 - 0.1 per edit), references (0.3).
+Within a tier, top-level definitions, functions/classes, non-test paths and short
+qualified names come first.
+"""
 
 from __future__ import annotations
 
+import re
+
+from ..errors import InvalidParameter
+from ..tokenize import split_identifier
+from .filters import FileFilter, allowed_paths, kinds_for, make_filter
 from .index import IndexView
-from .results import SearchResponse
+from .names import NameIndex, SymbolRow
+from .results import COMPLETE, PARTIAL, SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
+from .sourcetext import file_lines, snippet
 
 MATCHES = ("auto", "exact", "prefix", "fuzzy")
+_PRIMARY_KINDS = {"function", "method", "class", "struct", "interface", "trait", "enum", "type",
+                  "module", "constructor"}
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$")
+_SPLIT_QUERY = re.compile(r"[\s,;]+")
+
+
+def _bonus(row: SymbolRow) -> float:
+    b = 0.0
+    b += 0.02 if row.top_level else 0.0
+    b += 0.015 if row.kind in _PRIMARY_KINDS else 0.0
+    b += 0.0 if _TEST_PATH.search(row.path) else 0.01
+    b -= min(row.qualified_name.count("."), 5) * 0.002
+    return b
+
+
+def _fuzzy_budget(query: str) -> int:
+    n = len(query)
+    return 0 if n < 4 else 1 if n < 7 else 2
+
+
+class _Collector:
+    """Ranked, de-duplicated symbol rows passing the filters."""
+
+    def __init__(self, index: NameIndex, allowed: set[str] | None, kinds: tuple[str, ...] | None,
+                 language: str | None) -> None:
+        self.index = index
+        self.allowed = allowed
+        self.kinds = kinds
+        self.language = language.lower() if language else None
+        self.scored: dict[int, tuple[float, str]] = {}
+
+    def ok(self, row: SymbolRow) -> bool:
+        return ((self.allowed is None or row.path in self.allowed)
+                and (self.kinds is None or row.kind in self.kinds)
+                and (self.language is None or row.language.lower() == self.language))
+
+    def add(self, ids, score: float, how: str) -> None:
+        for i in ids:
+            row = self.index.rows[i]
+            if i in self.scored or not self.ok(row):
+                continue
+            self.scored[i] = (score + _bonus(row), how)
+
+    def add_names(self, names, score_of, how: str) -> None:
+        for name in names:
+            self.add(self.index.by_name.get(name, ()), score_of(name), how)
+
+
+def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int) -> None:
+    q = query.strip().removesuffix("()")
+    c.add(index.exact_qualified(q), 1.0, "exact_qualified")
+    if any(sep in q for sep in (".", "::", "#", "->")):
+        c.add(index.qualified_suffix(q), 0.95, "qualified_suffix")
+        q = re.split(r"\.|::|#|->", q)[-1]
+    exact = index.exact_name(q)
+    c.add([i for i in exact if index.rows[i].name == q], 0.9, "exact")
+    c.add(exact, 0.88, "exact_ignore_case")
+    if match == "exact":
+        return
+    if len(q) >= 2:
+        c.add_names(index.prefix(q), lambda n: 0.7 + 0.1 * len(q) / len(n), "prefix")
+    if match == "prefix":
+        return
+    tokens = [t for w in _SPLIT_QUERY.split(query) if w for t in split_identifier(w)]
+    if len(tokens) > 1 or (tokens and match == "fuzzy"):
+        c.add_names(index.subtoken_names(tokens),
+                    lambda n: 0.55 + 0.1 * len(tokens) / max(len(split_identifier(n)), 1), "subtoken")
+    budget = _fuzzy_budget(q) if not _SPLIT_QUERY.search(q) else 0
+    if budget and (match == "fuzzy" or len(c.scored) < limit):
+        for name, dist in index.fuzzy_names(q, budget):
+            c.add(index.by_name.get(name, ()), 0.5 - 0.1 * dist, "fuzzy")
+
+
+def _hit(row: SymbolRow, score: float, how: str, lines: list[str] | None) -> SearchHit:
+    snip = snippet(lines, row.line_start, row.line_end) if lines else ""
+    return SearchHit(path=row.path, line_start=row.line_start, line_end=row.line_end, kind=row.kind,
+                     name=row.name, qualified_name=row.fq_name or row.qualified_name,
+                     symbol_id=row.symbol_id, symbol_stable_id=row.stable_id, score=score,
+                     snippet=snip, result_type="symbol", result_id=row.symbol_id,
+                     language=row.language, signature=row.signature, match=how)
+
+
+def _reference_hits(view: IndexView, name: str, filt: FileFilter, limit: int) -> tuple[list[SearchHit], int]:
+    """Uses of `name` (calls, imports, type references) from the refs table."""
+    where, params = filt.where("r.path")
+    rows = view.sql(f"""
+        SELECT r.path, r.language, r.kind, r.target, r.start_line, r.end_line, count(*) OVER ()
+        FROM refs r WHERE (r.target = ? OR ends_with(r.target, ?)) AND {where}
+        ORDER BY r.path, r.start_line LIMIT {int(limit)}""", [name, "." + name, *params])
+    lines = file_lines(view, [r[0] for r in rows])
+    hits = [SearchHit(path=p, line_start=ls, line_end=le, kind=kind, name=name, qualified_name=target,
+                      symbol_id=None, symbol_stable_id=None, score=0.3,
+                      snippet=snippet(lines[p], ls, le) if p in lines else "",
+                      result_type="reference", result_id=f"{p}#ref:{ls}:{target}", language=lang,
+                      match="reference")
+            for p, lang, kind, target, ls, le, _ in rows]
+    return hits, rows[0][6] if rows else 0
+
+
+def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", language: str | None = None,
+                      kind: str | None = None, filt: FileFilter | None = None, limit: int = 10,
+                      include_references: bool = True) -> Candidates:
+    if match not in MATCHES:
+        raise InvalidParameter(f"unknown match {match!r}; choose one of {', '.join(MATCHES)}")
+    filt = filt or FileFilter()
+    index = NameIndex.load(view)
+    c = _Collector(index, allowed_paths(view, FileFilter(None, filt.glob, filt.extensions)),
+                   kinds_for(kind), language)
+    _collect(index, query, match, c, limit)
+    ranked = sorted(c.scored.items(), key=lambda kv: (-kv[1][0], index.rows[kv[0]].path,
+                                                      index.rows[kv[0]].line_start))
+    top = ranked[:limit]
+    lines = file_lines(view, [index.rows[i].path for i, _ in top])
+    hits = [_hit(index.rows[i], s, how, lines.get(index.rows[i].path)) for i, (s, how) in top]
+    total = len(ranked)
+    if include_references and len(hits) < limit and not kind:
+        name = re.split(r"\.|::|#|->", query.strip().removesuffix("()"))[-1]
+        refs, n_refs = _reference_hits(view, name, filt if not language else make_filter(
+            language, filt.glob, ",".join(filt.extensions)), limit - len(hits))
+        hits.extend(refs)
+        total += n_refs
+    completeness = COMPLETE if index.rows or view.count("files") == 0 else PARTIAL
+    return Candidates(hits, total, completeness)
 
 
 def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: str | None = None,
@@ -16,13 +153,21 @@ def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: s
     """Definitions (then references) whose name fits `name`.
 
     match: exact (qualified name or name), prefix, fuzzy (typos, sub-tokens), or auto (all,
-    best tier first). Filters: language, kind, path glob, extension.
+    fuzzy only when the better tiers leave room). Filters: language, kind, path glob, extension.
     """
-    raise NotImplementedError
+    from .intent import SYMBOL
+
+    if not name.strip():
+        raise InvalidParameter("empty symbol name")
+    cand = symbol_candidates(view, name, match=match, language=language, kind=kind,
+                             filt=make_filter(None, path, extension), limit=limit,
+                             include_references=include_references)
+    return SearchResponse(cand.hits, SYMBOL, cand.total, view.metadata(cand.completeness), "symbol")
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    raise NotImplementedError
+    return symbol_candidates(view, req.query, language=req.language, kind=req.kind,
+                             filt=make_filter(None, req.path, req.extension), limit=req.limit)
 
 
 register_retriever("symbol", retrieve)

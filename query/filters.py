@@ -1,0 +1,77 @@
+"""File filters shared by every retriever: language, path glob, extensions.
+
+Globs become RE2 patterns evaluated by DuckDB; the Python side only ever sees the resulting
+set of paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .globs import glob_to_regex
+from .index import IndexView
+
+KIND_ALIASES = {
+    "fn": ("function", "method"), "func": ("function", "method"), "def": ("function", "method"),
+    "function": ("function",), "method": ("method",), "class": ("class",),
+    "struct": ("struct", "class"), "interface": ("interface", "trait", "protocol"),
+    "trait": ("trait", "interface"), "enum": ("enum",), "var": ("variable", "constant", "field"),
+    "variable": ("variable",), "const": ("constant",), "constant": ("constant",),
+    "type": ("type", "type_alias", "typedef", "struct", "class", "interface", "enum"),
+    "module": ("module", "package", "namespace"),
+}
+
+
+def kinds_for(kind: str | None) -> tuple[str, ...] | None:
+    """The stored kinds a user's kind filter means (`fn` -> function, method)."""
+    if not kind:
+        return None
+    k = kind.strip().lower()
+    return KIND_ALIASES.get(k, (k,))
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    language: str | None = None
+    glob: str | None = None
+    extensions: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.language or self.glob or self.extensions)
+
+    def where(self, column: str = "path") -> tuple[str, list]:
+        """A SQL condition on `column` (a path) and its parameters; "TRUE" when inactive."""
+        if not self.active:
+            return "TRUE", []
+        conds, params = ["status = 'indexed'"], []
+        if self.language:
+            conds.append("lower(language) = ?")
+            params.append(self.language.lower())
+        if self.glob:
+            conds.append("regexp_full_match(path, ?)")
+            params.append(glob_to_regex(self.glob))
+        if self.extensions:
+            conds.append("lower(regexp_extract(path, '\\.([^./]+)$', 1)) IN (SELECT unnest(?))")
+            params.append(list(self.extensions))
+        return f"{column} IN (SELECT path FROM files WHERE {' AND '.join(conds)})", params
+
+
+def make_filter(language: str | None = None, glob: str | None = None,
+                extension: str | None = None) -> FileFilter:
+    exts = tuple(e.strip().lstrip(".").lower() for e in (extension or "").split(",") if e.strip())
+    return FileFilter(language or None, glob or None, exts)
+
+
+def allowed_paths(view: IndexView, filt: FileFilter) -> set[str] | None:
+    """The indexed paths passing `filt` (None when it filters nothing); memoised per view."""
+    if not filt.active:
+        return None
+    key = ("allowed_paths", filt)
+    memo = view.cache.setdefault("allowed_paths", {})
+    if key not in memo:
+        where, params = filt.where("path")
+        memo[key] = {r[0] for r in view.sql(f"SELECT path FROM files WHERE {where}", params)}
+        if len(memo) > 64:
+            memo.pop(next(iter(memo)))
+    return memo[key]

@@ -1,0 +1,178 @@
+"""An in-memory name index over one manifest's symbols, built once per view.
+
+A DuckDB scan costs milliseconds per query on a large repository; dictionaries keyed by
+lower-cased name, qualified name and sub-token, a sorted name list (prefix via bisect) and
+a trigram index (fuzzy candidates) answer in microseconds. The index lives as long as the
+view, so a long-lived server pays for it once per manifest.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..tokenize import split_identifier
+from .index import IndexView
+
+# Column order of `SymbolRow` as loaded from DuckDB.
+_LOAD_SQL = """
+SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
+       {fq} AS fq_name, coalesce(s.signature, ''), s.start_line, s.end_line, s.parent_id IS NULL
+FROM symbols s {join}
+ORDER BY s.path, s.start_line, s.ordinal
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    symbol_id: str
+    stable_id: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    fq_name: str
+    signature: str
+    line_start: int
+    line_end: int
+    top_level: bool
+
+
+def fold_qualified(name: str) -> str:
+    """Qualified-name key: separators (`::`, `#`, `->`, `/`) folded to `.`, lower-cased."""
+    out = name.strip().lower()
+    for sep in ("::", "->", "#", "/", "\\"):
+        out = out.replace(sep, ".")
+    return out.removesuffix("()")
+
+
+def trigrams(word: str) -> set[str]:
+    padded = f"\x02\x02{word}\x03\x03"
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def damerau_levenshtein(a: str, b: str, limit: int) -> int:
+    """Optimal string alignment distance, stopping early above `limit` (returns limit + 1)."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        best = cur[0]
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+            best = min(best, v)
+        if best > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+class NameIndex:
+    """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
+
+    def __init__(self, rows: list[SymbolRow]) -> None:
+        self.rows = rows
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        self.by_qualified: dict[str, list[int]] = defaultdict(list)
+        for i, r in enumerate(rows):
+            self.by_name[r.name.lower()].append(i)
+            self.by_qualified[fold_qualified(r.qualified_name)].append(i)
+            if r.fq_name and r.fq_name != r.qualified_name:
+                self.by_qualified[fold_qualified(r.fq_name)].append(i)
+        self.names = sorted(self.by_name)
+        self._subtokens: dict[str, set[str]] | None = None
+        self._trigrams: dict[str, list[str]] | None = None
+
+    @classmethod
+    def load(cls, view: IndexView) -> "NameIndex":
+        """The view's name index, built on first use."""
+        cached = view.cache.get("name_index")
+        if cached is None:
+            if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
+                sql = _LOAD_SQL.format(fq="coalesce(n.fq_name, s.qualified_name)",
+                                       join="LEFT JOIN symbol_names n USING (symbol_id)")
+            else:
+                sql = _LOAD_SQL.format(fq="s.qualified_name", join="")
+            cached = cls([SymbolRow(*r) for r in view.sql(sql)])
+            view.cache["name_index"] = cached
+        return cached
+
+    def exact_qualified(self, query: str) -> list[int]:
+        return list(self.by_qualified.get(fold_qualified(query), ()))
+
+    def qualified_suffix(self, query: str) -> list[int]:
+        """Symbols whose qualified name ends with the dotted `query` (`path.join`)."""
+        key = fold_qualified(query)
+        last = key.rsplit(".", 1)[-1]
+        out = []
+        for i in self.by_name.get(last, ()):
+            r = self.rows[i]
+            for q in (r.qualified_name, r.fq_name):
+                if fold_qualified(q).endswith("." + key):
+                    out.append(i)
+                    break
+        return out
+
+    def exact_name(self, name: str) -> list[int]:
+        return list(self.by_name.get(name.lower(), ()))
+
+    def prefix(self, prefix: str, cap: int = 2000) -> list[str]:
+        """Distinct lower-cased names starting with `prefix` (shortest first), at most `cap`."""
+        p = prefix.lower()
+        lo = bisect.bisect_left(self.names, p)
+        out = []
+        for name in self.names[lo:]:
+            if not name.startswith(p) or len(out) >= cap:
+                break
+            out.append(name)
+        return sorted(out, key=len)
+
+    def subtoken_names(self, tokens: list[str]) -> list[str]:
+        """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
+        if self._subtokens is None:
+            index: dict[str, set[str]] = defaultdict(set)
+            for name in self.names:
+                for t in split_identifier(name) if "_" in name else ():
+                    index[t].add(name)
+            for r in self.rows:
+                for t in split_identifier(r.name):
+                    index[t].add(r.name.lower())
+            self._subtokens = index
+        sets = [self._subtokens.get(t, set()) for t in tokens]
+        if not sets:
+            return []
+        sets.sort(key=len)
+        found = set(sets[0]).intersection(*sets[1:])
+        return sorted(found, key=len)
+
+    def fuzzy_names(self, query: str, max_distance: int, cap: int = 50) -> list[tuple[str, int]]:
+        """Distinct names within `max_distance` edits (transpositions count one), closest first."""
+        q = query.lower()
+        if self._trigrams is None:
+            tri: dict[str, list[str]] = defaultdict(list)
+            for name in self.names:
+                for g in trigrams(name):
+                    tri[g].append(name)
+            self._trigrams = tri
+        counts: dict[str, int] = defaultdict(int)
+        for g in trigrams(q):
+            for name in self._trigrams.get(g, ()):
+                counts[name] += 1
+        qlen = len(q)
+        ranked = sorted((c for c in counts.items() if abs(len(c[0]) - qlen) <= max_distance),
+                        key=lambda kv: -kv[1])[:max(cap * 8, 200)]
+        out = []
+        for name, _ in ranked:
+            d = damerau_levenshtein(q, name, max_distance)
+            if d <= max_distance and name != q:
+                out.append((name, d))
+        out.sort(key=lambda nd: (nd[1], len(nd[0]), nd[0]))
+        return out[:cap]
