@@ -56,6 +56,13 @@ def _ann_index(dim: int):
                  expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
 
 
+def _keys_schema():
+    import pyarrow as pa
+
+    return pa.schema([("key", pa.int64()), ("path", pa.string()), ("doc_kind", pa.string()),
+                      ("ordinal", pa.int32()), ("object", pa.string())])
+
+
 def _prev_spans(prev: dict | None) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
     """{(path, object): (first row, row count)} of the previous artifact, and its next key."""
     if prev is None:
@@ -93,10 +100,9 @@ def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
         added.extend(keys)
         parts.append(block.vectors)
         tables.append(pa.table({
-            "key": pa.array(keys, pa.int64()), "path": [path] * len(keys),
-            "doc_kind": [k for k, _o, _h in block.items],
-            "ordinal": pa.array([o for _k, o, _h in block.items], pa.int32()),
-            "object": [obj] * len(keys)}))
+            "key": keys, "path": [path] * len(keys), "doc_kind": [k for k, _o, _h in block.items],
+            "ordinal": [o for _k, o, _h in block.items], "object": [obj] * len(keys)},
+            schema=_keys_schema()))
     return {"tables": tables, "parts": parts, "kept": kept, "added": added}
 
 
@@ -148,10 +154,7 @@ def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, wo
     matrix = (np.concatenate(rows["parts"]).astype(np.float16, copy=False) if rows["parts"]
               else np.zeros((0, dim), dtype=np.float16))
     np.save(work_dir / fmt.VECTORS_MATRIX, matrix)
-    table = (pa.concat_tables(rows["tables"]) if rows["tables"] else pa.table({
-        "key": pa.array([], pa.int64()), "path": pa.array([], pa.string()),
-        "doc_kind": pa.array([], pa.string()), "ordinal": pa.array([], pa.int32()),
-        "object": pa.array([], pa.string())}))
+    table = pa.concat_tables(rows["tables"]) if rows["tables"] else _keys_schema().empty_table()
     table = table.add_column(0, "row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     rows["table"] = table
     pq.write_table(table, work_dir / fmt.VECTOR_KEYS)

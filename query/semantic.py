@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import format as fmt
-from ..embedding import Embedder, check_same_embedder, get_embedder
+from ..embedding import Embedder, check_same_embedder, get_embedder, resolve_embedder_id
 from ..errors import IndexMissing
 from .index import IndexView
 from .results import SearchHit, SearchResponse
@@ -95,10 +95,9 @@ def vector_artifact(view: IndexView) -> VectorArtifact:
 def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
     """The embedder that made the index's vectors; `embedder` (a name) must agree with it."""
     art = vector_artifact(view)
-    emb = get_embedder(art.embedder_id)
     if embedder:
-        check_same_embedder(art.embedder_id, get_embedder(embedder).id)
-    return emb
+        check_same_embedder(art.embedder_id, resolve_embedder_id(embedder))
+    return get_embedder(art.embedder_id)
 
 
 def _filters(req: SearchRequest) -> tuple[str, list]:

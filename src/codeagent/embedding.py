@@ -242,6 +242,20 @@ class HashingEmbedder:
 
 
 KNOWN_EMBEDDERS = ("hash", "minilm")
+_IDS = {"hash": embedder_id("hash", 1, 256), "minilm": embedder_id("minilm", 1, 384)}
+
+
+def resolve_embedder_id(name_or_id: str | None = None) -> str:
+    """The id an embedder name stands for, without loading any model."""
+    value = name_or_id or DEFAULT_EMBEDDER
+    if "-v" in value:
+        parse_embedder_id(value)
+        return value
+    name = DEFAULT_EMBEDDER if value == "default" else value
+    if name not in _IDS:
+        raise InvalidParameter(f"unknown embedder {name!r}",
+                               hint=f"choose one of: {', '.join(KNOWN_EMBEDDERS)}")
+    return _IDS[name]
 
 
 def get_embedder(name_or_id: str | None = None) -> Embedder:
@@ -257,9 +271,9 @@ def get_embedder(name_or_id: str | None = None) -> Embedder:
     if name == "hash":
         emb: Embedder = HashingEmbedder(parse_embedder_id(want)[2] if want else 256)
     elif name == "minilm":
-        from .embedders.minilm import MiniLMEmbedder
+        from .embedders.minilm import load_minilm
 
-        emb = MiniLMEmbedder()
+        emb = load_minilm()
     else:
         raise InvalidParameter(f"unknown embedder {name!r}",
                                hint=f"choose one of: {', '.join(KNOWN_EMBEDDERS)}")

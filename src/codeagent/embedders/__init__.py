@@ -1,0 +1,1 @@
+"""Optional embedders that need extra packages (see the `neural` extra)."""
