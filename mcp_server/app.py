@@ -9,6 +9,7 @@ without its text, so no traceback or absolute path leaks to the client.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -81,7 +82,8 @@ class CodeagentMCP(MCPServer):
         self._arguments: dict[str, set[str]] = {}
 
     def register(self, fn: Callable[..., Any], title: str, annotations: ToolAnnotations) -> None:
-        self.add_tool(fn, title=title, annotations=annotations, structured_output=True)
+        self.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
+                      annotations=annotations, structured_output=True)
         tool = self._tool_manager.get_tool(fn.__name__)
         assert tool is not None
         self._arguments[tool.name] = set(tool.parameters.get("properties", {}))
