@@ -5,9 +5,13 @@ The assembled directory is built under the store's tmp/ and renamed into
 missing or half-written. When the previous manifest of the ref is assembled, its database
 is copied and only the changed paths are replaced.
 
-Tables (ASSEMBLY_VERSION 1): meta, files, chunks, symbols, refs, postings (per-path rows,
-copied from shards), then derived per manifest by DERIVED_STEPS: docs, term_df, corpus
-(BM25 statistics, here) and edges (the symbol graph, `graph.py`):
+Tables (ASSEMBLY_VERSION 2): meta, files, chunks, symbols, refs, postings (per-path rows,
+copied from shards) plus docs (BM25 document lengths, per path too); term_df and corpus are
+views (BM25 corpus statistics, always those of this manifest, so an incremental build never
+recomputes them); then derived per manifest by DERIVED_STEPS: edges (the symbol graph,
+`graph.py`). During the steps two temp tables name what changed: delta_removed(path) and
+delta_added(path); a step may use them to work incrementally (on a full assembly every path
+is in delta_added and delta_removed is empty).
 
   edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
     kind: calls | references | imports | inherits | implements | overrides | contains
@@ -29,7 +33,7 @@ from .. import format as fmt
 from ..manifest import FileEntry, Manifest
 from ..store import Store
 
-PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings")
+PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings", "docs")
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -48,6 +52,10 @@ CREATE TABLE refs(path VARCHAR, language VARCHAR, ordinal INTEGER, kind VARCHAR,
     module VARCHAR, alias VARCHAR, source INTEGER, source_id VARCHAR, start_line INTEGER,
     start_col INTEGER, end_line INTEGER, end_col INTEGER);
 CREATE TABLE postings(path VARCHAR, doc_kind VARCHAR, doc INTEGER, term VARCHAR, tf INTEGER);
+CREATE TABLE docs(path VARCHAR, doc_kind VARCHAR, doc INTEGER, length INTEGER);
+CREATE VIEW term_df AS SELECT term, count(*)::INTEGER AS df FROM postings GROUP BY term;
+CREATE VIEW corpus AS SELECT count(*)::BIGINT AS n_docs, coalesce(avg(length), 0)::DOUBLE AS avgdl
+    FROM docs;
 """
 
 # symbol_id: row identity inside a manifest, stable while the symbol stays at its path.
@@ -141,6 +149,8 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
         FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file""")
     con.execute("""INSERT INTO postings SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
         FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
+    con.execute("""INSERT INTO docs SELECT path, doc_kind, doc, sum(tf)::INTEGER FROM postings
+        WHERE path IN (SELECT path FROM m) GROUP BY ALL""")
     con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
         WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
         AND symbols.path IN (SELECT path FROM m)""")
@@ -151,17 +161,20 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
     con.execute("DROP TABLE m")
 
 
-@derived_step
-def _bm25_statistics(con, manifest: Manifest) -> None:
-    """Per-manifest corpus statistics over the per-shard postings."""
-    con.execute("DROP TABLE IF EXISTS docs")
-    con.execute("DROP TABLE IF EXISTS term_df")
-    con.execute("DROP TABLE IF EXISTS corpus")
-    con.execute("""CREATE TABLE docs AS SELECT path, doc_kind, doc, sum(tf)::INTEGER AS length
-        FROM postings GROUP BY ALL""")
-    con.execute("CREATE TABLE term_df AS SELECT term, count(*)::INTEGER AS df FROM postings GROUP BY term")
-    con.execute("""CREATE TABLE corpus AS SELECT count(*)::BIGINT AS n_docs,
-        coalesce(avg(length), 0)::DOUBLE AS avgdl FROM docs""")
+def _path_table(con, name: str, paths: list[str]) -> None:
+    import pyarrow as pa
+
+    con.register("_paths", pa.table({"path": pa.array(paths, pa.string())}))
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT path FROM _paths")
+    con.unregister("_paths")
+
+
+def _same_assembly_version(con) -> bool:
+    try:
+        rows = con.execute("SELECT value FROM meta WHERE key = 'assembly_version'").fetchall()
+    except Exception:
+        return False
+    return rows == [(str(fmt.ASSEMBLY_VERSION),)]
 
 
 def _write_meta(con, manifest: Manifest, manifest_id: str) -> None:
@@ -199,15 +212,19 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             base = previous[0]
         con = duckdb.connect(str(db_path))
         try:
+            if base is not None and not _same_assembly_version(con):
+                con.close()
+                db_path.unlink()
+                con = duckdb.connect(str(db_path))
+                base = prev_dir = None
             if base is None:
                 con.execute(SCHEMA_SQL)
             remove, insert = _changed_paths(base, manifest)
+            _path_table(con, "delta_removed", sorted(remove))
+            _path_table(con, "delta_added", [f.path for f in insert])
             if remove:
-                con.execute("CREATE TEMP TABLE gone(path VARCHAR)")
-                con.executemany("INSERT INTO gone VALUES (?)", [(p,) for p in sorted(remove)])
                 for table in PER_PATH_TABLES:
-                    con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM gone)")
-                con.execute("DROP TABLE gone")
+                    con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             _insert_entries(con, store, insert)
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:

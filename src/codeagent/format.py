@@ -16,7 +16,11 @@ from __future__ import annotations
 SCHEMA_VERSION = 1
 EXTRACTOR_VERSION = "1"
 MANIFEST_FORMAT = "codeagent-manifest"
-ASSEMBLY_VERSION = 1  # layout of the per-manifest DuckDB file; not part of shard keys
+# Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
+# another version is never used as the base of an incremental one.
+#   1: docs/term_df/corpus as tables recomputed per manifest.
+#   2: docs per path; term_df and corpus views (incremental builds never recompute them).
+ASSEMBLY_VERSION = 2
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

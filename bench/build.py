@@ -1,0 +1,91 @@
+"""Build benchmark on the stdlib corpus, against universal-ctags in the same run.
+
+    python bench/build.py [--repeat 5] [--jobs 0] [--corpus DIR]
+
+Prints: cold build, no-op rebuild, one-file-change rebuild (medians), files/s, MB/s, store
+size, peak RSS, and ctags -R on the same files with the ratio. Targets (2 cores, no neural
+embeddings): cold <= 8x ctags, no-op <= 0.25 s, one-file change <= 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import median, print_table, stdlib_repo  # noqa: E402
+
+
+def run_with_rss(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read() if proc.stdout else b""
+    err = proc.stderr.read() if proc.stderr else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()}")
+    return wall, usage.ru_maxrss, out.decode()
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-stdlib")
+    args = ap.parse_args()
+    repo = stdlib_repo(args.corpus)
+    shutil.rmtree(repo / ".codeagent", ignore_errors=True)
+    files = int(subprocess.check_output(["git", "-C", str(repo), "ls-files"], text=True).count("\n"))
+    size = sum((repo / p).stat().st_size for p in
+               subprocess.check_output(["git", "-C", str(repo), "ls-files"], text=True).splitlines())
+    build = [sys.executable, "-m", "codeagent", "build", "--json", "--jobs", str(args.jobs)]
+
+    cold_t, cold_rss, out = run_with_rss(build, repo)
+    cold = json.loads(out)
+    noop = [run_with_rss(build, repo)[0] for _ in range(args.repeat)]
+    target = repo / "json" / "encoder.py"
+    original = target.read_bytes()
+    one = []
+    try:
+        for i in range(args.repeat):
+            target.write_bytes(original + f"\n# edit {i}\n".encode())
+            t, _, out = run_with_rss(build, repo)
+            assert json.loads(out)["files_parsed"] == 1, out
+            one.append(t)
+    finally:
+        target.write_bytes(original)
+    ctags = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.repeat):
+            ctags.append(run_with_rss(["ctags", "-R", "-f", str(Path(tmp) / "tags"), "."], repo)[0])
+    ct = median(ctags)
+    rows = [
+        ["cold build", f"{cold_t:.2f} s", f"{cold_t / ct:.1f}x ctags", "<= 8x ctags"],
+        ["no-op rebuild (median)", f"{median(noop):.3f} s", "", "<= 0.25 s"],
+        ["one-file change (median)", f"{median(one):.3f} s", "", "<= 0.5 s"],
+        ["ctags -R (median)", f"{ct:.2f} s", "1.0x", ""],
+        ["files / s (cold)", f"{files / cold_t:.0f}", f"{files} files", ""],
+        ["MB / s (cold)", f"{size / 1e6 / cold_t:.1f}", f"{size / 1e6:.1f} MB", ""],
+        ["store size", f"{dir_bytes(repo / '.codeagent') / 1e6:.1f} MB", "", ""],
+        ["peak RSS (cold build)", f"{cold_rss / 1024:.0f} MiB", "", ""],
+        ["files parsed (cold)", str(cold["files_parsed"]), f"{cold['files_skipped']['total']} skipped", ""],
+    ]
+    print(f"corpus: {repo} ({files} files, {size / 1e6:.1f} MB), jobs={args.jobs or os.cpu_count()}, "
+          f"repeat={args.repeat}")
+    print_table(["measure", "value", "ratio / note", "target"], rows)
+
+
+if __name__ == "__main__":
+    main()
