@@ -70,7 +70,11 @@ def parse(source: bytes, language: str, budget_s: float = PARSE_BUDGET_S) -> Tre
         return time.monotonic() > deadline
 
     try:
-        return parser.parse(read, progress_callback=over_budget)
+        tree = parser.parse(read, progress_callback=over_budget)
+        # A tree parsed through a callback has no bytes attached, so every node.text calls
+        # back into Python (~0.2 ms); re-parsing from bytes against the old tree is ~5x
+        # cheaper than the first parse and makes node.text a slice.
+        return parser.parse(source, old_tree=tree)
     except ValueError as exc:  # tree-sitter aborts with "Parsing failed" when we stop it
         if time.monotonic() > deadline:
             raise ExtractTimeout(f"{language} parse exceeded {budget_s:.0f}s") from exc
