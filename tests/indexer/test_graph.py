@@ -1,0 +1,208 @@
+"""The symbol graph: module names, fq names and resolved edges, on real repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from codeagent import format as fmt
+from codeagent.indexer.build import BuildOptions, build
+from codeagent.indexer.graph import NAME_CAP
+from codeagent.indexer.module_names import (FileModule, fq_name, import_binding, python_module,
+                                            resolve_js_relative, resolve_python_relative,
+                                            rust_module)
+from codeagent.store import Store
+
+PROJECT = {
+    "pkg/__init__.py": "from .util import helper\n",
+    "pkg/util.py": (
+        "import os\n\n"
+        "def helper(x):\n    return os.path.join(x, 'a')\n\n"
+        "class Base:\n"
+        "    def run(self):\n        return self.step()\n\n"
+        "    def step(self):\n        return 1\n"),
+    "pkg/app.py": (
+        "from pkg.util import Base, helper\n"
+        "from . import util\n"
+        "import pkg.util as u\n"
+        "import numpy as np\n\n"
+        "class Child(Base):\n"
+        "    def step(self):\n        return helper(2) + util.helper(3) + u.helper(4)\n\n"
+        "    def go(self):\n        self.run()\n        local()\n        mystery()\n"
+        "        np.array([1])\n\n"
+        "def local():\n    return Child()\n"),
+    "other.py": "def mystery():\n    pass\n\ndef array():\n    pass\n",
+}
+
+
+def _build(repo, rev: str = "main"):
+    result = build(BuildOptions(repo=repo.path, rev=rev, jobs=1))
+    return result, Store(repo.path / ".codeagent").assembled_dir(result.manifest_id) / fmt.DUCKDB_FILE
+
+
+def _edges(db: Path, kind: str | None = None) -> set[tuple]:
+    """(kind, confidence, src fq, dst fq or dst path, target) of every edge."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute("""
+            SELECT e.kind, e.confidence, coalesce(a.fq_name, e.src_path),
+                   coalesce(b.fq_name, e.dst_path), e.target
+            FROM edges e LEFT JOIN symbol_names a ON a.symbol_id = e.src_id
+            LEFT JOIN symbol_names b ON b.symbol_id = e.dst_id""").fetchall()
+    finally:
+        con.close()
+    return {r for r in rows if kind is None or r[0] == kind}
+
+
+def _query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def project(git_repo):
+    git_repo.write_many(PROJECT)
+    git_repo.commit("project")
+    return git_repo
+
+
+def test_python_module_names() -> None:
+    packages = {"json", "src/pkg"}
+    assert python_module("json/decoder.py", packages) == ("json.decoder", "json")
+    assert python_module("json/__init__.py", packages) == ("json", "json")
+    assert python_module("src/pkg/mod.py", packages) == ("pkg.mod", "pkg")
+    assert python_module("os.py", packages) == ("os", "")
+    assert python_module("tests/test_x.py", packages) == ("tests.test_x", "tests")
+    assert resolve_python_relative("..m", "a.b.c") == "a.b.m"
+    assert resolve_python_relative(".", "a.b") == "a.b"
+
+
+def test_other_language_module_names() -> None:
+    assert rust_module("src/lib.rs") == "crate"
+    assert rust_module("src/net/mod.rs") == "crate::net"
+    assert rust_module("crates/foo-bar/src/x/y.rs") == "foo_bar::x::y"
+    assert resolve_js_relative("../lib/index.js", "src/app") == "src/lib"
+    assert fq_name("com.acme", "com.acme.Foo.bar", ".") == "com.acme.Foo.bar"
+    assert fq_name("pkg.mod", "C.m", ".") == "pkg.mod.C.m"
+
+
+def test_import_bindings() -> None:
+    fm = FileModule("pkg/sub/app.py", "python", "pkg.sub.app", "pkg.sub", ".")
+    assert import_binding(fm, "helper", "..util", "h", set()).__dict__ == {
+        "local": "h", "fq": "pkg.util.helper", "module": "pkg.util"}
+    plain = import_binding(fm, "os.path", "os.path", "", set())
+    assert (plain.local, plain.fq, plain.module) == ("os", "os", "os.path")
+    star = import_binding(fm, "*", "pkg.util", "", set())
+    assert (star.local, star.fq) == ("*", "pkg.util")
+    go = FileModule("cmd/main.go", "go", "cmd", "cmd", ".")
+    b = import_binding(go, "github.com/acme/app/internal/auth", "", "", {"internal/auth", "cmd"})
+    assert (b.local, b.fq) == ("auth", "internal/auth")
+
+
+def test_fq_names_and_modules(project) -> None:
+    _, db = _build(project)
+    names = dict(_query(db, """SELECT s.qualified_name || '@' || s.path, n.fq_name
+        FROM symbols s JOIN symbol_names n USING (symbol_id)"""))
+    assert names["Child.step@pkg/app.py"] == "pkg.app.Child.step"
+    assert names["helper@pkg/util.py"] == "pkg.util.helper"
+    assert names["mystery@other.py"] == "other.mystery"
+    mods = dict(_query(db, "SELECT path, module FROM modules"))
+    assert mods == {"pkg/__init__.py": "pkg", "pkg/util.py": "pkg.util", "pkg/app.py": "pkg.app",
+                    "other.py": "other"}
+
+
+def test_calls_resolve_exact_through_imports_and_name_otherwise(project) -> None:
+    _, db = _build(project)
+    calls = _edges(db, "calls")
+    step = "pkg.app.Child.step"
+    assert ("calls", "exact", step, "pkg.util.helper", "helper") in calls
+    assert ("calls", "exact", step, "pkg.util.helper", "util.helper") in calls
+    assert ("calls", "exact", step, "pkg.util.helper", "u.helper") in calls
+    assert ("calls", "exact", "pkg.app.Child.go", "pkg.app.local", "local") in calls
+    assert ("calls", "exact", "pkg.app.local", "pkg.app.Child", "Child") in calls
+    assert ("calls", "exact", "pkg.util.Base.run", "pkg.util.Base.step", "self.step") in calls
+    # self.run is inherited: found in the resolved base class
+    assert ("calls", "exact", "pkg.app.Child.go", "pkg.util.Base.run", "self.run") in calls
+    assert ("calls", "name", "pkg.app.Child.go", "other.mystery", "mystery") in calls
+    # np is bound by an import of a module outside the repo: no guess at other.array
+    assert not [e for e in calls if e[4] == "np.array"]
+
+
+def test_imports_inherits_overrides_contains(project) -> None:
+    _, db = _build(project)
+    edges = _edges(db)
+    assert ("imports", "exact", "pkg/app.py", "pkg.util.Base", "Base") in edges
+    assert ("imports", "exact", "pkg/app.py", "pkg/util.py", "util") in edges
+    assert ("imports", "exact", "pkg/__init__.py", "pkg.util.helper", "helper") in edges
+    assert ("inherits", "exact", "pkg.app.Child", "pkg.util.Base", "Base") in edges
+    assert ("overrides", "exact", "pkg.app.Child.step", "pkg.util.Base.step", "step") in edges
+    assert ("contains", "exact", "pkg.util.Base", "pkg.util.Base.run", "run") in edges
+    lines = _query(db, "SELECT src_line FROM edges WHERE kind = 'calls' AND target = 'u.helper'")
+    assert lines == [(8,)]
+
+
+def test_reexport_and_attribute_access_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "lib/__init__.py": "from .impl import Engine\nfrom .more import *\n",
+        "lib/impl.py": "class Engine:\n    def start(self):\n        return 1\n",
+        "lib/more.py": "def extra():\n    return 2\n",
+        "main.py": ("import lib\nfrom lib import Engine\n\n"
+                    "class Car(lib.Engine):\n    def start(self):\n        return lib.extra()\n\n"
+                    "def drive():\n    return Engine().start()\n"),
+    })
+    git_repo.commit("lib")
+    _, db = _build(git_repo)
+    edges = _edges(db)
+    assert ("inherits", "exact", "main.Car", "lib.impl.Engine", "lib.Engine") in edges
+    assert ("overrides", "exact", "main.Car.start", "lib.impl.Engine.start", "start") in edges
+    assert ("calls", "exact", "main.Car.start", "lib.more.extra", "lib.extra") in edges
+    assert ("calls", "exact", "main.drive", "lib.impl.Engine", "Engine") in edges
+    assert ("imports", "exact", "main.py", "lib.impl.Engine", "Engine") in edges
+
+
+def test_name_matches_are_capped(git_repo) -> None:
+    files = {f"m{i:02d}.py": "def dup():\n    return 0\n" for i in range(NAME_CAP + 2)}
+    files["few_a.py"] = "def rare():\n    return 1\n"
+    files["few_b.py"] = "def rare():\n    return 2\n"
+    files["caller.py"] = "def use():\n    dup()\n    rare()\n"
+    git_repo.write_many(files)
+    git_repo.commit("many")
+    _, db = _build(git_repo)
+    calls = _edges(db, "calls")
+    assert {e[3] for e in calls if e[4] == "rare"} == {"few_a.rare", "few_b.rare"}
+    assert {e[1] for e in calls if e[4] == "rare"} == {"name"}
+    assert not [e for e in calls if e[4] == "dup"]  # too ambiguous, and none in caller.py
+    per_ref = _query(db, """SELECT max(n) FROM (SELECT count(*) AS n FROM edges
+        GROUP BY src_path, src_line, target, kind)""")
+    assert per_ref[0][0] <= NAME_CAP
+
+
+def test_shifted_symbol_keeps_ids_and_edges(project) -> None:
+    _, db1 = _build(project)
+    project.write("pkg/util.py", "# a comment\n\n\n" + PROJECT["pkg/util.py"])
+    project.commit("shift")
+    result, db2 = _build(project)
+    assert result.files_parsed == 1
+    q = """SELECT qualified_name, stable_id, symbol_id, start_line FROM symbols
+           WHERE path = 'pkg/util.py' ORDER BY qualified_name"""
+    before, after = _query(db1, q), _query(db2, q)
+    assert [r[:3] for r in before] == [r[:3] for r in after]
+    assert all(b[3] + 3 == a[3] for b, a in zip(before, after))
+    assert _edges(db1) == _edges(db2)
+
+
+def test_incremental_assembly_matches_fresh_assembly(project, tmp_path) -> None:
+    _build(project)
+    project.write("pkg/app.py", PROJECT["pkg/app.py"].replace("mystery()", "helper(9)"))
+    project.write("extra.py", "from pkg.util import Base\n\nclass Leaf(Base):\n    def run(self):\n        return 0\n")
+    project.commit("edit")
+    _, incremental = _build(project)
+    fresh = build(BuildOptions(repo=project.path, rev="main", store_dir=tmp_path / "fresh", jobs=1))
+    fresh_db = Store(tmp_path / "fresh").assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
+    assert _edges(incremental) == _edges(fresh_db)
+    assert ("overrides", "exact", "extra.Leaf.run", "pkg.util.Base.run", "run") in _edges(incremental)
