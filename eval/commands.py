@@ -35,7 +35,7 @@ def _parse_modes(text: str) -> tuple[str, ...]:
 
 def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref: str, limit: int | None,
              seed: int, workdir: Path, resamples: int, save_dir: Path | None, quiet: bool,
-             embedder: str | None) -> dict:
+             embedder: str | None, per_query: bool = True) -> dict:
     """Mine or load each dataset, run it, and return the report."""
     from .cases import dump_jsonl
     from .datasets import load_dataset
@@ -55,7 +55,7 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
             (save_dir / f"{name}.jsonl").write_text(dump_jsonl(cases), encoding="utf-8")
         if not quiet:
             stderr_progress(f"dataset {name}: {len(cases)} cases")
-        sections[name] = summarize(run_cases(cases, opts), seed, resamples)
+        sections[name] = summarize(run_cases(cases, opts), seed, resamples, per_query)
     return report(top.name, sections, seed, resamples, DEPTH, list(modes))
 
 
@@ -83,10 +83,12 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
 @click.option("--workdir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Where the private clone and eval index live (default: ~/.cache/codeagent/eval/...).")
 @click.option("--embedder", default=None, metavar="NAME", help="Build the eval indexes with this embedder.")
+@click.option("--brief", is_flag=True, help="Leave the per-query records out of the JSON report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit: int | None, seed: int,
              resamples: int, out: Path | None, html_out: Path | None, old: Path | None,
-             save_dir: Path | None, workdir: Path | None, embedder: str | None, quiet: bool) -> None:
+             save_dir: Path | None, workdir: Path | None, embedder: str | None, brief: bool,
+             quiet: bool) -> None:
     """Score retrieval quality: every mode side by side with a whole-file BM25 baseline.
 
     Datasets: `commits` (commit message -> files it modified, index at the parent),
@@ -106,7 +108,7 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
     if old is not None:
         old_report = run_command(as_json, _load_report, old)
     rep = run_command(as_json, evaluate, repo, datasets, mode_list, ref, limit, seed,
-                      workdir or _default_workdir(repo), resamples, save_dir, quiet, embedder)
+                      workdir or _default_workdir(repo), resamples, save_dir, quiet, embedder, not brief)
     text = json.dumps(rep, indent=1, sort_keys=False) + "\n"
     if as_json:
         click.echo(text, nl=False)
