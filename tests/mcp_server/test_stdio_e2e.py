@@ -35,7 +35,8 @@ async def test_every_tool_over_stdio(indexed_repo):
             "index_missing", "not_found") or ok(await c.call_tool("find_similar", {"symbol_id": sid}))
 
         detail = ok(await c.call_tool("get_symbol", {"symbol_id": sid}))
-        assert detail["symbol"]["qualified_name"] == "pkg.core.helper" and detail["spans"]
+        assert detail["symbol"]["symbol_id"] == sid and detail["symbol"]["name"] == "helper"
+        assert detail["symbol"]["doc"] == "Help with x." and detail["reference_count"] >= 2
         spans = ok(await c.call_tool("get_source_spans", {"symbol_id": sid}))["spans"]
         assert spans[0]["is_primary"] and "def helper" in spans[0]["text"]
         outline = ok(await c.call_tool("get_file_outline", {"path": "pkg/core.py"}))
