@@ -18,6 +18,12 @@ EDGE_KINDS = ("calls", "references", "imports", "inherits", "implements", "overr
 DIRECTIONS = ("in", "out", "both")
 USE_KINDS = ["calls", "references", "imports", "inherits", "implements"]
 MAX_DEPTH = 10
+# Named one-hop queries: (direction, edge kinds); multi-hop versions reuse them.
+PRESETS: dict[str, tuple[str, list[str] | None]] = {
+    "callers": ("in", ["calls"]), "callees": ("out", ["calls"]),
+    "references": ("in", USE_KINDS), "implementations": ("in", ["inherits", "implements", "overrides"]),
+    "dependencies": ("out", None), "dependents": ("in", None),
+}
 
 _EDGES_SQL = """
 SELECT e.src_id, e.dst_id, e.kind, e.confidence, e.src_path, e.src_line, coalesce(e.target, ''),

@@ -44,8 +44,10 @@ def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str
     if not regex and case_sensitive:
         return "contains(text, ?)", "contains(line, ?)", [pattern, pattern]
     expr = pattern if regex else escape_re2(pattern)
-    opts = "'s'" if case_sensitive else "'i'"
-    return (f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})", [expr, expr])
+    opts = "'c'" if case_sensitive else "'i'"
+    # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
+    return (f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})",
+            ["(?m)" + expr, expr])
 
 
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:

@@ -10,7 +10,7 @@ from .sourcetext import lines_of, span_text
 SYMBOL_COLUMNS = ("symbol_id, stable_id, path, language, kind, name, qualified_name, "
                   "coalesce(signature, ''), coalesce(doc, ''), coalesce(visibility, ''), "
                   "coalesce(modifiers, []), start_line, end_line, start_col, end_col, name_line, "
-                  "parent_id, coalesce(body_hash, '')")
+                  "parent_id, coalesce(body_hash, ''), coalesce(fq_name, qualified_name)")
 MAX_SPAN_LINES = 400
 
 
@@ -19,11 +19,18 @@ def symbol_info(row: tuple) -> SymbolInfo:
         symbol_id=row[0], symbol_stable_id=row[1], path=row[2], language=row[3], kind=row[4],
         name=row[5], qualified_name=row[6], signature=row[7], doc=row[8], visibility=row[9],
         modifiers=list(row[10]), line_start=row[11], line_end=row[12], col_start=row[13],
-        col_end=row[14], name_line=row[15], parent_id=row[16], body_hash=row[17])
+        col_end=row[14], name_line=row[15], parent_id=row[16], body_hash=row[17], fq_name=row[18])
+
+
+def _symbols_source(view: IndexView) -> str:
+    if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
+        return ("(SELECT s.*, n.fq_name FROM symbols s "
+                "LEFT JOIN symbol_names n USING (symbol_id))")
+    return "(SELECT *, NULL::VARCHAR AS fq_name FROM symbols)"
 
 
 def symbols_where(view: IndexView, where: str, params: list, limit: int = 50) -> list[SymbolInfo]:
-    rows = view.sql(f"SELECT {SYMBOL_COLUMNS} FROM symbols WHERE {where} "
+    rows = view.sql(f"SELECT {SYMBOL_COLUMNS} FROM {_symbols_source(view)} WHERE {where} "
                     f"ORDER BY path, start_line, ordinal LIMIT {int(limit)}", params)
     return [symbol_info(r) for r in rows]
 

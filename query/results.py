@@ -139,6 +139,7 @@ class SymbolInfo:
     name_line: int
     parent_id: str | None
     body_hash: str
+    fq_name: str = ""  # module-qualified name (`json.decoder.JSONDecoder`) when the graph has it
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,183 @@
+"""CLI commands of the read side: search, show, callers, callees, refs.
+
+Thin: parse options, open the index, call one query function, print. `--json` prints the
+same data the MCP tools return.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..cli import run_command
+
+MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
+
+
+def _index_options(fn):
+    fn = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
+    fn = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
+                      help="Store directory (default: REPO/.codeagent).")(fn)
+    fn = click.option("--ref", "ref", default=None, metavar="REV",
+                      help="Branch, tag, ref name or manifest id (default: the work-tree index, "
+                           "else the current branch's).")(fn)
+    fn = click.option("--repo", "repo", type=click.Path(path_type=Path), default=Path("."),
+                      show_default=True, help="Repository whose index to query.")(fn)
+    return fn
+
+
+def _open(repo: Path, store_dir: Path | None, ref: str | None):
+    from .index import open_index
+
+    return open_index(repo, store_dir, ref)
+
+
+def _footer(meta, shown: int, total: int, extra: str = "") -> str:
+    ref = meta.ref or "manifest"
+    return (f"-- {shown} of {total} {extra}· {ref} @ {meta.manifest_id[:12]} "
+            f"({meta.freshness}, {meta.completeness})")
+
+
+def _print_hit(hit, n: int) -> None:
+    span = f"{hit.path}:{hit.line_start}" + (f"-{hit.line_end}" if hit.line_end != hit.line_start else "")
+    label = hit.qualified_name or hit.name
+    handle = f"  [{hit.symbol_id}]" if hit.symbol_id else ""
+    click.echo(f"{n:>2}. {click.style(span, fg='cyan')}  {hit.kind} {click.style(label, bold=True)}"
+               f"  ({hit.result_type}, {hit.score:.3f}){handle}")
+    for line in hit.snippet.splitlines()[:4]:
+        click.echo(f"      {line}")
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--mode", type=click.Choice(MODE_CHOICES), default="auto", show_default=True,
+              help="auto: steered by the query's intent; symbol: names; text: BM25; regex: RE2 "
+                   "over file contents; path: file paths; semantic/hybrid: vectors (needs an "
+                   "index built with --embedder).")
+@click.option("--lang", "language", default=None, metavar="L", help="Only this language.")
+@click.option("--kind", default=None, metavar="K", help="Only symbols of this kind (function, class, fn...).")
+@click.option("--path", "path_glob", default=None, metavar="GLOB",
+              help="Only files matching this glob (`*.py`, `src/**/*.ts`).")
+@click.option("--ext", "extension", default=None, metavar="EXT", help="Only these extensions (py,pyi).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--case-sensitive/--ignore-case", default=True, show_default=True,
+              help="Regex mode only.")
+@_index_options
+def search_cmd(query: str, mode: str, language: str | None, kind: str | None, path_glob: str | None,
+               extension: str | None, limit: int, case_sensitive: bool, repo: Path,
+               store_dir: Path | None, ref: str | None, as_json: bool) -> None:
+    """Search the index for QUERY: symbols, full text, regex or paths."""
+    from .search import SearchRequest, search
+
+    req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
+                        extension=extension, limit=limit, case_sensitive=case_sensitive)
+
+    def run():
+        with _open(repo, store_dir, ref) as view:
+            return search(view, req)
+
+    resp = run_command(as_json, run)
+    if as_json:
+        click.echo(json.dumps(resp.to_dict(), indent=2))
+        return
+    if not resp.results:
+        click.echo(f"no results for {query!r} (mode {mode}, intent {resp.query_intent})")
+    for n, hit in enumerate(resp.results, 1):
+        _print_hit(hit, n)
+    click.echo(_footer(resp.metadata, len(resp.results), resp.total_candidates,
+                       f"· intent {resp.query_intent} "))
+
+
+@click.command("show")
+@click.argument("handle", metavar="SYMBOL")
+@click.option("--no-source", is_flag=True, help="Print metadata only.")
+@_index_options
+def show_cmd(handle: str, no_source: bool, repo: Path, store_dir: Path | None, ref: str | None,
+             as_json: bool) -> None:
+    """Show one symbol (by symbol_id, stable id or qualified name), or a file's outline
+    when SYMBOL is an indexed path."""
+    from ..errors import NotFound
+    from .navigate import file_outline, get_symbol
+
+    def run():
+        with _open(repo, store_dir, ref) as view:
+            try:
+                return get_symbol(view, handle)
+            except NotFound:
+                if "/" in handle or "." in handle:
+                    try:
+                        return file_outline(view, handle)
+                    except NotFound:
+                        pass
+                raise
+
+    data = run_command(as_json, run)
+    if as_json:
+        click.echo(json.dumps(data.to_dict(), indent=2))
+        return
+    if hasattr(data, "symbols"):
+        click.echo(f"{data.path} ({data.language}, {data.line_count} lines)")
+        for s in data.symbols:
+            click.echo(f"  {s.line_start:>5}-{s.line_end:<5} {s.kind:<12} {s.fq_name}  [{s.symbol_id}]")
+        return
+    s = data.symbol
+    click.echo(click.style(f"{s.kind} {s.fq_name}", bold=True) + f"  [{s.symbol_id}]")
+    click.echo(f"  {s.path}:{s.line_start}-{s.line_end}  {s.language}  stable id {s.symbol_stable_id}")
+    if s.signature:
+        click.echo(f"  signature: {s.signature}")
+    click.echo(f"  referenced {data.reference_count} times; {len(data.children)} members")
+    for span in data.spans if not no_source else []:
+        tag = "primary" if span.is_primary else "also"
+        click.echo(f"--- {span.path}:{span.line_start}-{span.line_end} ({tag})")
+        click.echo(span.text)
+
+
+def _graph_command(name: str, fn_name: str, doc: str):
+    @click.command(name, help=doc)
+    @click.argument("handle", metavar="SYMBOL")
+    @click.option("--depth", type=click.IntRange(1, 10), default=1, show_default=True,
+                  help="Follow edges this many hops.")
+    @click.option("--limit", type=click.IntRange(1, 10000), default=100, show_default=True,
+                  help="Node budget.")
+    @_index_options
+    def command(handle: str, depth: int, limit: int, repo: Path, store_dir: Path | None,
+                ref: str | None, as_json: bool) -> None:
+        from . import graph
+
+        def run():
+            with _open(repo, store_dir, ref) as view:
+                if depth == 1:
+                    return getattr(graph, fn_name)(view, handle, limit=limit)
+                direction, kinds = graph.PRESETS[fn_name]
+                return graph.traverse(view, handle, direction=direction, edge_types=kinds,
+                                      depth=depth, max_nodes=limit)
+
+        resp = run_command(as_json, run)
+        if as_json:
+            click.echo(json.dumps(resp.to_dict(), indent=2))
+            return
+        root = resp.root
+        click.echo(click.style(f"{name} of {root.kind} {root.fq_name}", bold=True)
+                   + f"  ({root.path}:{root.line_start})")
+        via = {}
+        for e in resp.edges:
+            via.setdefault(e.src_id if resp.direction == "in" else e.dst_id, e)
+        for node in resp.nodes:
+            e = via.get(node.symbol_id)
+            where = f"{e.path}:{e.line}" if e else f"{node.path}:{node.line_start}"
+            conf = f" ({e.confidence})" if e else ""
+            indent = "  " * node.depth
+            click.echo(f"{indent}{node.kind:<10} {node.qualified_name}  at {where}{conf}"
+                       + (f"  [{node.symbol_id}]" if node.symbol_id else ""))
+        click.echo(_footer(resp.metadata, len(resp.nodes), len(resp.nodes),
+                           "(truncated) " if resp.truncated else ""))
+
+    return command
+
+
+callers_cmd = _graph_command("callers", "callers", "Symbols that call SYMBOL (exact edges first).")
+callees_cmd = _graph_command("callees", "callees", "Symbols that SYMBOL calls.")
+refs_cmd = _graph_command("refs", "references",
+                          "Everything that uses SYMBOL: calls, imports, inheritance, type references.")

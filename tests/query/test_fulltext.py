@@ -1,0 +1,95 @@
+"""BM25 over symbols, chunks and doc sections, and its invariant under term removal."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codeagent.query import open_index, search_text
+from codeagent.query.fulltext import STOPWORDS, query_terms
+from codeagent.query.ranking import bm25_term, idf
+
+from .conftest import build_repo
+
+
+def test_symbols_chunks_and_doc_sections_are_searched(poly):
+    resp = search_text(poly, "token bucket rate limiter", limit=10)
+    kinds = {(h.result_type, h.path) for h in resp.results}
+    assert ("symbol", "app/server.py") in kinds
+    assert ("doc", "docs/guide.md") in kinds
+    doc = next(h for h in resp.results if h.result_type == "doc")
+    assert doc.name == "Guide > Rate limiting"
+    assert resp.total_candidates >= len(resp.results)
+
+
+def test_identifier_aware_terms_match_sub_words(poly):
+    resp = search_text(poly, "http response", limit=20)
+    got = {h.name for h in resp.results if h.result_type == "symbol"}
+    assert {"parse_http_response", "parseHttpResponse"} <= got
+
+
+def test_doc_kind_and_path_filters(poly):
+    only_chunks = search_text(poly, "ConnectionResetError", doc_kinds=("c",), limit=20)
+    assert only_chunks.results and all(h.result_type in ("chunk", "doc") for h in only_chunks.results)
+    assert {h.path for h in search_text(poly, "ConnectionResetError", path="*.txt").results} == {"notes.txt"}
+    assert {h.path for h in search_text(poly, "ConnectionResetError", language="markdown").results} == {"docs/guide.md"}
+
+
+def test_scores_descend(poly):
+    scores = [h.score for h in search_text(poly, "rate limit request", limit=20).results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_query_terms_drop_stop_words_unless_nothing_else():
+    assert query_terms("where is the rate limiter") == ["rate", "limiter"]
+    assert query_terms("the") == ["the"]
+    assert query_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
+
+
+def test_bm25_term_saturates_and_normalises():
+    i = idf(100, 3)
+    assert bm25_term(2, 10, 10, i) > bm25_term(1, 10, 10, i)
+    assert bm25_term(1, 5, 10, i) > bm25_term(1, 20, 10, i)
+    assert bm25_term(1000, 10, 10, i) < i * 2.2
+    assert bm25_term(0, 10, 10, i) == 0.0 and idf(100, 100) > 0 and not math.isnan(idf(1, 1))
+
+
+WORD = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=3, max_size=7).filter(
+    lambda w: w not in STOPWORDS)
+
+
+@st.composite
+def doc_pairs(draw):
+    """Documents (word lists) with a query drawn from each and one query term to remove."""
+    pairs = []
+    for _ in range(draw(st.integers(1, 4))):
+        words = draw(st.lists(WORD, min_size=2, max_size=40))
+        query = draw(st.lists(st.sampled_from(words), min_size=2, max_size=4, unique=True))
+        removed = draw(st.sampled_from(query))
+        pairs.append((words, query, removed))
+    filler = draw(st.lists(st.lists(WORD, min_size=1, max_size=30), max_size=4))
+    return pairs, filler
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc_pairs())
+def test_all_terms_rank_at_least_as_high_as_a_copy_missing_one(tmp_path_factory, case):
+    pairs, filler = case
+    files = {}
+    for n, (words, _, removed) in enumerate(pairs):
+        files[f"p{n}/a.txt"] = " ".join(words) + "\n"
+        files[f"p{n}/b.txt"] = " ".join(w for w in words if w != removed) + "\n"
+    for n, words in enumerate(filler):
+        files[f"filler{n}.txt"] = " ".join(words) + "\n"
+    repo = build_repo(tmp_path_factory.mktemp("bm25") / "repo", files)
+    with open_index(repo.path, ref="main") as view:
+        for n, (words, query, removed) in enumerate(pairs):
+            resp = search_text(view, " ".join(query), path=f"p{n}/*", limit=10)
+            score = {h.path: h.score for h in resp.results}
+            a, b = f"p{n}/a.txt", f"p{n}/b.txt"
+            assert a in score, (query, resp.results)
+            assert score[a] >= score.get(b, float("-inf")), (query, removed, score)
+            order = [h.path for h in resp.results]
+            assert b not in order or order.index(a) < order.index(b)

@@ -1,0 +1,79 @@
+"""Regex and literal search over file contents (RE2, linear time), compared with ripgrep."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from codeagent.errors import InvalidParameter
+from codeagent.query import grep
+
+
+def test_regex_with_context_lines(poly):
+    resp = grep(poly, r"def \w+_rate_limit\(", context=1)
+    assert [(m.path, m.line_number) for m in resp.matches] == [("app/server.py", 13), ("app/server.py", 19)]
+    first = resp.matches[0]
+    assert first.line == "    def check_rate_limit(self, request):"
+    assert first.before == [""] and first.after == ['        """Return True when the request may pass."""']
+    assert (resp.total_matches, resp.files_matched, resp.truncated) == (2, 1, False)
+
+
+def test_literal_escapes_metacharacters(poly):
+    resp = grep(poly, "helper(request)", regex=False)
+    assert [(m.path, m.line_number) for m in resp.matches] == [("app/server.py", 15)]
+    with pytest.raises(InvalidParameter):
+        grep(poly, "helper(request")
+
+
+def test_case_sensitivity(poly):
+    assert grep(poly, "connectionreseterror").total_matches == 0
+    insensitive = grep(poly, "connectionreseterror", case_sensitive=False)
+    assert {m.path for m in insensitive.matches} == {"app/server.py", "docs/guide.md", "notes.txt"}
+    assert grep(poly, "CONNECTIONRESET", regex=False, case_sensitive=False).total_matches == 3
+
+
+def test_glob_and_language_filters(poly):
+    assert {m.path for m in grep(poly, "Error", glob="docs/**").matches} == {"docs/guide.md"}
+    assert {m.path for m in grep(poly, "Error", glob="*.{txt,md}").matches} == {"docs/guide.md", "notes.txt"}
+    assert {m.path for m in grep(poly, "fn |func ", language="go").matches} == {"cmd/main.go"}
+    assert grep(poly, "Error", glob="nothing/**").files_searched == 0
+
+
+def test_result_and_byte_caps_truncate(poly):
+    capped = grep(poly, "e", max_results=3, context=0)
+    assert len(capped.matches) == 3 and capped.truncated
+    assert capped.metadata.completeness == "truncated"
+    small = grep(poly, "e", max_results=100, max_bytes=200, context=0)
+    assert small.truncated and 1 <= len(small.matches) < 10
+
+
+def test_no_catastrophic_backtracking(poly):
+    started = time.perf_counter()
+    grep(poly, r"(a+)+$", max_results=5)
+    grep(poly, r"(x+x+)+y", max_results=5)
+    assert time.perf_counter() - started < 10
+
+
+def test_bad_arguments(poly):
+    for kwargs in ({"pattern": ""}, {"pattern": "x", "context": 11}, {"pattern": "x", "max_results": 0}):
+        with pytest.raises(InvalidParameter):
+            grep(poly, **kwargs)
+    with pytest.raises(InvalidParameter, match="RE2"):
+        grep(poly, r"(a)\1")
+
+
+def test_line_numbers_agree_with_ripgrep(poly, poly_repo):
+    if shutil.which("rg") is None:
+        pytest.skip("ripgrep not installed")
+    for pattern in [r"return \w+", "rate", r"^\s*$", r"[A-Z][a-z]+Error"]:
+        ours = {(m.path, m.line_number) for m in grep(poly, pattern, max_results=1000, context=0).matches}
+        out = subprocess.run(["rg", "-n", "--no-heading", "--color=never", pattern, "."],
+                             cwd=poly_repo.path, capture_output=True, text=True).stdout
+        theirs = set()
+        for line in out.splitlines():
+            path, n, _ = line.split(":", 2)
+            theirs.add((path.removeprefix("./"), int(n)))
+        assert ours == theirs, pattern
