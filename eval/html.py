@@ -6,7 +6,6 @@ from __future__ import annotations
 from html import escape
 
 from .metrics import FILE_METRICS, SYMBOL_METRICS
-from .report import markdown
 from .retrievers import BASELINE
 
 COLORS = {"symbol": "#4e79a7", "text": "#f28e2b", "semantic": "#59a14f", "hybrid": "#b07aa1",
@@ -19,7 +18,7 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px soli
 .charts{display:flex;flex-wrap:wrap;gap:1.2rem}
 .chart{border:1px solid #e3e3e3;border-radius:8px;padding:.6rem .8rem;background:#fcfcfc}
 .chart h3{margin:.1rem 0 .3rem;font-size:1rem}.chart p{margin:.2rem 0 0;color:#666;font-size:12px}
-table{border-collapse:collapse;font-size:12px;margin-top:1rem}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
+table{border-collapse:collapse;font-size:12px;margin-top:1rem;display:block;overflow-x:auto}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
 td:first-child,th:first-child{text-align:left}.legend{color:#666;font-size:12px}
 """
 
@@ -60,6 +59,57 @@ def _bar_chart(mode: str, summary: dict, baseline: dict | None, metrics: list[st
     return "".join(parts)
 
 
+OVERVIEW = ("acc@1", "acc@10", "mrr@10", "recall@10", "ndcg@10")
+
+
+def _overview_chart(modes: dict) -> str:
+    """Grouped vertical bars: one group per headline metric, one bar per mode."""
+    metrics = [m for m in OVERVIEW if any(m in s["metrics"] for s in modes.values())]
+    bar, gap, plot_h = 14, 18, 160
+    group_w = bar * len(modes) + gap
+    width, height = 40 + group_w * len(metrics) + 150, plot_h + 44
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="all modes side by side">']
+    for tick in (0, 0.5, 1.0):
+        y = 10 + plot_h * (1 - tick)
+        parts.append(f'<line x1="34" y1="{y}" x2="{40 + group_w * len(metrics)}" y2="{y}" stroke="#eee"/>'
+                     f'<text x="30" y="{y + 4}" font-size="10" text-anchor="end" fill="#999">{tick:g}</text>')
+    for g, metric in enumerate(metrics):
+        x0 = 40 + g * group_w
+        for b, (mode, summary) in enumerate(modes.items()):
+            entry = summary["metrics"].get(metric)
+            if entry is None:
+                continue
+            h = entry["value"] * plot_h
+            parts.append(f'<rect x="{x0 + b * bar}" y="{10 + plot_h - h:.1f}" width="{bar - 2}" height="{h:.1f}" '
+                         f'fill="{COLORS.get(mode, "#76b7b2")}"><title>{escape(mode)} {metric} '
+                         f'{entry["value"]:.3f}</title></rect>')
+        parts.append(f'<text x="{x0 + (group_w - gap) / 2}" y="{plot_h + 26}" font-size="11" '
+                     f'text-anchor="middle" fill="#333">{metric}</text>')
+    for n, mode in enumerate(modes):
+        y = 14 + n * 18
+        lx = 50 + group_w * len(metrics)
+        parts.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{COLORS.get(mode, "#76b7b2")}"/>'
+                     f'<text x="{lx + 18}" y="{y + 10}" font-size="12" fill="#333">{escape(mode)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(modes: dict, metrics: list[str]) -> str:
+    head = "".join(f"<th>{m}</th>" for m in metrics)
+    rows = []
+    for mode, s in modes.items():
+        cells = "".join(
+            f"<td>{e['value']:.3f} <small>({e['low']:.2f}–{e['high']:.2f})</small></td>" if (e := s["metrics"].get(m))
+            else "<td>—</td>" for m in metrics)
+        lat = s["latency_ms"]
+        p50 = "—" if lat["p50"] is None else f"{lat['p50']:.1f}"
+        p95 = "—" if lat["p95"] is None else f"{lat['p95']:.1f}"
+        rows.append(f"<tr><td>{escape(mode)}</td>{cells}<td>{p50}</td><td>{p95}</td><td>{s['errors']}</td></tr>")
+    return (f"<table><tr><th>mode</th>{head}<th>p50 ms</th><th>p95 ms</th><th>errors</th></tr>"
+            f"{''.join(rows)}</table>")
+
+
 def _section(name: str, section: dict) -> str:
     modes = section["modes"]
     baseline = modes.get(BASELINE)
@@ -77,7 +127,9 @@ def _section(name: str, section: dict) -> str:
                       for m, why in section.get("unavailable", {}).items())
     kinds = ", ".join(f"{k} {n}" for k, n in section["kinds"].items())
     return (f"<h2>{escape(name)}: {section['cases']} queries ({escape(kinds)})</h2>"
-            f'<div class="charts">{"".join(charts)}</div>{missing}')
+            f'<div class="chart" style="display:inline-block">{_overview_chart(modes)}</div>'
+            f'<div class="charts" style="margin-top:1rem">{"".join(charts)}</div>{missing}'
+            f"{_table(modes, metrics)}")
 
 
 def html_report(rep: dict) -> str:
@@ -88,5 +140,5 @@ def html_report(rep: dict) -> str:
             f"<h1>codeagent eval: {escape(rep['repo'])}</h1>"
             f'<p class="legend">Bars: mean over queries; whiskers: 95% bootstrap CI '
             f"({rep['resamples']} resamples, seed {rep['seed']}); dashed mark: the whole-file "
-            f"BM25 baseline on the same queries.</p>{sections}"
-            f"<h2>Table</h2><pre>{escape(markdown(rep))}</pre></body></html>\n")
+            f"BM25 baseline on the same queries. Ties in scores count as their expected value."
+            f"</p>{sections}</body></html>\n")
