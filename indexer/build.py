@@ -20,7 +20,7 @@ from .parse import ParseResult, parse_bytes, parse_job
 from ..refs import WORKTREE_REF
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
-BATCH = 256
+BATCH_BYTES = 64 << 20  # parse in batches so memory stays bounded on huge trees
 
 
 @dataclass
@@ -84,16 +84,25 @@ class _Builder:
         self.store = store
         self.progress = opts.progress or (lambda stage, done, total: None)
         self.parsed = 0
+        self.reused = 0
+        self.known: dict[tuple[str, str], FileEntry] = {}
+        self.to_parse = 0
         self.shards_written = 0
+        self._pool = None
 
     def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
         if previous is None:
             return {}
         return {(f.blob, f.language): f for f in previous.files if f.blob and (f.indexed or f.reason)}
 
-    def entry_from_known(self, path: str, known: FileEntry) -> FileEntry:
-        return FileEntry(path, known.blob, known.size, known.language, known.status, known.reason,
-                         known.shard_key, known.shard)
+    def reuse(self, path: str, blob: str, size: int, language: str) -> FileEntry | None:
+        """The entry for already-known content (previous manifest, then the action cache)."""
+        hit = self.known.get((blob, language))
+        e = (FileEntry(path, hit.blob, hit.size, hit.language, hit.status, hit.reason,
+                       hit.shard_key, hit.shard) if hit is not None
+             else self.entry_from_action(path, blob, size, language))
+        self.reused += e is not None
+        return e
 
     def entry_from_action(self, path: str, blob: str, size: int, language: str) -> FileEntry | None:
         key = shard_key(blob, language)
@@ -116,36 +125,41 @@ class _Builder:
         self.store.put_action(key, shard_id)
         return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
 
+    def _executor(self):
+        if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+            import multiprocessing
+
+            jobs = self.opts.jobs or os.cpu_count() or 1
+            self._pool = ProcessPoolExecutor(max_workers=jobs,
+                                             mp_context=multiprocessing.get_context("fork"))
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
     def parse_all(self, todo: list[tuple[sources.SourceFile, str, bytes, str]]) -> list[FileEntry]:
         """Parse (file, language, bytes, blob) jobs, deduplicating identical content."""
-        out: list[FileEntry] = []
         unique: dict[tuple[str, str], tuple[bytes, int]] = {}
         for f, lang, data, blob in todo:
             unique.setdefault((blob, lang), (data, len(data)))
         keys = list(unique)
         results: dict[tuple[str, str], FileEntry] = {}
         jobs = self.opts.jobs or os.cpu_count() or 1
-        total = len(keys)
-        self.progress("parse", 0, total)
-        if jobs > 1 and total >= POOL_THRESHOLD:
-            from concurrent.futures import ProcessPoolExecutor
-            import multiprocessing
-
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                args = ((unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
-                for n, (k, res) in enumerate(zip(keys, pool.map(parse_job, args, chunksize=8)), 1):
-                    results[k] = self.record("", k[0], k[1], unique[k][1], res)
-                    self.progress("parse", n, total)
+        if jobs > 1 and (len(keys) >= POOL_THRESHOLD or self._pool is not None):
+            args = ((unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
+            parsed = self._executor().map(parse_job, args, chunksize=8)
         else:
-            for n, k in enumerate(keys, 1):
-                res = parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes)
-                results[k] = self.record("", k[0], k[1], unique[k][1], res)
-                self.progress("parse", n, total)
-        for f, lang, data, blob in todo:
-            e = results[(blob, lang)]
-            out.append(FileEntry(f.path, blob, len(data), lang, e.status, e.reason, e.shard_key, e.shard))
-        return out
+            parsed = (parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
+        for k, res in zip(keys, parsed):
+            results[k] = self.record("", k[0], k[1], unique[k][1], res)
+            self.progress("parse", self.parsed, self.to_parse)
+        return [FileEntry(f.path, blob, len(data), lang, results[(blob, lang)].status,
+                          results[(blob, lang)].reason, results[(blob, lang)].shard_key,
+                          results[(blob, lang)].shard)
+                for f, lang, data, blob in todo]
 
 
 def _read_contents(repo: Path, is_commit: bool, files: list[sources.SourceFile]) -> Iterator[tuple[sources.SourceFile, bytes | None]]:
@@ -162,6 +176,34 @@ def _read_contents(repo: Path, is_commit: bool, files: list[sources.SourceFile])
             yield f, sources.read_worktree_file(repo, f)
         except OSError:
             yield f, None
+
+
+def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[sources.SourceFile],
+                    cache: sources.JsonCache) -> list[FileEntry]:
+    """Read the files whose content is unknown, reuse what hashes to known content, parse
+    the rest in bounded batches."""
+    out: list[FileEntry] = []
+    todo: list[tuple[sources.SourceFile, str, bytes, str]] = []
+    pending = 0
+    for f, data in _read_contents(repo, is_commit, need):
+        lang = detect_language(f.path)
+        if data is None:
+            out.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, fmt.SKIP_UNREADABLE))
+            continue
+        blob = hash_bytes(data)
+        cache.set(f.git_sha if is_commit else f.path,
+                  [blob, len(data)] if is_commit else [*f.stat_key, blob])
+        e = builder.reuse(f.path, blob, len(data), lang)
+        if e is not None:
+            out.append(e)
+            continue
+        todo.append((f, lang, data, blob))
+        pending += len(data)
+        if pending >= BATCH_BYTES:
+            out.extend(builder.parse_all(todo))
+            todo, pending = [], 0
+    out.extend(builder.parse_all(todo))
+    return out
 
 
 def build(opts: BuildOptions) -> BuildResult:
@@ -204,48 +246,27 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             previous = load_manifest(store, previous_id)
         except Exception:
             previous = None  # unreadable or incompatible: rebuild everything from the action cache
-    known = builder.known_entries(previous)
 
+    builder.known = builder.known_entries(previous)
     entries: list[FileEntry] = []
-    reused = 0
     need: list[sources.SourceFile] = []
     for f in files:
         lang = detect_language(f.path)
         if f.skip:
             entries.append(FileEntry(f.path, f.blob, max(f.size, 0), lang, fmt.STATUS_SKIPPED, f.skip))
             continue
-        hit = known.get((f.blob, lang)) if f.blob else None
-        if hit is not None:
-            entries.append(builder.entry_from_known(f.path, hit))
-            reused += 1
-            continue
-        if f.blob:
-            e = builder.entry_from_action(f.path, f.blob, f.size, lang)
-            if e is not None:
-                entries.append(e)
-                reused += 1
-                continue
-        need.append(f)
-
-    todo = []
-    for f, data in _read_contents(repo, is_commit, need):
-        lang = detect_language(f.path)
-        if data is None:
-            entries.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, fmt.SKIP_UNREADABLE))
-            continue
-        blob = hash_bytes(data)
-        if is_commit:
-            cache.set(f.git_sha, [blob, len(data)])
-        else:
-            cache.set(f.path, [*f.stat_key, blob])
-        hit = known.get((blob, lang))
-        e = builder.entry_from_known(f.path, hit) if hit else builder.entry_from_action(f.path, blob, len(data), lang)
+        e = builder.reuse(f.path, f.blob, f.size, lang) if f.blob else None
         if e is not None:
             entries.append(e)
-            reused += 1
         else:
-            todo.append((f, lang, data, blob))
-    entries.extend(builder.parse_all(todo))
+            need.append(f)
+
+    builder.to_parse = len(need)
+    builder.progress("parse", 0, len(need))
+    try:
+        entries.extend(_read_and_parse(builder, repo, is_commit, need, cache))
+    finally:
+        builder.close()
     if not is_commit:
         cache.retain({f.path for f in files})
 
@@ -271,7 +292,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     return BuildResult(
         ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,
         changed=manifest_id != previous_id, files_total=len(manifest.files),
-        files_parsed=builder.parsed, files_reused=reused,
+        files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
         shards_written=builder.shards_written,
     )
