@@ -3,6 +3,8 @@ their members, so a chunk is roughly MIN_LINES..MAX_LINES lines."""
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from ...types import NO_PARENT, Chunk, Span
@@ -10,6 +12,7 @@ from ...types import NO_PARENT, Chunk, Span
 MIN_LINES = 20
 MAX_LINES = 80
 MAX_SPLIT_DEPTH = 4
+_NEWLINE = re.compile(rb"\n")
 
 
 def _end_row(node: Node) -> int:
@@ -90,11 +93,7 @@ def _span_lines(nodes: list[Node]) -> int:
 def code_chunks(root: Node, source: bytes, symbol_at: dict[tuple[int, int], int]) -> list[Chunk]:
     """Chunks over the top-level nodes of `root`; `symbol_at` maps a node's byte range to the
     index of the symbol defined there."""
-    line_starts = [0]
-    for i, b in enumerate(source):
-        if b == 10:
-            line_starts.append(i + 1)
-    line_starts.append(len(source))
+    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)] + [len(source)]
     chunks = []
     for first, last, group in _groups(root.named_children):
         start = line_starts[first]

@@ -30,6 +30,7 @@ def kind_from_type(node_type: str) -> str:
 
 
 class GenericRules(Rules):
+    hook_types = None  # node types are matched by suffix: look at every node
     calls = {"call_expression": "function", "call": "function", "function_call": "name"}
 
     def definition(self, node: Node, parent_kind: str) -> Def | None:

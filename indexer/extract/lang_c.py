@@ -42,6 +42,11 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
 
 
 class CRules(Rules):
+    hook_types = frozenset({
+        "class_specifier", "struct_specifier", "union_specifier", "enum_specifier",
+        "type_definition", "function_definition", "declaration", "field_declaration",
+        "preproc_include", "base_class_clause", "qualified_identifier", "using_declaration"
+    })
     definitions = {"namespace_definition": ("namespace", ""), "preproc_def": ("macro", ""),
                    "preproc_function_def": ("macro", ""), "enumerator": ("constant", "constant"),
                    "alias_declaration": ("type_alias", "type_alias")}

@@ -18,6 +18,15 @@ def _interface_like(name: str) -> bool:
 
 
 class CSharpRules(Rules):
+    hook_types = frozenset({
+        "variable_declarator", "using_directive", "base_list", "member_access_expression",
+        "generic_name", "type_argument_list", "variable_declaration", "parameter",
+        "property_declaration", "method_declaration", "delegate_declaration",
+        "local_function_statement", "event_declaration", "indexer_declaration",
+        "operator_declaration", "local_declaration_statement", "cast_expression",
+        "typeof_expression", "is_pattern_expression", "declaration_expression",
+        "catch_declaration", "foreach_statement"
+    })
     definitions = {
         "class_declaration": ("class", ""), "interface_declaration": ("interface", ""),
         "struct_declaration": ("struct", ""), "enum_declaration": ("enum", ""),

@@ -30,6 +30,9 @@ def _top_level(node: Node) -> bool:
 
 
 class GoRules(Rules):
+    hook_types = frozenset({
+        "type_spec", "type_alias", "const_spec", "var_spec", "import_spec", "type_elem"
+    })
     definitions = {
         "function_declaration": ("function", ""), "method_declaration": ("method", ""),
         "method_elem": ("method", "method"), "field_declaration": ("field", "field"),

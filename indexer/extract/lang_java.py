@@ -20,6 +20,10 @@ def member_call(node: Node) -> list[Ref]:
 
 
 class JavaRules(Rules):
+    hook_types = frozenset({
+        "variable_declarator", "method_invocation", "import_declaration", "superclass",
+        "super_interfaces", "extends_interfaces"
+    })
     definitions = {
         "class_declaration": ("class", ""), "interface_declaration": ("interface", ""),
         "enum_declaration": ("enum", ""), "record_declaration": ("class", ""),

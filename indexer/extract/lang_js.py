@@ -30,6 +30,10 @@ def _declared_member(node: Node) -> bool:
 
 
 class JsRules(Rules):
+    hook_types = frozenset({
+        "variable_declarator", "import_statement", "export_statement", "class_heritage",
+        "extends_type_clause", "jsx_opening_element", "jsx_self_closing_element"
+    })
     definitions = {
         "class_declaration": ("class", ""), "abstract_class_declaration": ("class", ""),
         "class": ("class", ""),

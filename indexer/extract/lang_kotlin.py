@@ -19,6 +19,11 @@ def _keyword(node: Node, *words: str) -> str:
 
 
 class KotlinRules(Rules):
+    hook_types = frozenset({
+        "class_declaration", "object_declaration", "companion_object", "function_declaration",
+        "secondary_constructor", "property_declaration", "class_parameter", "enum_entry",
+        "type_alias", "import_header", "delegation_specifier", "user_type"
+    })
     calls = {"call_expression": ""}
     default_visibility = "public"
     class_kinds = Rules.class_kinds | {"object"}

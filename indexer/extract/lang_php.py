@@ -25,6 +25,13 @@ def _descendants(node: Node) -> list[Node]:
 
 
 class PhpRules(Rules):
+    hook_types = frozenset({
+        "namespace_definition", "property_element", "const_element", "member_call_expression",
+        "nullsafe_member_call_expression", "scoped_call_expression",
+        "object_creation_expression", "namespace_use_clause", "require_expression",
+        "require_once_expression", "include_expression", "include_once_expression",
+        "base_clause", "class_interface_clause", "use_declaration", "named_type"
+    })
     definitions = {
         "class_declaration": ("class", ""), "interface_declaration": ("interface", ""),
         "trait_declaration": ("trait", ""), "enum_declaration": ("enum", ""),

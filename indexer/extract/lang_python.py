@@ -37,6 +37,9 @@ def _assigned_names(node: Node) -> list[Node]:
 
 
 class PythonRules(Rules):
+    hook_types = frozenset({
+        "assignment", "import_statement", "import_from_statement", "decorator"
+    })
     definitions = {
         "function_definition": ("function", "method"),
         "class_definition": ("class", ""),

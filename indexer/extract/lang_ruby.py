@@ -22,6 +22,7 @@ def _args(node: Node) -> list[Node]:
 
 
 class RubyRules(Rules):
+    hook_types = frozenset({"call", "assignment", "superclass", "singleton_class"})
     definitions = {"class": ("class", ""), "module": ("module", ""), "method": ("function", "method"),
                    "singleton_method": ("method", "method"), "singleton_class": ("class", "")}
     class_kinds = frozenset({"class", "module"})

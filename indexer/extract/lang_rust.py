@@ -50,6 +50,10 @@ def _use_refs(arg: Node) -> list[Ref]:
 
 
 class RustRules(Rules):
+    hook_types = frozenset({
+        "impl_item", "use_declaration", "macro_invocation", "trait_bounds",
+        "extern_crate_declaration"
+    })
     definitions = {
         "struct_item": ("struct", ""), "union_item": ("struct", ""), "enum_item": ("enum", ""),
         "trait_item": ("trait", ""), "function_item": ("function", "method"),

@@ -21,6 +21,10 @@ def _pattern_names(node: Node) -> list[Node]:
 
 
 class ScalaRules(Rules):
+    hook_types = frozenset({
+        "val_definition", "val_declaration", "var_definition", "var_declaration",
+        "class_parameter", "import_declaration", "extends_clause"
+    })
     definitions = {
         "class_definition": ("class", ""), "trait_definition": ("trait", ""),
         "object_definition": ("object", ""), "enum_definition": ("enum", ""),

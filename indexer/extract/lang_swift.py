@@ -21,6 +21,11 @@ def _names(node: Node) -> list[Node]:
 
 
 class SwiftRules(Rules):
+    hook_types = frozenset({
+        "class_declaration", "protocol_declaration", "property_declaration",
+        "protocol_property_declaration", "enum_entry", "init_declaration", "deinit_declaration",
+        "subscript_declaration", "import_declaration", "inheritance_specifier", "user_type"
+    })
     definitions = {
         "function_declaration": ("function", "method"), "protocol_function_declaration": ("method", "method"),
         "typealias_declaration": ("type_alias", "type_alias"), "associatedtype_declaration": ("type_alias", "type_alias"),

@@ -114,6 +114,14 @@ class Rules:
     default_visibility = ""
     # wrapper node type -> True: a definition's span extends over this parent (decorators)
     span_wrappers = frozenset({"decorated_definition"})
+    # node types the language's hooks look at beyond the tables above; None = every node
+    hook_types: frozenset[str] | None = frozenset()
+
+    def interesting(self) -> frozenset[str] | None:
+        """Node types worth calling the hooks for (the walker skips the rest cheaply)."""
+        if self.hook_types is None:
+            return None
+        return frozenset(self.definitions) | frozenset(self.calls) | self.type_refs | self.hook_types
 
     # --- definitions -------------------------------------------------------------------
 

@@ -86,7 +86,7 @@ def extract_tree(source: bytes, language: str) -> Extraction | None:
     tree = parse(source, language)
     if tree is None:
         return None
-    walked = walk(tree.root_node, rules_for(language))
+    walked = walk(tree.root_node, rules_for(language), tree.language)
     symbol_at = {}
     for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):
         symbol_at.setdefault((node.start_byte, node.end_byte), i)

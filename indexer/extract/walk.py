@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
 from .rules import SEP, Def, Rules
@@ -65,41 +65,98 @@ def _within(node: Node, ranges: list[tuple[int, int]]) -> bool:
     return any(a <= node.start_byte and node.end_byte <= b for a, b in ranges)
 
 
-def walk(root: Node, rules: Rules) -> Walked:
-    """Apply `rules` to every node under `root`."""
-    out = Walked()
-    name_ranges: set[tuple[int, int]] = set()
-    claimed: list[tuple[int, int]] = []   # inherit/implement clauses: no type_ref inside them
-    callees: set[tuple[int, int]] = set()  # a callee is not also a type_ref (`new Foo()`)
-    stack: list[tuple[Node, _Scope]] = [(root, _Scope(NO_PARENT, "", ""))]
-    while stack:
-        node, scope = stack.pop()
-        inner = scope
-        for d in rules.definitions_at(node, scope.kind):
-            name_ranges.add((d.name_node.start_byte, d.name_node.end_byte))
-            sym = _make_symbol(rules, node, d, scope)
+class _Walker:
+    """Per-file state of one walk: what was emitted and what must not be emitted twice."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.out = Walked()
+        self.name_ranges: set[tuple[int, int]] = set()
+        self.claimed: list[tuple[int, int]] = []   # inherit/implement clauses: no type_ref inside
+        self.callees: set[tuple[int, int]] = set()  # a callee is not also a type_ref (`new Foo()`)
+
+    def visit(self, node: Node, scope: _Scope) -> _Scope:
+        """Apply the hooks to one node; returns the scope its descendants are in."""
+        inner, out = scope, self.out
+        for d in self.rules.definitions_at(node, scope.kind):
+            self.name_ranges.add((d.name_node.start_byte, d.name_node.end_byte))
+            sym = _make_symbol(self.rules, node, d, scope)
             out.symbols.append(sym)
             out.nodes.append(node)
             if d.scope:
                 inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
-        for ref in rules.references(node):
+        for ref in self.rules.references(node):
+            rng = (ref.node.start_byte, ref.node.end_byte)
             if ref.kind in ("inherit", "implement"):
-                claimed.append((ref.node.start_byte, ref.node.end_byte))
+                self.claimed.append(rng)
             elif ref.kind == "call":
-                callees.add((ref.node.start_byte, ref.node.end_byte))
+                self.callees.add(rng)
             elif ref.kind == "type_ref" and (
-                    (ref.node.start_byte, ref.node.end_byte) in name_ranges
-                    or (ref.node.start_byte, ref.node.end_byte) in callees or _within(ref.node, claimed)):
+                    rng in self.name_ranges or rng in self.callees or _within(ref.node, self.claimed)):
                 continue
-            if not ref.target:
-                continue
-            out.references.append(Reference(ref.kind, ref.target, node_span(ref.node), inner.symbol,
-                                            ref.module, ref.alias))
-        children = node.named_children
-        for child in reversed(children):
-            stack.append((child, inner))
-    _attach_qualified_parents(out)
-    return out
+            if ref.target:
+                out.references.append(Reference(ref.kind, ref.target, node_span(ref.node),
+                                                inner.symbol, ref.module, ref.alias))
+        return inner
+
+
+def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
+    """Apply `rules` to every node under `root`. With the grammar's `language`, a query finds
+    the node types the rules look at and the rest of the tree is never touched from Python."""
+    walker = _Walker(rules)
+    top = _Scope(NO_PARENT, "", "")
+    types = rules.interesting()
+    if language is None or types is None:
+        stack: list[tuple[Node, _Scope]] = [(root, top)]
+        while stack:
+            node, scope = stack.pop()
+            if types is None or node.type in types:
+                scope = walker.visit(node, scope)
+            stack.extend((child, scope) for child in reversed(node.named_children))
+    else:
+        open_scopes: list[tuple[int, int, _Scope]] = [(-1, 1 << 62, top)]
+        for node in _preorder(_matches(root, language, types)):
+            while not (open_scopes[-1][0] <= node.start_byte and node.end_byte <= open_scopes[-1][1]):
+                open_scopes.pop()
+            scope = open_scopes[-1][2]
+            inner = walker.visit(node, scope)
+            if inner is not scope:
+                open_scopes.append((node.start_byte, node.end_byte, inner))
+    _attach_qualified_parents(walker.out)
+    return walker.out
+
+
+_QUERIES: dict[tuple[int, frozenset[str]], Query] = {}
+
+
+def _matches(root: Node, language: Language, types: frozenset[str]) -> list[Node]:
+    key = (id(language), types)
+    query = _QUERIES.get(key)
+    if query is None:
+        kinds = sorted(t for t in types if language.id_for_node_kind(t, True))
+        query = _QUERIES[key] = Query(language, "[" + " ".join(f"({k})" for k in kinds) + "] @n")
+    return QueryCursor(query).captures(root).get("n", [])
+
+
+def _depth(node: Node) -> int:
+    d, n = 0, node.parent
+    while n is not None:
+        d, n = d + 1, n.parent
+    return d
+
+
+def _preorder(nodes: list[Node]) -> list[Node]:
+    """Nodes in document pre-order (a parent before a child with the same range)."""
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    i = 0
+    while i < len(nodes):
+        j = i + 1
+        while j < len(nodes) and nodes[j].start_byte == nodes[i].start_byte and nodes[j].end_byte == nodes[i].end_byte:
+            j += 1
+        if j - i > 1:
+            nodes[i:j] = sorted(nodes[i:j], key=_depth)
+        i = j
+    return nodes
 
 
 def _attach_qualified_parents(out: Walked) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeagent.indexer.extract import extract
-from codeagent.indexer.extract.treesitter import extract_tree
+from codeagent.indexer.extract.treesitter import extract_tree, parse, rules_for
+from codeagent.indexer.extract.walk import walk
 from codeagent.indexer.languages import FULL_LANGUAGES
 
 NESTED = {
@@ -66,3 +70,19 @@ def test_arbitrary_text_keeps_invariants(src: str) -> None:
         assert -1 <= r.source < n
     for c in ex.chunks:
         assert c.text == src.encode()[c.span.start_byte:c.span.end_byte].decode()
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("language", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_node_type_filter_loses_nothing(language: str) -> None:
+    """The walker's fast path (skip node types no hook looks at) changes no result."""
+    source = next(p for p in (GOLDEN / language).iterdir() if p.name.startswith("sample.")).read_bytes()
+    rules = rules_for(language)
+    unfiltered = copy.copy(rules)
+    unfiltered.hook_types = None
+    tree = parse(source, language)
+    fast, slow = walk(tree.root_node, rules, tree.language), walk(tree.root_node, unfiltered)
+    assert fast.symbols == slow.symbols
+    assert fast.references == slow.references
