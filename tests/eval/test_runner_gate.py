@@ -55,7 +55,7 @@ def test_runner_scores_the_baseline_and_strips_docs_in_a_variant(project, tmp_pa
     table = markdown(rep)
     assert "| bm25-file (baseline) | 0.500 (" in table
     page = html_report(rep)
-    assert page.count("<svg") == 1 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert page.count("<svg") == 2 and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
 def _write_dataset(project, tmp_path):
