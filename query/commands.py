@@ -64,15 +64,18 @@ def _print_hit(hit, n: int) -> None:
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--case-sensitive/--ignore-case", default=True, show_default=True,
               help="Regex mode only.")
+@click.option("--semantic-weight", type=click.FloatRange(0, 1), default=None, metavar="W",
+              help="auto/hybrid: share of the vector list in the fusion (0 lexical only, 1 vectors only).")
 @_index_options
 def search_cmd(query: str, mode: str, language: str | None, kind: str | None, path_glob: str | None,
-               extension: str | None, limit: int, case_sensitive: bool, repo: Path,
-               store_dir: Path | None, ref: str | None, as_json: bool) -> None:
+               extension: str | None, limit: int, case_sensitive: bool, semantic_weight: float | None,
+               repo: Path, store_dir: Path | None, ref: str | None, as_json: bool) -> None:
     """Search the index for QUERY: symbols, full text, regex or paths."""
     from .search import SearchRequest, search
 
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
-                        extension=extension, limit=limit, case_sensitive=case_sensitive)
+                        extension=extension, limit=limit, case_sensitive=case_sensitive,
+                        semantic_weight=semantic_weight)
 
     def run():
         with _open(repo, store_dir, ref) as view:

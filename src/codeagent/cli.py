@@ -23,6 +23,7 @@ COMMANDS = {
     "gc": "codeagent.indexer.commands:gc_cmd",
     "diff": "codeagent.indexer.diff:diff_cmd",
     "search": "codeagent.query.commands:search_cmd",
+    "similar": "codeagent.query.semantic_commands:similar_cmd",
     "show": "codeagent.query.commands:show_cmd",
     "callers": "codeagent.query.commands:callers_cmd",
     "callees": "codeagent.query.commands:callees_cmd",

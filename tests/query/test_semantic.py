@@ -177,3 +177,16 @@ def test_hybrid_beats_bm25_and_vectors_alone_on_a_labelled_set(git_repo):
     with open_index(git_repo.path) as view:
         scores = {mode: _mrr(view, mode) for mode in ("text", "semantic", "hybrid")}
     assert scores["hybrid"] > max(scores["text"], scores["semantic"]), scores
+
+
+def test_cli_similar_and_search_semantic_weight(code_repo, cli):
+    out = cli("similar", "delete_file", "--limit", "2", "--json", cwd=code_repo.path, check=True)
+    import json
+
+    names = [r["name"] for r in json.loads(out.stdout)["results"]]
+    assert names[0] == "erase_file"
+    lexical = cli("search", "erase a file", "--mode", "hybrid", "--semantic-weight", "0",
+                  "--json", cwd=code_repo.path, check=True)
+    assert json.loads(lexical.stdout)["results"]
+    bad = cli("search", "x", "--semantic-weight", "2", cwd=code_repo.path)
+    assert bad.returncode == 2 and "semantic-weight" in bad.stderr
