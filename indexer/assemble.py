@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..manifest import FileEntry, Manifest
-from ..store import Store
+from ..store import Store, complete_marker
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings", "docs")
 
@@ -235,8 +235,12 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             con.close()
         for artifact in ARTIFACT_STEPS:
             artifact(store, manifest, manifest_id, work, prev_dir)
-        (work / fmt.COMPLETE_MARKER).write_text(manifest_id + "\n")
+        (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():  # an assembly in an older layout: move it aside, then replace it
+            stale = store.tmp_dir / f"stale-{manifest_id[:16]}-{secrets.token_hex(4)}"
+            os.rename(final, stale)
+            shutil.rmtree(stale, ignore_errors=True)
         try:
             os.rename(work, final)
         except OSError:

@@ -326,7 +326,12 @@ class Store:
         return self.root / fmt.ASSEMBLED_DIR / manifest_id
 
     def is_assembled(self, manifest_id: str) -> bool:
-        return (self.assembled_dir(manifest_id) / fmt.COMPLETE_MARKER).exists()
+        """The manifest's query artifacts exist, complete, in this codeagent's layout."""
+        try:
+            marker = (self.assembled_dir(manifest_id) / fmt.COMPLETE_MARKER).read_text()
+        except OSError:
+            return False
+        return marker == complete_marker(manifest_id)
 
     # ---- maintenance ----------------------------------------------------------------------
     def sweep_tmp(self, *, older_than: float = 0.0) -> int:
@@ -369,6 +374,29 @@ class Store:
         return problems
 
 
+_HELD_LOCK_FDS: set[int] = set()
+
+
+def _drop_inherited_locks() -> None:
+    # A forked child (a parser pool worker) must not keep the parent's flock alive: if the
+    # parent is killed, orphaned workers would otherwise hold the store lock indefinitely.
+    # Closing the child's copy drops a reference only; the parent's lock stands.
+    for fd in _HELD_LOCK_FDS:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD_LOCK_FDS.clear()
+
+
+os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
+def complete_marker(manifest_id: str) -> str:
+    """Content of an assembled directory's COMPLETE file (names the assembly layout)."""
+    return f"{manifest_id} assembly {fmt.ASSEMBLY_VERSION}\n"
+
+
 class StoreLock:
     """An exclusive, non-blocking writer lock on a store (one build at a time)."""
 
@@ -399,12 +427,14 @@ class StoreLock:
         except OSError:
             pass  # the holder's pid is informative only; a full disk must not break locking
         self._fd = fd
+        _HELD_LOCK_FDS.add(fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+            _HELD_LOCK_FDS.discard(self._fd)
             os.close(self._fd)
             self._fd = None
 

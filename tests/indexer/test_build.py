@@ -137,3 +137,15 @@ def test_json_summary_fields(git_repo, cli):
     assert proc.stderr == ""  # no progress bar when piped or with --json
     again = cli("build", git_repo.path, check=True)
     assert "nothing changed" in again.stdout
+
+
+def test_assembly_in_an_older_layout_is_rebuilt_not_reused(git_repo):
+    git_repo.write("a.py", PY)
+    first = _build(git_repo.path)
+    store = Store(git_repo.path / ".codeagent")
+    marker = store.assembled_dir(first.manifest_id) / fmt.COMPLETE_MARKER
+    marker.write_text(f"{first.manifest_id} assembly 0\n")
+    assert not store.is_assembled(first.manifest_id)
+    again = _build(git_repo.path)
+    assert again.manifest_id == first.manifest_id
+    assert store.is_assembled(first.manifest_id)
