@@ -36,6 +36,13 @@ def _assigned_names(node: Node) -> list[Node]:
     return []
 
 
+_FLOW = frozenset({
+    "expression_statement", "block", "if_statement", "elif_clause", "else_clause", "try_statement",
+    "except_clause", "except_group_clause", "finally_clause", "with_statement", "for_statement",
+    "while_statement", "match_statement", "case_clause",
+})
+
+
 class PythonRules(Rules):
     hook_types = frozenset({
         "assignment", "import_statement", "import_from_statement", "decorator"
@@ -48,41 +55,47 @@ class PythonRules(Rules):
     type_refs = frozenset({"type"})
     span_wrappers = frozenset({"decorated_definition"})
 
-    def definition(self, node: Node, parent_kind: str) -> Def | None:
+    def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         if node.type == "assignment":
-            return self._assignment(node, parent_kind)
+            return self._assignment(node)
         d = super().definition(node, parent_kind)
         if d is not None and d.kind == "method" and d.name == "__init__":
-            return Def("constructor", d.name, d.name_node)
-        return d
+            d = Def("constructor", d.name, d.name_node)
+        return [d] if d is not None else []
 
-    def _assignment(self, node: Node, parent_kind: str) -> Def | None:
-        holder = node.parent
-        if holder is not None and holder.type == "expression_statement":
-            holder = holder.parent
-        if holder is None:
-            return None
-        if holder.type == "module":
-            pass
-        elif holder.type == "block" and holder.parent is not None and holder.parent.type == "class_definition":
-            pass
-        else:
-            return None
-        names = _assigned_names(node)
-        if not names:
-            return None
-        name = text(names[0])
-        if parent_kind == "class":
-            kind = "field"
-        else:
-            kind = "constant" if name.isupper() or name.lstrip("_").isupper() else "variable"
-        return Def(kind, name, names[0], scope=False)
+    def _assignment(self, node: Node) -> list[Def]:
+        """Module- and class-level names (also under if/try/with), and lambdas anywhere."""
+        owner = node.parent
+        while owner is not None and owner.type in _FLOW:
+            owner = owner.parent
+        if owner is None:
+            return []
+        right = node.child_by_field_name("right")
+        is_lambda = right is not None and right.type == "lambda"
+        out = []
+        for name_node in _assigned_names(node):
+            name = text(name_node)
+            if owner.type == "class_definition":
+                kind = "method" if is_lambda else "field"
+            elif owner.type == "module":
+                kind = "function" if is_lambda else (
+                    "constant" if name.isupper() or name.lstrip("_").isupper() else "variable")
+            elif is_lambda and owner.type == "function_definition":
+                kind = "function"
+            else:
+                continue
+            out.append(Def(kind, name, name_node, scope=False))
+        return out
 
     def body(self, node: Node) -> Node | None:
         return node.child_by_field_name("body")
 
     def signature(self, node: Node, d: Def) -> str:
         if node.type == "assignment":
+            right = node.child_by_field_name("right")
+            if right is not None and right.type == "lambda":
+                params = right.child_by_field_name("parameters")
+                return one_line(f"lambda {text(params)}".strip())
             kind_node = node.child_by_field_name("type")
             return one_line(text(kind_node)) if kind_node is not None else ""
         return super().signature(node, d)
