@@ -55,7 +55,12 @@ def classify_intent(query: str) -> str:
     if _ERROR_MARKERS.search(q):
         return ERROR
     words = q.split()
-    if len(words) <= 3 and all(_is_identifier(w) for w in words) and any(
-            ("_" in w or (w[:1].islower() and any(c.isupper() for c in w)) or "." in w) for w in words):
+    if len(words) <= 3 and all(_is_identifier(w) for w in words) and any(map(_looks_coded, words)):
         return SYMBOL
     return NATURAL_LANGUAGE
+
+
+def _looks_coded(word: str) -> bool:
+    """snake_case, camelCase, PascalCase with several humps, or dotted: not an English word."""
+    humps = sum(1 for a, b in zip(word, word[1:]) if a.islower() and b.isupper())
+    return "_" in word or "." in word or "::" in word or humps >= 1

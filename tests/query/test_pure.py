@@ -1,0 +1,87 @@
+"""Pure parts of the query engine: intent classification, globs, rank fusion."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codeagent.errors import InvalidParameter
+from codeagent.query.globs import escape_re2, glob_to_regex
+from codeagent.query.intent import ERROR, NATURAL_LANGUAGE, PATH, SYMBOL, classify_intent
+from codeagent.query.ranking import blend_weights, fuse
+
+
+@pytest.mark.parametrize("query,intent", [
+    ("parse_http_response", SYMBOL), ("HttpClient", SYMBOL), ("os.path.join", SYMBOL),
+    ("auth::jwt::validate_token", SYMBOL), ("fetchJson()", SYMBOL), ("RateLimiter check", SYMBOL),
+    ("src/auth/jwt.rs", PATH), ("client.ts", PATH), ("app/", PATH), ("docs/guide.md", PATH),
+    ('Traceback (most recent call last):\n  File "x.py", line 3', ERROR),
+    ("KeyError: 'missing'", ERROR), ("error E0308 mismatched types", ERROR),
+    ('"connection refused"', ERROR), ("panicked at src/main.rs:10:5", ERROR),
+    ("where is rate limiting implemented", NATURAL_LANGUAGE), ("how do we parse config", NATURAL_LANGUAGE),
+    ("", NATURAL_LANGUAGE),
+])
+def test_classify_intent(query, intent):
+    assert classify_intent(query) == intent
+
+
+@given(st.text(max_size=200))
+def test_classify_intent_is_total(query):
+    assert classify_intent(query) in (SYMBOL, PATH, ERROR, NATURAL_LANGUAGE)
+
+
+GLOB_CASES = [
+    ("*.py", "a/b/c.py", True), ("*.py", "c.py", True), ("*.py", "c.pyi", False),
+    ("src/**/*.ts", "src/a/b/x.ts", True), ("src/**/*.ts", "src/x.ts", True),
+    ("src/**/*.ts", "lib/src/x.ts", False), ("src/*.ts", "src/a/x.ts", False),
+    ("docs/", "docs/guide.md", True), ("docs", "docs/guide.md", True),
+    ("*.{md,txt}", "notes.txt", True), ("*.{md,txt}", "a.rs", False),
+    ("test_?.py", "t/test_1.py", True), ("[ab].py", "a.py", True), ("[!ab].py", "a.py", False),
+    ("**/**/**/x", "a/b/x", True), ("a+b.py", "a+b.py", True), ("a+b.py", "aab.py", False),
+]
+
+
+def test_globs_in_duckdb():
+    con = duckdb.connect()
+    for glob, path, expected in GLOB_CASES:
+        got = con.execute("SELECT regexp_full_match(?, ?)", [path, glob_to_regex(glob)]).fetchone()[0]
+        assert got == expected, (glob, path)
+    with pytest.raises(InvalidParameter):
+        glob_to_regex("{a,b")
+
+
+@given(st.text(max_size=30))
+def test_escape_re2_matches_itself_literally(text):
+    con = duckdb.connect()
+    assert con.execute("SELECT regexp_full_match(?, ?)", [text, escape_re2(text)]).fetchone()[0] in (True,) \
+        or "\n" in text
+
+
+@given(st.dictionaries(st.sampled_from(["symbol", "text", "path"]),
+                       st.lists(st.integers(0, 20), unique=True, max_size=15), min_size=1),
+       st.floats(0.1, 2.0))
+def test_fuse_properties(lists, w):
+    weights = {"symbol": w, "text": 1.0, "path": 0.5}
+    fused = fuse(lists, weights)
+    keys = [k for k, _ in fused]
+    assert len(keys) == len(set(keys)) == len(set().union(*map(set, lists.values())))
+    scores = [s for _, s in fused]
+    assert scores == sorted(scores, reverse=True)
+    for name, items in lists.items():
+        if len(lists) == 1 and items:
+            assert keys == items  # one list: order kept
+
+
+def test_fuse_rewards_agreement_and_ignores_zero_weights():
+    fused = dict(fuse({"a": [1, 2, 3], "b": [3, 4]}, {"a": 1.0, "b": 1.0}))
+    assert fused[3] > fused[2]
+    assert 4 in fused
+    assert fuse({"a": [1], "b": [2]}, {"a": 1.0, "b": 0.0}) == [(1, 1.0 / 61)]
+
+
+def test_blend_weights_semantic_share():
+    assert blend_weights(NATURAL_LANGUAGE, 1.0)["text"] == 0.0
+    assert blend_weights(NATURAL_LANGUAGE, 0.0)["semantic"] == 0.0
+    assert blend_weights(SYMBOL)["symbol"] > blend_weights(SYMBOL)["text"]
