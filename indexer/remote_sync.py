@@ -131,20 +131,17 @@ def _assembly_base(store: Store, manifest: Manifest, local: dict[str, bytes]) ->
     return best
 
 
-def seed_actions(store: Store, manifest: Manifest) -> int:
+def seed_actions(store: Store, manifest: Manifest, jobs: int = 8) -> int:
     """Record shard key -> shard for every entry, so a local build reuses the synced shards."""
-    seeded = 0
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = {}
     for f in manifest.files:
-        if not f.shard_key or store.get_action(f.shard_key) is not None:
-            continue
-        if f.shard:
-            store.put_action(f.shard_key, f.shard)
-        elif f.reason:
-            store.put_action(f.shard_key, f"skip:{f.reason}")
-        else:
-            continue
-        seeded += 1
-    return seeded
+        if f.shard_key and (f.shard or f.reason) and store.get_action(f.shard_key) is None:
+            todo[f.shard_key] = f.shard or f"skip:{f.reason}"
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(lambda kv: store.put_action(*kv), todo.items()))
+    return len(todo)
 
 
 def sync(opts: SyncOptions) -> SyncResult:
@@ -173,7 +170,7 @@ def sync(opts: SyncOptions) -> SyncResult:
             fetch_into_store(remote, store, needed, result.stats, jobs=opts.jobs,
                              attempts=opts.attempts, progress=progress)
             result.seconds_fetch = time.perf_counter() - started
-            _install(store, manifest, mid, target.local_ref, local, result, progress)
+            _install(store, manifest, mid, target.local_ref, local, result, progress, opts.jobs)
     result.seconds = time.perf_counter() - started
     append_log(store, "syncs", {"remote": result.remote, "ref": target.local_ref, "manifest_id": mid,
                                 "bytes": result.stats.bytes, "seconds": round(result.seconds, 3),
@@ -185,10 +182,10 @@ def sync(opts: SyncOptions) -> SyncResult:
 
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],
-             result: SyncResult, progress: Progress) -> None:
+             result: SyncResult, progress: Progress, jobs: int) -> None:
     from .assemble import assemble, prune_assembled
 
-    seed_actions(store, manifest)
+    seed_actions(store, manifest, jobs)
     t0 = time.perf_counter()
     progress("assemble", 0, 1)
     assemble(store, manifest, mid, _assembly_base(store, manifest, local))
