@@ -19,31 +19,35 @@ def _type_name(node: Node | None) -> tuple[str, Node | None]:
     return text(n), n
 
 
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}::{name}" if prefix else name
+
+
 def _use_refs(arg: Node) -> list[Ref]:
+    """One import per leaf of a `use` tree: `a::{b, c as d}` -> b from a, c from a as d."""
     out: list[Ref] = []
     stack: list[tuple[Node, str]] = [(arg, "")]
     while stack:
         n, prefix = stack.pop()
-        join = (lambda p, s: f"{p}::{s}" if p else s)
         if n.type == "scoped_use_list":
             path = n.child_by_field_name("path")
-            inner = join(prefix, text(path)) if path is not None else prefix
+            inner = _join(prefix, text(path)) if path is not None else prefix
             lst = n.child_by_field_name("list")
             stack.extend((c, inner) for c in reversed(lst.named_children if lst else []))
         elif n.type == "use_list":
             stack.extend((c, prefix) for c in reversed(n.named_children))
         elif n.type == "use_as_clause":
-            full = join(prefix, text(n.child_by_field_name("path")))
+            full = _join(prefix, text(n.child_by_field_name("path")))
             module, _, name = full.rpartition("::")
             out.append(Ref("import", name, n, module=module, alias=text(n.child_by_field_name("alias"))))
         elif n.type == "use_wildcard":
             path = [c for c in n.named_children]
-            out.append(Ref("import", "*", n, module=join(prefix, text(path[0]) if path else "")))
+            out.append(Ref("import", "*", n, module=_join(prefix, text(path[0]) if path else "")))
         elif n.type == "self":
             module, _, name = prefix.rpartition("::")
             out.append(Ref("import", name, n, module=module))
         else:
-            full = join(prefix, text(n))
+            full = _join(prefix, text(n))
             module, _, name = full.rpartition("::")
             out.append(Ref("import", name, n, module=module))
     return out
@@ -83,17 +87,16 @@ class RustRules(Rules):
         return out
 
     def doc(self, node: Node, d: Def) -> str:
+        """`///` and `/** */` comments above the item, across its `#[...]` attributes."""
         parts: list[str] = []
         sib = node.prev_named_sibling
         while sib is not None and sib.type in ("attribute_item", "line_comment", "block_comment"):
             if sib.type != "attribute_item":
-                raw = text(sib)
-                if not raw.startswith(("///", "/**")):
+                if not text(sib).startswith(("///", "/**")):
                     break
-                parts.append(raw)
+                parts.append(strip_comment(text(sib)))
             sib = sib.prev_named_sibling
-        return strip_comment("\n".join(reversed(parts))) if parts and parts[0].startswith("/**") else \
-            "\n".join(strip_comment(p) for p in reversed(parts)).strip()
+        return "\n".join(reversed(parts)).strip()
 
     def modifiers(self, node: Node, d: Def) -> tuple[str, ...]:
         mods = [m for m in super().modifiers(node, d) if not (m == "const" and node.type == "const_item")]

@@ -13,6 +13,7 @@ from codeagent.indexer.extract import extract
 from codeagent.indexer.extract.treesitter import extract_tree, parse, rules_for
 from codeagent.indexer.extract.walk import walk
 from codeagent.indexer.languages import FULL_LANGUAGES
+from codeagent.indexer.parse import ExtractTimeout
 
 NESTED = {
     "python": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
@@ -86,3 +87,10 @@ def test_node_type_filter_loses_nothing(language: str) -> None:
     fast, slow = walk(tree.root_node, rules, tree.language), walk(tree.root_node, unfiltered)
     assert fast.symbols == slow.symbols
     assert fast.references == slow.references
+
+
+def test_parse_past_its_budget_raises_extract_timeout() -> None:
+    source = b"x = [" + b"1, " * 400_000 + b"]\n"
+    with pytest.raises(ExtractTimeout):
+        parse(source, "python", budget_s=0.0)
+    assert parse(source, "python").root_node.type == "module"
