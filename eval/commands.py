@@ -45,6 +45,7 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
     from .runner import RunOptions, run_cases, stderr_progress
 
     top = toplevel(repo)
+    embedder = None if embedder in (None, "", "none") else embedder
     opts = RunOptions(repo=top, workdir=workdir, modes=modes, embedder=embedder,
                       progress=None if quiet else stderr_progress)
     sections = {}
@@ -56,7 +57,7 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
         if not quiet:
             stderr_progress(f"dataset {name}: {len(cases)} cases")
         sections[name] = summarize(run_cases(cases, opts), seed, resamples, per_query)
-    return report(top.name, sections, seed, resamples, DEPTH, list(modes))
+    return report(top.name, sections, seed, resamples, DEPTH, list(modes), embedder)
 
 
 @click.command("eval")
@@ -82,7 +83,8 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
               help="Also write the (mined) cases as JSONL into this directory, to replay them later.")
 @click.option("--workdir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Where the private clone and eval index live (default: ~/.cache/codeagent/eval/...).")
-@click.option("--embedder", default=None, metavar="NAME", help="Build the eval indexes with this embedder.")
+@click.option("--embedder", default="hash", show_default=True, metavar="NAME|none",
+              help="Embedder for the eval indexes' vectors (semantic, hybrid); `none` builds none.")
 @click.option("--brief", is_flag=True, help="Leave the per-query records out of the JSON report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit: int | None, seed: int,

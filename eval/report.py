@@ -49,9 +49,9 @@ def summarize(run: RunResult, seed: int, resamples: int = 1000, per_query: bool 
 
 
 def report(repo: str, sections: dict[str, dict], seed: int, resamples: int, depth: int,
-           modes: list[str]) -> dict:
+           modes: list[str], embedder: str | None = None) -> dict:
     return {"format": FORMAT, "version": VERSION, "repo": repo, "seed": seed, "resamples": resamples,
-            "depth": depth, "modes": modes, "datasets": sections}
+            "depth": depth, "modes": modes, "embedder": embedder, "datasets": sections}
 
 
 def _cell(entry: dict | None) -> str:
@@ -62,7 +62,7 @@ def _cell(entry: dict | None) -> str:
 
 def markdown(rep: dict) -> str:
     """One table per dataset: modes as rows (baseline last), metrics as columns."""
-    out = [f"# codeagent eval: {rep['repo']}", ""]
+    out = [f"# codeagent eval: {rep['repo']} (embedder: {rep.get('embedder') or 'none'})", ""]
     for name, section in rep["datasets"].items():
         kinds = ", ".join(f"{k} {n}" for k, n in section["kinds"].items())
         out.append(f"## {name}: {section['cases']} queries ({kinds}); {section['build']['refs']} "
