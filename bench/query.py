@@ -1,0 +1,131 @@
+"""Query latency on the standard-library corpus, per query kind, next to ripgrep.
+
+    python bench/query.py [--dest DIR] [--rounds N]
+
+Builds (or reuses) the stdlib corpus index, opens it the way the server does (warm: name
+index and in-memory text loaded once, timed separately), then times each query kind over
+a fixed, deterministic query set. `rg` runs the same literal and regex patterns over the
+same files in the same invocation (full output, as our grep with a 10k result cap).
+Targets (2 cores): symbol p95 <= 5 ms, BM25 p95 <= 50 ms, regex <= 2x rg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import median, percentile, print_table, stdlib_repo  # noqa: E402
+
+NL_QUERIES = ["parse http response headers", "read configuration file sections",
+              "compress data with zlib", "thread pool executor shutdown", "format date time string",
+              "open a socket connection with timeout", "decode json object", "temporary directory cleanup"]
+TERM_QUERIES = ["ordered dict", "socket timeout", "zipfile extract", "unicode decode error",
+                "email header", "tar archive member", "async queue", "pickle protocol"]
+LITERALS = ["OrderedDict", "def __init__(self, *args", "TimeoutError", "import threading"]
+REGEXES = [r"def \w+_handler\(", r"class \w+Error\(", r"^\s*raise \w+Error\(", r"[A-Z]{3,}_[A-Z]+ = \d+"]
+
+
+def _timed(fn, queries, rounds: int) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        for q in queries:
+            t = time.perf_counter()
+            fn(q)
+            out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def _symbol_queries(view, n: int = 20) -> dict[str, list[str]]:
+    rows = view.sql("""SELECT s.name, coalesce(n.fq_name, s.qualified_name) FROM symbols s
+        LEFT JOIN symbol_names n USING (symbol_id) WHERE length(s.name) >= 6
+        AND s.name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY hash(s.symbol_id) LIMIT ?""", [n])
+    names = [r[0] for r in rows]
+    typo = [nm[:2] + nm[3] + nm[2] + nm[4:] for nm in names]  # one transposition
+    return {"exact": names, "qualified": [r[1] for r in rows], "prefix": [nm[:4] for nm in names],
+            "fuzzy": typo}
+
+
+def _rg(args: list[str], cwd: Path) -> None:
+    subprocess.run(["rg", "-n", "--no-heading", "--color=never", *args, "."], cwd=cwd,
+                   capture_output=True, check=False)
+
+
+def run(dest: Path, rounds: int) -> None:
+    from codeagent.indexer.build import BuildOptions, build
+    from codeagent.query import (IndexFollower, SearchRequest, callers, file_outline, find_symbols,
+                                 grep, search, search_text)
+    from codeagent.query.memtext import text_cursor
+    from codeagent.query.names import NameIndex
+
+    repo = stdlib_repo(dest)
+    t = time.perf_counter()
+    result = build(BuildOptions(repo=repo, rev="main"))
+    print(f"build: {result.files_total} files, {time.perf_counter() - t:.1f}s "
+          f"({'reused' if not result.changed else 'built'}); load average {os.getloadavg()[0]:.1f}")
+    follower = IndexFollower(repo, ref="main")
+    rows = []
+    with follower.view() as view:
+        view.keep_text_in_memory = True
+        for label, warm in (("name index", lambda: NameIndex.load(view)), ("text copy", lambda: text_cursor(view))):
+            t = time.perf_counter()
+            warm()
+            print(f"warm-up {label}: {(time.perf_counter() - t) * 1000:.0f} ms")
+        sq = _symbol_queries(view)
+        kinds = [
+            ("symbol exact", lambda q: find_symbols(view, q, match="exact"), sq["exact"], "p95<=5"),
+            ("symbol qualified", lambda q: find_symbols(view, q, match="exact"), sq["qualified"], "p95<=5"),
+            ("symbol prefix", lambda q: find_symbols(view, q, match="prefix"), sq["prefix"], "p95<=5"),
+            ("symbol fuzzy", lambda q: find_symbols(view, q, match="fuzzy"), sq["fuzzy"], "p95<=5"),
+            ("bm25 2 terms", lambda q: search_text(view, q), TERM_QUERIES, "p95<=50"),
+            ("bm25 natural language", lambda q: search_text(view, q), NL_QUERIES, "p95<=50"),
+            ("auto (fused)", lambda q: search(view, SearchRequest(q)), sq["exact"][:8] + NL_QUERIES, ""),
+            ("callers", lambda q: callers(view, q), sq["qualified"][:10], ""),
+            ("outline", lambda q: file_outline(view, q), ["json/decoder.py", "asyncio/base_events.py"], ""),
+        ]
+        for name, fn, queries, target in kinds:
+            for q in queries[:2]:
+                try:
+                    fn(q)
+                except Exception:
+                    pass
+            ms = _timed(lambda q, fn=fn: _safe(fn, q), queries, rounds)
+            rows.append([name, len(ms), f"{median(ms):.2f}", f"{percentile(ms, 95):.2f}", target, ""])
+        have_rg = shutil.which("rg") is not None
+        for name, patterns, regex, rg_args in (("literal", LITERALS, False, ["-F"]), ("regex", REGEXES, True, [])):
+            ours = _timed(lambda p: grep(view, p, regex=regex, context=0, max_results=10_000), patterns, rounds)
+            line = [f"grep {name}", len(ours), f"{median(ours):.2f}", f"{percentile(ours, 95):.2f}", "<=2x rg"]
+            if have_rg:
+                theirs = _timed(lambda p: _rg([*rg_args, p], repo), patterns, rounds)
+                rows.append(line + [f"{median(ours) / median(theirs):.2f}x"])
+                rows.append([f"rg {name}", len(theirs), f"{median(theirs):.2f}", f"{percentile(theirs, 95):.2f}", "", ""])
+            else:
+                rows.append(line + ["rg missing"])
+    follower.close()
+    print_table(["query kind", "n", "p50 ms", "p95 ms", "target", "vs rg (p50)"], rows)
+
+
+def _safe(fn, q):
+    try:
+        return fn(q)
+    except Exception:  # an ambiguous or unknown name still costs a lookup; timing is what counts
+        return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dest", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-stdlib")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    run(args.dest, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
