@@ -94,3 +94,14 @@ def test_parse_past_its_budget_raises_extract_timeout() -> None:
     with pytest.raises(ExtractTimeout):
         parse(source, "python", budget_s=0.0)
     assert parse(source, "python").root_node.type == "module"
+
+
+@pytest.mark.parametrize("language", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_truncated_and_spliced_sources_never_crash(language: str) -> None:
+    """Broken trees (every hook sees ERROR/MISSING nodes) still extract with valid indexes."""
+    source = next(p for p in (GOLDEN / language).iterdir() if p.name.startswith("sample.")).read_bytes()
+    for cut in range(0, len(source), 53):
+        for variant in (source[:cut], source[cut:], source[:cut] + source[cut + 17:]):
+            ex = extract(variant.decode("utf-8", "ignore").encode(), language)
+            assert all(-1 <= s.parent < len(ex.symbols) for s in ex.symbols)
+            assert all(-1 <= r.source < len(ex.symbols) for r in ex.references)
