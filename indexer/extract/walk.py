@@ -126,11 +126,11 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     return walker.out
 
 
-_QUERIES: dict[tuple[int, frozenset[str]], Query] = {}
+_QUERIES: dict[tuple[Language, frozenset[str]], Query] = {}
 
 
 def _matches(root: Node, language: Language, types: frozenset[str]) -> list[Node]:
-    key = (id(language), types)
+    key = (language, types)
     query = _QUERIES.get(key)
     if query is None:
         kinds = sorted(t for t in types if language.id_for_node_kind(t, True))
