@@ -90,10 +90,10 @@ def test_node_type_filter_loses_nothing(language: str) -> None:
 
 
 def test_parse_past_its_budget_raises_extract_timeout() -> None:
-    source = b"x = [" + b"1, " * 400_000 + b"]\n"
+    source = b"x = [" + b"1, " * 100_000 + b"]\n"
     with pytest.raises(ExtractTimeout):
         parse(source, "python", budget_s=0.0)
-    assert parse(source, "python").root_node.type == "module"
+    assert parse(source, "python", budget_s=120.0).root_node.type == "module"
 
 
 @pytest.mark.parametrize("language", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
