@@ -8,13 +8,13 @@ out=eval/datasets
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ "${1:-}" != "--reports-only" ]; then
-  codeagent eval --repo . --dataset commits --limit 10 --seed 1 --modes bm25-file --save-dataset "$work/own" --workdir "$work/w" -q >/dev/null
+  codeagent eval --repo . --dataset commits --limit 10 --seed 1 --modes bm25-file --embedder none --save-dataset "$work/own" --workdir "$work/w" -q >/dev/null
   codeagent eval --repo . --dataset definitions --dataset descriptions --limit 15 --seed 1 \
-    --modes bm25-file --save-dataset "$work/own" --workdir "$work/w" -q >/dev/null
+    --modes bm25-file --embedder none --save-dataset "$work/own" --workdir "$work/w" -q >/dev/null
   for f in commits definitions descriptions; do cp "$work/own/$f.jsonl" "$out/codeagent-$f.jsonl"; done
   python -c "from pathlib import Path; from codeagent.eval.samples import stdlib_package_repo; stdlib_package_repo('email', Path('$work/email'))"
   codeagent eval --repo "$work/email" --dataset definitions --dataset descriptions --limit 20 --seed 1 \
-    --modes bm25-file --save-dataset "$work/email-ds" --workdir "$work/we" -q >/dev/null
+    --modes bm25-file --embedder none --save-dataset "$work/email-ds" --workdir "$work/we" -q >/dev/null
   for f in definitions descriptions; do cp "$work/email-ds/$f.jsonl" "$out/email-$f.jsonl"; done
 fi
 codeagent eval --repo . --dataset $out/codeagent-commits.jsonl --dataset $out/codeagent-definitions.jsonl \

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from codeagent.eval.cases import DocSpan, EvalCase, dump_jsonl
+from codeagent.eval.cases import DocSpan, EvalCase, GoldSymbol, dump_jsonl
 from codeagent.eval.gate import compare
 from codeagent.eval.html import html_report
 from codeagent.eval.report import markdown, report, summarize
@@ -113,3 +113,19 @@ def test_compare_rules():
     assert vanished.failed and "symbol" in vanished.problems[0]
     skipped = compare(_report({"text": 0.5}, ["text"]), old)
     assert not skipped.failed and "not requested" in skipped.notes[0]
+
+
+@pytest.mark.parametrize("embedder", [None, "hash"])
+def test_engine_modes_score_symbols_and_report_missing_vectors(project, tmp_path, embedder):
+    head = project.repo.head.commit.hexsha
+    case = EvalCase("tokenize", head, ("pkg/parser.py",), (GoldSymbol("pkg/parser.py", "tokenize", 1),),
+                    kind="definitions", id="def-tokenize")
+    opts = RunOptions(repo=project.path, workdir=tmp_path / "work", modes=("symbol", "semantic"), embedder=embedder)
+    run = run_cases([case], opts)
+    by_mode = {r.mode: r for r in run.records}
+    assert by_mode["symbol"].metrics["recall@1"] == 1.0 and by_mode["symbol"].metrics["acc@1"] == 1.0
+    assert by_mode["symbol"].latency_ms > 0 and not by_mode["symbol"].error
+    if embedder is None:
+        assert "semantic" not in by_mode and "vectors" in run.unavailable["semantic"]
+    else:
+        assert by_mode["semantic"].metrics["acc@10"] == 1.0 and run.unavailable == {}
