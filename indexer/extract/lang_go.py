@@ -40,22 +40,23 @@ class GoRules(Rules):
     calls = {"call_expression": "function"}
     type_refs = frozenset({"type_identifier", "qualified_type"})
 
-    def definition(self, node: Node, parent_kind: str) -> Def | None:
+    def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type
         if t in ("type_spec", "type_alias"):
-            name = node.child_by_field_name("name")
-            kind = _TYPE_KINDS.get(node.child_by_field_name("type").type if node.child_by_field_name("type") else "", "type_alias")
-            return Def(kind, text(name), name, span_node=self._single_spec(node)) if name else None
-        if t in ("const_spec", "var_spec"):
-            name = node.child_by_field_name("name")
-            if name is None or not _top_level(node):
-                return None
-            return Def("constant" if t == "const_spec" else "variable", text(name), name,
-                       scope=False, span_node=self._single_spec(node))
-        d = super().definition(node, parent_kind)
+            name, kind_node = node.child_by_field_name("name"), node.child_by_field_name("type")
+            kind = _TYPE_KINDS.get(kind_node.type if kind_node is not None else "", "type_alias")
+            return [Def(kind, text(name), name, span_node=self._single_spec(node))] if name else []
+        if t in ("const_spec", "var_spec", "field_declaration"):
+            if t != "field_declaration" and not _top_level(node):
+                return []
+            kind = {"const_spec": "constant", "var_spec": "variable"}.get(t, "field")
+            names = [n for n in node.children_by_field_name("name") if n.is_named]
+            span = self._single_spec(node) if len(names) == 1 else node
+            return [Def(kind, text(n), n, scope=False, span_node=span) for n in names]
+        d = self.definition(node, parent_kind)
         if d is not None and t == "method_declaration":
-            return Def("method", d.name, d.name_node, qualifier=_receiver_type(node))
-        return d
+            d = Def("method", d.name, d.name_node, qualifier=_receiver_type(node))
+        return [d] if d is not None else []
 
     def _single_spec(self, node: Node) -> Node:
         decl = node.parent
