@@ -26,17 +26,23 @@ the this that to was what when where which who why with""".split())
 
 # df comes from the same scan of the query terms' postings (one posting per document and
 # term), so term_df may be a table or a view without costing a second scan. Terms are
-# inlined as literals (tokenizer output: [a-z0-9_] only) so DuckDB can prune row groups
-# when postings are sorted by term.
+# inlined as literals (tokenizer output: [a-z0-9_] only) so DuckDB prunes row groups when
+# the postings are sorted by term: `term_postings(term, path, doc_kind, doc, tf, length)`
+# ordered by term, when the assembly provides it, is read instead of postings JOIN docs.
+_POSTINGS_SORTED = """SELECT path, doc_kind, doc, term, tf, length FROM term_postings
+  WHERE term IN ({terms})"""
+_POSTINGS_JOINED = """SELECT p.path, p.doc_kind, p.doc, p.term, p.tf, d.length
+  FROM postings p JOIN docs d USING (path, doc_kind, doc) WHERE p.term IN ({terms})"""
+_SORTED_COLUMNS = {"term", "path", "doc_kind", "doc", "tf", "length"}
 _BM25_SQL = """
-WITH p AS (SELECT path, doc_kind, doc, term, tf FROM {postings} WHERE term IN ({terms})),
+WITH p AS ({postings}),
 df AS (SELECT term, count(*) AS df FROM p GROUP BY term),
 c AS (SELECT n_docs, avgdl FROM corpus),
 scored AS (
   SELECT p.path, p.doc_kind, p.doc, count(*) AS matched,
          sum(ln(1 + (c.n_docs - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
-             / (p.tf + {k1} * (1 - {b} + {b} * d.length / c.avgdl))) AS bm25
-  FROM p JOIN df USING (term) JOIN docs d USING (path, doc_kind, doc), c
+             / (p.tf + {k1} * (1 - {b} + {b} * p.length / c.avgdl))) AS bm25
+  FROM p JOIN df USING (term), c
   WHERE p.doc_kind IN ({kinds}) AND {where}
   GROUP BY ALL)
 SELECT path, doc_kind, doc, matched, bm25, count(*) OVER () AS total FROM scored
@@ -74,8 +80,10 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
     if not terms or not view.has_table("docs"):
         return []
     where, params = (filt or FileFilter()).where("p.path")
-    sql = _BM25_SQL.format(postings="postings", terms=_literals(terms), kinds=_literals(doc_kinds),
-                           k1=BM25_K1, b=BM25_B, where=where, limit=int(limit))
+    sorted_ = _SORTED_COLUMNS <= view.tables.get("term_postings", set())
+    postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=_literals(terms))
+    sql = _BM25_SQL.format(postings=postings, kinds=_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
+                           where=where, limit=int(limit))
     return view.sql(sql, params)
 
 

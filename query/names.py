@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..tokenize import split_identifier
 from .index import IndexView
 
-# Column order of `SymbolRow` as loaded from DuckDB.
+# Column order of `SymbolRow`, then the lookup keys (lower name, folded qualified names).
+_FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
+         "'/', '.'), chr(92), '.')")
 _LOAD_SQL = """
 SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
-       {fq} AS fq_name, coalesce(s.signature, ''), s.start_line, s.end_line, s.parent_id IS NULL
+       {fq} AS fq_name, coalesce(s.signature, ''), s.start_line, s.end_line, s.parent_id IS NULL,
+       lower(s.name), """ + _FOLD.format("s.qualified_name") + """, """ + _FOLD.format("{fq}") + """
 FROM symbols s {join}
-ORDER BY s.path, s.start_line, s.ordinal
 """
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolRow:
+class SymbolRow(NamedTuple):
     symbol_id: str
     stable_id: str
     path: str
@@ -78,18 +79,20 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
 class NameIndex:
     """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
 
-    def __init__(self, rows: list[SymbolRow]) -> None:
-        self.rows = rows
+    def __init__(self, rows: list[tuple]) -> None:
+        """`rows`: SymbolRow fields followed by lower(name), folded qualified and fq names."""
+        self.rows: list[SymbolRow] = []
         self.by_name: dict[str, list[int]] = defaultdict(list)
         self.by_qualified: dict[str, list[int]] = defaultdict(list)
         for i, r in enumerate(rows):
-            self.by_name[r.name.lower()].append(i)
-            self.by_qualified[fold_qualified(r.qualified_name)].append(i)
-            if r.fq_name and r.fq_name != r.qualified_name:
-                self.by_qualified[fold_qualified(r.fq_name)].append(i)
+            self.rows.append(SymbolRow(*r[:12]))
+            self.by_name[r[12]].append(i)
+            self.by_qualified[r[13]].append(i)
+            if r[14] != r[13]:
+                self.by_qualified[r[14]].append(i)
         self.names = sorted(self.by_name)
         self._subtokens: dict[str, set[str]] | None = None
-        self._trigrams: dict[str, list[str]] | None = None
+        self._trigrams: dict[tuple[str, int], list[str]] | None = None
 
     @classmethod
     def load(cls, view: IndexView) -> "NameIndex":
@@ -101,7 +104,7 @@ class NameIndex:
                                        join="LEFT JOIN symbol_names n USING (symbol_id)")
             else:
                 sql = _LOAD_SQL.format(fq="s.qualified_name", join="")
-            cached = cls([SymbolRow(*r) for r in view.sql(sql)])
+            cached = cls(view.sql(sql))
             view.cache["name_index"] = cached
         return cached
 
@@ -154,25 +157,28 @@ class NameIndex:
         return sorted(found, key=len)
 
     def fuzzy_names(self, query: str, max_distance: int, cap: int = 50) -> list[tuple[str, int]]:
-        """Distinct names within `max_distance` edits (transpositions count one), closest first."""
+        """Distinct names within `max_distance` edits (transpositions count one), closest first.
+
+        Candidates share enough padded trigrams with the query (one edit changes at most four,
+        counting a transposition) and have a length within `max_distance`.
+        """
         q = query.lower()
         if self._trigrams is None:
-            tri: dict[str, list[str]] = defaultdict(list)
+            tri: dict[tuple[str, int], list[str]] = defaultdict(list)
             for name in self.names:
                 for g in trigrams(name):
-                    tri[g].append(name)
+                    tri[(g, len(name))].append(name)
             self._trigrams = tri
+        grams = trigrams(q)
+        need = max(1, len(grams) - 4 * max_distance)
         counts: dict[str, int] = defaultdict(int)
-        for g in trigrams(q):
-            for name in self._trigrams.get(g, ()):
-                counts[name] += 1
-        qlen = len(q)
-        ranked = sorted((c for c in counts.items() if abs(len(c[0]) - qlen) <= max_distance),
-                        key=lambda kv: -kv[1])[:max(cap * 8, 200)]
-        out = []
-        for name, _ in ranked:
-            d = damerau_levenshtein(q, name, max_distance)
-            if d <= max_distance and name != q:
-                out.append((name, d))
+        for length in range(max(len(q) - max_distance, 1), len(q) + max_distance + 1):
+            for g in grams:
+                for name in self._trigrams.get((g, length), ()):
+                    counts[name] += 1
+        ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
+                        key=lambda kv: -kv[1])[:cap * 8]
+        out = [(name, d) for name, _ in ranked
+               if (d := damerau_levenshtein(q, name, max_distance)) <= max_distance]
         out.sort(key=lambda nd: (nd[1], len(nd[0]), nd[0]))
         return out[:cap]

@@ -104,21 +104,20 @@ def _hit(row: SymbolRow, score: float, how: str, lines: list[str] | None) -> Sea
                      language=row.language, signature=row.signature, match=how)
 
 
-def _reference_hits(view: IndexView, name: str, filt: FileFilter, limit: int) -> tuple[list[SearchHit], int]:
+def _reference_hits(view: IndexView, name: str, filt: FileFilter, limit: int) -> list[SearchHit]:
     """Uses of `name` (calls, imports, type references) from the refs table."""
     where, params = filt.where("r.path")
     rows = view.sql(f"""
-        SELECT r.path, r.language, r.kind, r.target, r.start_line, r.end_line, count(*) OVER ()
+        SELECT r.path, r.language, r.kind, r.target, r.start_line, r.end_line
         FROM refs r WHERE (r.target = ? OR ends_with(r.target, ?)) AND {where}
         ORDER BY r.path, r.start_line LIMIT {int(limit)}""", [name, "." + name, *params])
     lines = file_lines(view, [r[0] for r in rows])
-    hits = [SearchHit(path=p, line_start=ls, line_end=le, kind=kind, name=name, qualified_name=target,
+    return [SearchHit(path=p, line_start=ls, line_end=le, kind=kind, name=name, qualified_name=target,
                       symbol_id=None, symbol_stable_id=None, score=0.3,
                       snippet=snippet(lines[p], ls, le) if p in lines else "",
                       result_type="reference", result_id=f"{p}#ref:{ls}:{target}", language=lang,
                       match="reference")
-            for p, lang, kind, target, ls, le, _ in rows]
-    return hits, rows[0][6] if rows else 0
+            for p, lang, kind, target, ls, le in rows]
 
 
 def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", language: str | None = None,
@@ -139,10 +138,10 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
     total = len(ranked)
     if include_references and len(hits) < limit and not kind:
         name = re.split(r"\.|::|#|->", query.strip().removesuffix("()"))[-1]
-        refs, n_refs = _reference_hits(view, name, filt if not language else make_filter(
+        refs = _reference_hits(view, name, filt if not language else make_filter(
             language, filt.glob, ",".join(filt.extensions)), limit - len(hits))
         hits.extend(refs)
-        total += n_refs
+        total += len(refs)
     completeness = COMPLETE if index.rows or view.count("files") == 0 else PARTIAL
     return Candidates(hits, total, completeness)
 
@@ -166,8 +165,11 @@ def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: s
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
+    """Definitions only: in fused modes, uses of a name come through the text retriever, and
+    the refs scan would cost more than the whole name lookup."""
     return symbol_candidates(view, req.query, language=req.language, kind=req.kind,
-                             filt=make_filter(None, req.path, req.extension), limit=req.limit)
+                             filt=make_filter(None, req.path, req.extension), limit=req.limit,
+                             include_references=req.mode == "symbol")
 
 
 register_retriever("symbol", retrieve)
