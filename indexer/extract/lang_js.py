@@ -18,6 +18,11 @@ def _string(node: Node | None) -> str:
 _SIGNATURES = frozenset({"property_signature", "method_signature"})
 
 
+def _function_value(node: Node) -> Node | None:
+    value = node.child_by_field_name("value")
+    return value if value is not None and value.type in _FUNCTION_VALUES else None
+
+
 def _declared_member(node: Node) -> bool:
     """Interface members and type-alias object members, not inline object types."""
     holder = node.parent
@@ -63,6 +68,8 @@ class JsRules(Rules):
         d = super().definition(node, parent_kind)
         if d is not None and d.kind == "method" and d.name == "constructor":
             return Def("constructor", d.name, d.name_node)
+        if d is not None and d.kind == "field" and _function_value(node) is not None:
+            return Def("method", d.name, d.name_node)
         return d
 
     def _variable(self, node: Node) -> Def | None:
@@ -97,6 +104,11 @@ class JsRules(Rules):
         return super().body(node)
 
     def signature(self, node: Node, d: Def) -> str:
+        fn = _function_value(node) if node.type in ("public_field_definition", "field_definition") else None
+        if fn is not None:  # `handler = (e: Event): void => {...}`
+            body = fn.child_by_field_name("body")
+            head = fn.text[:body.start_byte - fn.start_byte] if body is not None else fn.text
+            return one_line(d.name + head.decode("utf-8", "replace").strip().removesuffix("=>").strip())
         sig = super().signature(node, d)
         return one_line(sig.removesuffix("=>").strip())
 
