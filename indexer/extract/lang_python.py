@@ -25,6 +25,13 @@ def _string_value(node: Node) -> str:
     return inspect.cleandoc(raw[len(q):len(raw) - len(q)] if raw.endswith(q) else raw[len(q):])
 
 
+def _string_statement(node: Node) -> Node | None:
+    """The string literal a statement consists of, if it is just one."""
+    if node.type == "expression_statement" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node if node.type == "string" else None
+
+
 def _assigned_names(node: Node) -> list[Node]:
     left = node.child_by_field_name("left")
     if left is None:
@@ -101,15 +108,21 @@ class PythonRules(Rules):
         return super().signature(node, d)
 
     def doc(self, node: Node, d: Def) -> str:
+        """The docstring; for an assignment, the string statement after it (PEP 257 attribute
+        docstring) or the comments directly above it."""
+        if node.type == "assignment":
+            stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
+            after = stmt.next_named_sibling
+            found = _string_statement(after) if after is not None else None
+            if found is not None and after.start_point.row <= stmt.end_point.row + 1:
+                return _string_value(found)
+            holder = stmt.parent
+            if stmt.prev_named_sibling is None and holder is not None and holder.type == "block":
+                stmt = holder  # comments before a body's first statement hang on its owner
+            return super().doc(stmt, Def(d.kind, d.name, d.name_node))
         body = node.child_by_field_name("body")
-        if body is None or not body.named_children:
-            return ""
-        first = body.named_children[0]
-        if first.type == "expression_statement" and first.named_child_count == 1:
-            first = first.named_children[0]
-        if first.type == "string":
-            return _string_value(first)
-        return ""
+        first = _string_statement(body.named_children[0]) if body is not None and body.named_children else None
+        return _string_value(first) if first is not None else ""
 
     def _decorators(self, node: Node) -> list[str]:
         wrapper = node.parent

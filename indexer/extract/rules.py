@@ -89,7 +89,7 @@ def strip_comment(raw: str) -> str:
         return inspect.cleandoc("\n".join(lines)).strip()
     if s.startswith("{-") or s.startswith("(*"):
         return s[2:-2].strip()
-    out = [re.sub(r"^\s*(///?!?|#+|--+|;+|%+)\s?", "", ln) for ln in s.splitlines()]
+    out = [re.sub(r"^\s*(///?!?|#+:?|--+|;+|%+)\s?", "", ln) for ln in s.splitlines()]
     return "\n".join(out).strip()
 
 
