@@ -59,7 +59,8 @@ class ServerState:
 
     def scrub(self, exc: CodeagentError) -> CodeagentError:
         """`exc` ready for a client: no absolute paths; index_missing names the build command."""
-        if isinstance(exc, IndexMissing):
+        local = (str(self.root), str(self.store_dir))
+        if isinstance(exc, IndexMissing) and (not exc.hint or any(p in exc.hint for p in local)):
             exc.hint = f"run `{self.build_command()}` in the repository"
         return scrub(exc, [self.store_dir, self.root, Path(self.sandbox.root)])
 

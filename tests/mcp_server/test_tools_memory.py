@@ -135,3 +135,19 @@ async def test_index_missing_names_build_command(sample_repo):
         assert listing["metadata"]["schema_status"] == "not_indexed"
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "not_indexed" and status["manifest_id"] is None
+
+
+async def test_find_similar_needs_vectors(indexed_repo):
+    from mcp_helpers import run_cli
+
+    async with memory_client(indexed_repo.path) as c:
+        res = await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper"})
+        assert error_code(res) == "index_missing"
+        assert "--embedder" in res.structured_content["error"]["hint"]
+        run_cli("build", indexed_repo.path, "--embedder", "hash")
+        similar = ok(await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper", "limit": 3}))
+        assert similar["results"] and all(r["name"] != "helper" for r in similar["results"])
+        assert all(r["symbol_id"] or r["result_id"] for r in similar["results"])
+        hybrid = ok(await c.call_tool("search_code", {"query": "join a path", "mode": "hybrid",
+                                                      "semantic_weight": 0.7}))
+        assert hybrid["results"][0]["name"] == "helper"
