@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..errors import IndexMissing, InvalidParameter
+from ..sandbox import is_secret
 from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanList, Symbol,
                       SymbolDetailOut)
 from .state import ServerState, metadata_of
@@ -29,7 +30,8 @@ Kind = Annotated[str | None, Field(description="Only this symbol kind (function,
 
 
 def hits(results) -> list[Hit]:
-    return [Hit.model_validate(h.to_dict(True)) for h in results]
+    """Result models; hits inside secret files (.env, keys...) are withheld like their files."""
+    return [Hit.model_validate(h.to_dict(True)) for h in results if not is_secret(h.path)]
 
 
 def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0)) -> SearchResults:

@@ -107,6 +107,13 @@ async def test_error_codes(indexed_repo):
         assert error_code(res) == "not_found"
         res = await c.call_tool("get_file_outline", {"path": "../../etc/passwd"})
         assert error_code(res) == "path_escape"
+        res = await c.call_tool("get_file_outline", {"path": ".env"})
+        assert error_code(res) == "withheld"
+        for tool, args in (("search_code", {"query": "API_KEY do-not-leak"}),
+                           ("search_files", {"pattern": "do-not-leak"}),
+                           ("search_code", {"query": "do-not-leak", "mode": "text"})):
+            found = ok(await c.call_tool(tool, args))
+            assert "do-not-leak" not in str(found), f"{tool} served a secret"
 
 
 async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo):
