@@ -112,3 +112,15 @@ def test_raw_malformed_frames_against_the_real_server(indexed_repo):
         proc.stdin.close()
         proc.wait(timeout=30)
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("version,expected", [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"),
+                                              ("1999-01-01", None)])
+def test_protocol_version_negotiation(sample_repo, version, expected):
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    proc = subprocess.run([sys.executable, "-m", "codeagent", "serve", "--repo", str(sample_repo.path)],
+                          input=json.dumps(init).encode() + b"\n", capture_output=True, timeout=60)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(replies) == 1 and proc.returncode == 0
+    negotiated = replies[0]["result"]["protocolVersion"]
+    assert negotiated == (expected or negotiated) and negotiated >= "2024-11-05"
