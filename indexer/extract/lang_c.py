@@ -30,15 +30,15 @@ def declarator_name(node: Node | None) -> tuple[Node | None, bool]:
 
 def _split_qualified(name: Node) -> tuple[str, str, Node]:
     """`a::B::f` -> ("a.B", "f", <f node>)."""
-    if name.type != "qualified_identifier":
-        return "", text(name), name
-    scope = name.child_by_field_name("scope")
-    inner = name.child_by_field_name("name")
-    prefix = callee_name(text(scope)) if scope is not None else ""
-    if inner is not None and inner.type == "qualified_identifier":
-        more, leaf, leaf_node = _split_qualified(inner)
-        return ".".join(p for p in (prefix, more) if p), leaf, leaf_node
-    return prefix, text(inner), inner if inner is not None else name
+    scopes: list[str] = []
+    while name.type == "qualified_identifier":
+        scope, inner = name.child_by_field_name("scope"), name.child_by_field_name("name")
+        if scope is not None:
+            scopes.append(callee_name(text(scope)))
+        if inner is None:
+            break
+        name = inner
+    return ".".join(p for p in scopes if p), text(name), name
 
 
 class CRules(Rules):

@@ -105,3 +105,8 @@ def test_truncated_and_spliced_sources_never_crash(language: str) -> None:
             ex = extract(variant.decode("utf-8", "ignore").encode(), language)
             assert all(-1 <= s.parent < len(ex.symbols) for s in ex.symbols)
             assert all(-1 <= r.source < len(ex.symbols) for r in ex.references)
+
+
+def test_deeply_qualified_cpp_name_does_not_recurse() -> None:
+    ex = extract(("void " + "a::" * 3000 + "f() {}\n").encode(), "cpp")
+    assert [s.name for s in ex.symbols] == ["f"]
