@@ -19,7 +19,7 @@ from typing import Any
 from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
-from ..errors import IndexIncompatible, IndexMissing, Timeout
+from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..manifest import load_manifest
 from ..store import Store
 from .results import COMPLETE, Metadata
@@ -61,6 +61,7 @@ class IndexView:
         self.path = store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE
         if not store.is_assembled(manifest_id):
             raise _Vanished(manifest_id)
+        _check_assembly(store, manifest_id, self.path.parent)
         try:
             self.con = duckdb.connect(str(self.path), read_only=True)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
@@ -186,6 +187,28 @@ class _Vanished(Exception):
     """The assembled directory is gone (a newer build pruned it) or not there yet."""
 
 
+_verified: set[tuple[str, str]] = set()
+_verified_lock = threading.Lock()
+
+
+def _check_assembly(store: Store, manifest_id: str, directory: Path) -> None:
+    """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
+    and manifest (assembled files are immutable once renamed into place)."""
+    key = (str(store.root), manifest_id)
+    with _verified_lock:
+        if key in _verified:
+            return
+    check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
+    damaged = check(manifest_id) if check else []
+    if damaged and store.is_assembled(manifest_id):
+        raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
+                           hint=f"delete {directory} and run `codeagent build`")
+    if damaged:
+        raise _Vanished(manifest_id)
+    with _verified_lock:
+        _verified.add(key)
+
+
 def open_index(repo: Path | None = None, store_dir: Path | None = None,
                ref: str | None = None) -> IndexView:
     """Open the manifest a ref (branch, tag, ref name or manifest id prefix) names, read-only.
@@ -223,6 +246,7 @@ class IndexFollower:
         self._current: IndexView | None = None
         self._leases: dict[int, int] = {}
         self._retired: dict[int, IndexView] = {}
+        self.keep_text_in_memory = True  # a long-lived reader: see memtext.py
 
     def _pointer(self) -> str:
         if self.ref_name is None:
@@ -243,6 +267,7 @@ class IndexFollower:
                     return cur
             try:
                 fresh = IndexView(self.store, self.root, self.ref_name, mid)
+                fresh.keep_text_in_memory = self.keep_text_in_memory
             except _Vanished:
                 if attempt:
                     raise IndexMissing(f"manifest {mid[:12]} is not assembled",

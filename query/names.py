@@ -9,11 +9,14 @@ view, so a long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import defaultdict
 from typing import NamedTuple
 
 from ..tokenize import split_identifier
 from .index import IndexView
+
+_load_lock = threading.Lock()
 
 # Column order of `SymbolRow`, then the lookup keys (lower name, folded qualified names).
 _FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
@@ -98,7 +101,12 @@ class NameIndex:
     def load(cls, view: IndexView) -> "NameIndex":
         """The view's name index, built on first use."""
         cached = view.cache.get("name_index")
-        if cached is None:
+        if cached is not None:
+            return cached
+        with _load_lock:
+            cached = view.cache.get("name_index")
+            if cached is not None:
+                return cached
             if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
                 sql = _LOAD_SQL.format(fq="coalesce(n.fq_name, s.qualified_name)",
                                        join="LEFT JOIN symbol_names n USING (symbol_id)")
