@@ -275,7 +275,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     manifest = _attach_vectors(store, manifest, opts, previous)
     data = manifest.canonical_bytes()
     manifest_id = hash_bytes(data)
-    changed = manifest_id != previous_id or not store.is_assembled(manifest_id)
+    changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
+               or bool(store.assembly_problems(manifest_id, deep=False)))
     cache.save()  # before the swap: a failed write must leave the previous index untouched
     if changed:
         store.put(data)
@@ -300,9 +301,12 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
 def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
                     previous: Manifest | None) -> Manifest:
-    """Hook for the embeddings step (vectors are content-addressed objects listed in extras)."""
-    if not opts.embedder:
+    """Hook for the embeddings step (vectors are content-addressed objects listed in extras).
+    Without --embedder a ref keeps the embedder its previous manifest used; `none` drops it."""
+    embedder = opts.embedder or (previous.embedder_id.split("-v")[0]
+                                 if previous is not None and previous.embedder_id else None)
+    if not embedder or embedder == "none":
         return manifest
     from .vectors import attach_vectors
 
-    return attach_vectors(store, manifest, opts.embedder, previous, opts.progress)
+    return attach_vectors(store, manifest, embedder, previous, opts.progress)
