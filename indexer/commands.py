@@ -67,7 +67,8 @@ def _store_for(repo: Path, store_dir: Path | None):
 @click.option("--wait", "lock_wait", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
               help="Wait this long for another build holding the store lock.")
 @click.option("--embedder", default=None, metavar="NAME",
-              help="Also embed symbols and chunks with this embedder (see README).")
+              help="Embed symbols and chunks: hash (no model) or minilm (the neural extra); "
+                   "later builds of the ref keep it, `none` drops the vectors (see README).")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, as_json: bool) -> None:

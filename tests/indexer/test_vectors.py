@@ -144,3 +144,19 @@ def test_verify_and_gc_keep_vector_objects(git_repo, cli):
     store, manifest = _manifest(git_repo.path)
     missing = [o for o in manifest.extras["objects"] if not store.has(o)]
     assert not missing, f"gc removed vector objects the manifest needs: {missing}\n{gc.stdout}"
+
+
+def test_a_plain_build_keeps_the_refs_embedder_and_none_drops_it(git_repo):
+    git_repo.write_many(FILES)
+    git_repo.commit("init")
+    _build(git_repo.path)
+    git_repo.write("pkg/net.py", "def fetch_url(url):\n    return url.lower()\n")
+    _build(git_repo.path, embedder=None)
+    store, manifest = _manifest(git_repo.path)
+    assert manifest.embedder_id == HASH_ID
+    assert set(manifest.extras["vectors"]) == manifest.shard_ids()
+    _build(git_repo.path, embedder="none")
+    store, manifest = _manifest(git_repo.path)
+    assert manifest.embedder_id is None and "vectors" not in manifest.extras
+    art = store.assembled_dir(store.read_ref("worktree"))
+    assert not (art / fmt.VECTORS_META).exists()
