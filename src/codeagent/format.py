@@ -8,13 +8,15 @@ SCHEMA_VERSION history:
   1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
      term postings. Manifest = canonical JSON, files sorted by path.
 EXTRACTOR_VERSION history:
-  1: line-window text chunks, Markdown/RST sections, tree-sitter definitions and references.
+  1: line-window text chunks for code, Markdown/RST sections (no tree-sitter yet).
+  2: tree-sitter definitions, references and syntax-aware chunks for 15 languages, a
+     generic definition rule for every other grammar.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 MANIFEST_FORMAT = "codeagent-manifest"
 # Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
 # another version is never used as the base of an incremental one.
@@ -58,6 +60,10 @@ LOCK_FILE = "lock"
 STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"
 COMPLETE_MARKER = "COMPLETE"
+# JSON {file name: [size, blake3]} of every file in an assembled directory, written before
+# COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
+# means an assembly from before SUMS existed: the next build re-assembles it).
+ASSEMBLY_SUMS = "SUMS"
 
 # Vectors (indexer/vectors.py writes the objects, indexer/ann.py the assembled files).
 # Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,
