@@ -16,7 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .errors import IndexIncompatible, InvalidParameter
-from .tokenize import split_identifier, tokenize
+from .tokenize import _WORD, tokenize
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 DEFAULT_EMBEDDER = "hash"
 BATCH_SIZE = 256
 MAX_TEXT_CHARS = 2000  # what an item contributes to its vector; long bodies are cut here
+# Hash embedder weights (part of its version: change them, bump HashingEmbedder.version).
+TITLE_WEIGHT = 3.0
+GRAM_WEIGHT = 0.6
+CONCEPT_WEIGHT = 0.8
+STOP_WEIGHT = 0.15
 
 # Embedding calls per process (texts embedded), so tests and logs can show reuse.
 EMBED_COUNTER: Counter[str] = Counter()
@@ -163,6 +168,7 @@ class HashingEmbedder:
         self._end: list[int] = []
         self._fidx: list[int] = []
         self._fval: list[float] = []
+        self._word_tokens: dict[str, list[str]] = {}
 
     @property
     def id(self) -> str:
@@ -180,10 +186,10 @@ class HashingEmbedder:
         padded = f"<{token}>"
         grams = [padded[i:i + 3] for i in range(len(padded) - 2)]
         for g in grams:
-            add("g:" + g, 0.6 / math.sqrt(len(grams)))
+            add("g:" + g, GRAM_WEIGHT / math.sqrt(len(grams)))
         concept = _CONCEPT_OF.get(token)
         if concept is not None:
-            add(f"c:{concept}", 0.8)
+            add(f"c:{concept}", CONCEPT_WEIGHT)
         tid = len(self._start)
         self._start.append(start)
         self._end.append(len(self._fidx))
@@ -203,13 +209,23 @@ class HashingEmbedder:
             for a, lst in zip(cached, lists))
         return self._np
 
+    def _tokens(self, text: str) -> list[str]:
+        """`tokenize(text)`, memoised per word (code repeats its words)."""
+        out: list[str] = []
+        cache = self._word_tokens
+        for word in _WORD.findall(text):
+            toks = cache.get(word)
+            if toks is None:
+                toks = cache[word] = tokenize(word)
+            out.extend(toks)
+        return out
+
     def _weights(self, text: str) -> Counter[str]:
         title, _, body = text[:MAX_TEXT_CHARS].partition("\n")
-        counts: Counter[str] = Counter()
-        for tok in tokenize(title):
-            counts[tok] += 3
-        for tok in tokenize(body):
-            counts[tok] += 1
+        counts: Counter[str] = Counter()  # float weights, not counts
+        for tok in self._tokens(title):
+            counts[tok] += TITLE_WEIGHT
+        counts.update(self._tokens(body))
         return counts
 
     def embed(self, texts: list[str]) -> "np.ndarray":
@@ -228,7 +244,7 @@ class HashingEmbedder:
                 tid = ids.get(tok)
                 tids.append(self._add_token(tok) if tid is None else tid)
                 rows.append(r)
-                weights.append((1.0 + math.log(tf)) * (0.15 if tok in _STOP else 1.0))
+                weights.append((1.0 + math.log(tf)) * (STOP_WEIGHT if tok in _STOP else 1.0))
         fidx, fval, start, end = self._arrays()
         t = np.asarray(tids, dtype=np.int64)
         starts = start[t]
