@@ -173,6 +173,10 @@ class Sandbox:
         files, dirs = self._visible()
         if (rel in dirs) if directory else (rel in files):
             return
+        if os.path.lexists(os.path.join(self.root, rel)):
+            files, dirs = self._visible(refresh=True)  # created since the listing was cached?
+            if (rel in dirs) if directory else (rel in files):
+                return
         if not directory and rel in dirs:
             raise InvalidParameter(f"{rel} is a directory", hint="use list_directory for it")
         if directory and rel in files:
@@ -282,11 +286,11 @@ class Sandbox:
         return resolved
 
     # ---- listing ---------------------------------------------------------------------------
-    def _visible(self) -> tuple[frozenset[str], dict[str, dict[str, bool]]]:
+    def _visible(self, refresh: bool = False) -> tuple[frozenset[str], dict[str, dict[str, bool]]]:
         """(visible files, directory -> {child name: is_dir}), refreshed every LISTING_TTL."""
         now = time.monotonic()
         with self._lock:
-            if self._listing and now - self._listing[0] < LISTING_TTL:
+            if not refresh and self._listing and now - self._listing[0] < LISTING_TTL:
                 return self._listing[1], self._listing[2]
         files = set()
         for raw in sources._list_worktree_paths(Path(self.root), self.is_git, self.store_dir):

@@ -103,6 +103,10 @@ async def test_error_codes(indexed_repo):
             assert "/tmp" not in str(res.structured_content), "absolute path leaked"
         res = await c.call_tool("read_file", {"path": "pkg/core.py", "line_start": 999})
         assert error_code(res) == "invalid_parameter"
+        with open(indexed_repo.path / "huge.txt", "wb") as fh:
+            fh.truncate(17 * 1024 * 1024)  # sparse: over the 16 MiB read cap
+        res = await c.call_tool("read_file", {"path": "huge.txt"})
+        assert error_code(res) == "too_large"
         res = await c.call_tool("get_symbol", {"symbol_id": "no-such-symbol"})
         assert error_code(res) == "not_found"
         res = await c.call_tool("get_file_outline", {"path": "../../etc/passwd"})
