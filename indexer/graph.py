@@ -1,22 +1,29 @@
 """The symbol graph of a manifest: module names, full qualified names and resolved edges.
 
-A derived assembly step (see assemble.py). It (re)creates three tables:
+A derived assembly step (see assemble.py). It maintains four tables:
 
   modules(path, language, module, package, sep, declared)   one row per indexed file
-  symbol_names(symbol_id, path, module, fq_name, fq_key)     one row per symbol
+  symbol_names(symbol_id, path, module, fq_name, fq_key, name, kind, language, qkey,
+               parent_id, parent_kind, start_line, dir)      one row per symbol
       fq_name = module + sep + in-file qualified name (sep "." or "::" for Rust); fq_key is
       the same with every separator folded to "." (lookups: `WHERE fq_key = 'a.b.C.m'`).
+  import_bindings(path, ordinal, local, fq_key, mkey)          what each import binds
   edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
 
 Resolution of each reference, first tier that finds something wins (`exact`):
   1. the enclosing scopes of the same file (Python: class bodies are not scopes of methods),
   2. `self.` / `cls.` / `this.` members of the enclosing class, then of its resolved bases,
-  3. import bindings (`import x`, `from x import y as z`, re-exports followed 3 hops),
+  3. import bindings (`import x`, `from x import y as z`; re-exports followed),
   4. wildcard imports, 5. the same module/package in other files (Go, Java...).
-Otherwise (`name`): definitions with the same last name segment and a fitting kind; at
-most NAME_CAP of them, and when a name has more definitions than that only those in the
-reference's directory. Names bound by an import of a module outside the repo are not
-name-matched (`np.array` says nothing about the repo's `array`).
+Otherwise (`name`): definitions with the same last name segment and a fitting kind (Python
+bare calls: functions and classes; `x.m()` calls: members); at most NAME_CAP of them, and
+when a name has more definitions than that only those in the reference's own file. Names
+bound by an import of a module outside the repo are not name-matched (`np.array` says
+nothing about the repo's `array`).
+
+Incremental: when assemble reports the changed paths (temp tables delta_removed and
+delta_added) and no other file's module name changed, only the affected rows are
+recomputed (graph_sql.py says which); otherwise everything is.
 """
 
 from __future__ import annotations
@@ -25,16 +32,20 @@ import time
 
 from ..manifest import Manifest
 from .assemble import derived_step
-from .graph_sql import EDGES_SQL, NAMES_SQL, kind_rows
-from .module_names import (DECLARED_PACKAGE, PACKAGE_KINDS, file_module, import_binding, key,
-                           python_packages)
+from .graph_sql import GRAPH_VERSION, NAMES_SQL, SCHEMA_SQL, edges_sql, kind_rows
+from .module_names import (DECLARED_PACKAGE, PACKAGE_KINDS, FileModule, file_module,
+                           import_binding, key, python_packages)
 
 NAME_CAP = 10
+# A full recompute is cheaper when more than this share of the files (and > FULL_MIN) changed.
+FULL_FRACTION = 0.25
+FULL_MIN = 100
 LAST_TIMINGS: dict[str, float] = {}
+_OWN_TABLES = ("modules", "symbol_names", "import_bindings", "edges", "graph_version")
 
 
 def _modules(con) -> list[tuple]:
-    """One module row per indexed file (pure apart from reading `files`/`symbols`)."""
+    """One module row per indexed file."""
     kinds = ", ".join(f"'{k}'" for k in PACKAGE_KINDS)
     rows = con.execute(f"""
         SELECT f.path, f.language, d.qn FROM files f
@@ -51,14 +62,13 @@ def _modules(con) -> list[tuple]:
 
 
 def _bindings(con, modules: list[tuple]) -> list[tuple]:
-    """(path, ordinal, local, fq_key, module_key) for every import reference."""
+    """(path, ordinal, local, fq_key, mkey) for every import reference of the changed paths."""
     by_path = {m[0]: m for m in modules}
     module_keys = {m[6] for m in modules if m[6]}
-    from .module_names import FileModule
-
     out = []
     for path, ordinal, target, module, alias in con.execute(
-            "SELECT path, ordinal, target, module, alias FROM refs WHERE kind = 'import'").fetchall():
+            """SELECT path, ordinal, target, module, alias FROM refs WHERE kind = 'import'
+               AND path IN (SELECT path FROM g_changed)""").fetchall():
         m = by_path.get(path)
         if m is None:
             continue
@@ -80,23 +90,53 @@ def _register(con, name: str, columns: list[str], rows: list[tuple]) -> None:
     con.unregister(f"{name}_arrow")
 
 
+def _tables(con) -> set[str]:
+    return {r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "OR temporary").fetchall()}
+
+
+def _plan_changed(con) -> bool:
+    """Create temp table g_changed; True when everything must be recomputed."""
+    tables = _tables(con)
+    incremental = set(_OWN_TABLES) | {"delta_removed", "delta_added"} <= tables
+    if incremental:
+        incremental = con.execute("SELECT max(version) FROM graph_version").fetchone()[0] == GRAPH_VERSION
+    if incremental:
+        con.execute("""CREATE OR REPLACE TEMP TABLE g_changed AS
+            SELECT path FROM delta_removed UNION SELECT path FROM delta_added""")
+        changed, total, moved = con.execute("""SELECT
+            (SELECT count(*) FROM g_changed), (SELECT count(*) FROM g_modules),
+            (SELECT count(*) FROM g_modules g FULL JOIN modules m USING (path)
+             WHERE path NOT IN (SELECT path FROM g_changed)
+               AND (g.module IS DISTINCT FROM m.module OR g.package IS DISTINCT FROM m.package))
+            """).fetchone()
+        incremental = moved == 0 and (changed <= FULL_FRACTION * total or changed <= FULL_MIN)
+    if not incremental:
+        con.execute(SCHEMA_SQL)
+        con.execute("CREATE OR REPLACE TEMP TABLE g_changed AS SELECT path FROM files")
+    return not incremental
+
+
 @derived_step
-def symbol_graph(con, manifest: Manifest) -> None:
-    """(Re)create modules, symbol_names and edges for the whole manifest."""
+def symbol_graph(con, manifest: Manifest | None) -> None:
+    """Bring modules, symbol_names, import_bindings and edges up to date with the manifest."""
     t0 = time.perf_counter()
     modules = _modules(con)
     _register(con, "g_modules", ["path", "language", "module", "package", "sep", "declared", "mkey"],
               modules)
     _register(con, "g_kinds", ["ref_kind", "sym_kind"], kind_rows())
+    full = _plan_changed(con)
     t1 = time.perf_counter()
     con.execute(NAMES_SQL)
     t2 = time.perf_counter()
-    _register(con, "g_bind_raw", ["path", "ordinal", "local", "fq_key", "mkey"],
+    _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey"],
               _bindings(con, modules))
     t3 = time.perf_counter()
-    con.execute(EDGES_SQL.replace("$CAP", str(NAME_CAP)))
+    con.execute(edges_sql(full).replace("$CAP", str(NAME_CAP)))
     t4 = time.perf_counter()
-    for t in ("g_modules", "g_kinds", "g_bind_raw"):
+    for t in ("g_modules", "g_kinds", "g_bind_new", "g_changed"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    LAST_TIMINGS.update(modules=t1 - t0, names=t2 - t1, bindings=t3 - t2, edges=t4 - t3,
-                        total=t4 - t0)
+    LAST_TIMINGS.clear()
+    LAST_TIMINGS.update(full=float(full), plan=t1 - t0, names=t2 - t1, bindings=t3 - t2,
+                        edges=t4 - t3, total=t4 - t0)

@@ -1,7 +1,13 @@
 """The bulk SQL of the symbol graph (graph.py documents the tables and the resolution tiers).
 
 Inputs registered by graph.py: g_modules (one row per file), g_kinds (which symbol kinds a
-reference kind may resolve to), g_bind_raw (one binding per import reference).
+reference kind may resolve to), g_changed (paths whose rows are recomputed: every path on a
+full recompute), g_bind_new (one binding per import reference of those paths).
+
+Incremental rule: a reference outside the changed paths is resolved again when its last
+name segment is an "affected" name (a symbol or import name, old or new, of a changed
+path) or one of its edges pointed into a changed path; every other edge stays as it was.
+Imports and overrides edges are cheap and recomputed whole.
 """
 
 from __future__ import annotations
@@ -35,26 +41,18 @@ def _dir(expr: str) -> str:
     return f"CASE WHEN contains({expr}, '/') THEN regexp_extract({expr}, '^(.*)/', 1) ELSE '' END"
 
 
-NAMES_SQL = f"""
-CREATE OR REPLACE TABLE modules AS
-    SELECT path, language, module, package, sep, declared FROM g_modules;
-CREATE OR REPLACE TABLE symbol_names AS
-SELECT s.symbol_id, s.path, m.module,
-    CASE WHEN m.module = '' OR (m.declared AND (s.qualified_name = m.module
-              OR starts_with(s.qualified_name, m.module || m.sep)))
-         THEN s.qualified_name
-         WHEN m.language = 'rust' THEN m.module || '::' || replace(s.qualified_name, '.', '::')
-         ELSE m.module || m.sep || s.qualified_name END AS fq_name,
-    CASE WHEN m.mkey = '' OR (m.declared AND (s.qk = m.mkey OR starts_with(s.qk, m.mkey || '.')))
-         THEN s.qk ELSE m.mkey || '.' || s.qk END AS fq_key
-FROM (SELECT symbol_id, path, qualified_name, {_key('qualified_name')} AS qk FROM symbols) s
-JOIN g_modules m USING (path);
-CREATE OR REPLACE TEMP TABLE g_syms AS
-SELECT s.symbol_id, s.path, s.language, s.kind, s.name, s.start_line, s.parent_id,
-    coalesce(p.kind, '') AS parent_kind, n.fq_key, {_key('s.qualified_name')} AS qkey,
-    {_dir('s.path')} AS dir
-FROM symbols s JOIN symbol_names n USING (symbol_id)
-LEFT JOIN symbols p ON p.symbol_id = s.parent_id;
+RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
+GRAPH_VERSION = 1  # bump when a table below changes shape: the next assembly recomputes all
+
+SCHEMA_SQL = f"""
+CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
+CREATE OR REPLACE TABLE symbol_names(symbol_id VARCHAR, path VARCHAR, module VARCHAR,
+    fq_name VARCHAR, fq_key VARCHAR, name VARCHAR, kind VARCHAR, language VARCHAR, qkey VARCHAR,
+    parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, dir VARCHAR);
+CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VARCHAR,
+    fq_key VARCHAR, mkey VARCHAR);
+CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
+    dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
 """
 
 # Names a module re-exports: `pkg.f` -> `pkg.impl.f` when pkg/__init__ imports f from .impl
@@ -63,43 +61,99 @@ _EXPORT_HOP = """
 UPDATE g_export SET target = e2.target FROM g_export e2
 WHERE g_export.target = e2.alias AND e2.target <> g_export.target;
 """
-_PREP = f"""
-CREATE OR REPLACE TEMP TABLE g_bind AS SELECT path, ordinal, local, fq_key, mkey FROM g_bind_raw;
-CREATE OR REPLACE TEMP TABLE g_export AS
-SELECT alias, min(target) AS target FROM (
-    SELECT m.mkey || '.' || b.local AS alias, b.fq_key AS target
-    FROM g_bind b JOIN g_modules m ON m.path = b.path
-    WHERE b.local NOT IN ('', '*') AND m.mkey <> ''
-    UNION ALL
-    SELECT m.mkey || '.' || d.name, d.fq_key
-    FROM g_bind b JOIN g_modules m ON m.path = b.path
-    JOIN g_modules src ON src.mkey = b.fq_key JOIN g_syms d ON d.path = src.path
-    WHERE b.local = '*' AND m.mkey <> '' AND d.parent_id IS NULL)
-WHERE alias NOT IN (SELECT fq_key FROM g_syms) GROUP BY alias;
-{_EXPORT_HOP}{_EXPORT_HOP}
-CREATE OR REPLACE TEMP TABLE g_local AS
-SELECT b.path, b.local, min(b.fq_key) AS fq_key,
-    bool_or(EXISTS (SELECT 1 FROM g_modules m WHERE m.mkey = b.mkey
-                    OR starts_with(m.mkey, b.mkey || '.') OR starts_with(b.mkey, m.mkey || '.'))) AS internal
-FROM g_bind b WHERE b.local <> '' GROUP BY b.path, b.local;
-CREATE OR REPLACE TEMP TABLE g_refs AS
-WITH r0 AS (
+
+_STAR_NAMES = """
+INSERT INTO g_aff SELECT d.name FROM import_bindings b JOIN g_modules m ON m.mkey = b.fq_key
+JOIN symbol_names d ON d.path = m.path
+WHERE b.local = '*' AND d.parent_id IS NULL AND b.path IN (SELECT path FROM g_changed);
+"""
+
+NAMES_SQL = f"""
+CREATE OR REPLACE TABLE modules AS
+    SELECT path, language, module, package, sep, declared FROM g_modules;
+CREATE OR REPLACE TEMP TABLE g_aff(name VARCHAR);
+INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+INSERT INTO g_aff SELECT local FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+{_STAR_NAMES}
+DELETE FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+DELETE FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+INSERT INTO symbol_names
+SELECT s.symbol_id, s.path, m.module,
+    CASE WHEN m.module = '' OR (m.declared AND (s.qualified_name = m.module
+              OR starts_with(s.qualified_name, m.module || m.sep)))
+         THEN s.qualified_name
+         WHEN m.language = 'rust' THEN m.module || '::' || replace(s.qualified_name, '.', '::')
+         ELSE m.module || m.sep || s.qualified_name END,
+    CASE WHEN m.mkey = '' OR (m.declared AND (s.qk = m.mkey OR starts_with(s.qk, m.mkey || '.')))
+         THEN s.qk ELSE m.mkey || '.' || s.qk END,
+    s.name, s.kind, s.language, s.qk, s.parent_id, coalesce(p.kind, ''), s.start_line,
+    {_dir('s.path')}
+FROM (SELECT *, {_key('qualified_name')} AS qk FROM symbols
+      WHERE path IN (SELECT path FROM g_changed)) s
+JOIN g_modules m USING (path)
+LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id;
+INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+"""
+
+def _raw_refs(where: str) -> str:
+    return f"""
     SELECT path, language, kind, target, source_id, start_line, tkey,
         split_part(tkey, '.', 1) AS head, split_part(tkey, '.', -1) AS last
-    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import'))
-SELECT row_number() OVER () AS rid, r0.*, substr(tkey, length(head) + 1) AS rest,
+    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import' AND {where})"""
+
+
+def _project(source: str, rid_base: str) -> str:
+    """g_refs rows (resolution inputs) for the raw references in `source`."""
+    return f"""
+SELECT {rid_base} + row_number() OVER () AS rid, r0.*, substr(tkey, length(head) + 1) AS rest,
     {_dir('r0.path')} AS dir, coalesce(src.qkey, '') AS src_qkey,
     CASE WHEN src.kind IN {_in(CLASS_KINDS)} THEN src.symbol_id
          WHEN src.parent_kind IN {_in(CLASS_KINDS)} THEN src.parent_id
          WHEN gp.parent_kind IN {_in(CLASS_KINDS)} THEN gp.parent_id END AS encl_class,
     CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
          WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape
-FROM r0 LEFT JOIN g_syms src ON src.symbol_id = r0.source_id
-LEFT JOIN g_syms gp ON gp.symbol_id = src.parent_id
-WHERE r0.last IN (SELECT name FROM g_syms);
+FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
+LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id
+LEFT JOIN symbol_names gp ON gp.symbol_id = src.parent_id"""
+
+
+_PREP = f"""
+INSERT INTO import_bindings SELECT path, ordinal, local, fq_key, mkey FROM g_bind_new;
+INSERT INTO g_aff SELECT local FROM g_bind_new;
+{_STAR_NAMES}
+CREATE OR REPLACE TEMP TABLE g_affected AS SELECT DISTINCT name FROM g_aff WHERE name <> '';
+DROP TABLE g_aff;
+CREATE OR REPLACE TEMP TABLE g_export AS
+SELECT alias, min(target) AS target FROM (
+    SELECT m.mkey || '.' || b.local AS alias, b.fq_key AS target
+    FROM import_bindings b JOIN g_modules m ON m.path = b.path
+    WHERE b.local NOT IN ('', '*') AND m.mkey <> ''
+    UNION ALL
+    SELECT m.mkey || '.' || d.name, d.fq_key
+    FROM import_bindings b JOIN g_modules m ON m.path = b.path
+    JOIN g_modules src ON src.mkey = b.fq_key JOIN symbol_names d ON d.path = src.path
+    WHERE b.local = '*' AND m.mkey <> '' AND d.parent_id IS NULL)
+WHERE alias NOT IN (SELECT fq_key FROM symbol_names) GROUP BY alias;
+{_EXPORT_HOP}{_EXPORT_HOP}
+CREATE OR REPLACE TEMP TABLE g_local AS
+SELECT b.path, b.local, min(b.fq_key) AS fq_key,
+    bool_or(split_part(b.mkey, '.', 1) IN (SELECT split_part(mkey, '.', 1) FROM g_modules)) AS internal
+FROM import_bindings b WHERE b.local <> '' GROUP BY b.path, b.local;
+CREATE OR REPLACE TEMP TABLE g_redo AS
+WITH r0 AS ({_raw_refs('TRUE')})
+SELECT * FROM r0 WHERE r0.path IN (SELECT path FROM g_changed)
+    OR r0.last IN (SELECT name FROM g_affected)
+    OR (r0.path, r0.start_line, r0.target) IN (
+        SELECT (src_path, src_line, target) FROM edges
+        WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed));
+DELETE FROM edges WHERE kind IN ('imports', 'overrides');
+DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
+DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND (src_path IN (SELECT path FROM g_changed)
+    OR (src_path, src_line, target) IN (SELECT (path, start_line, target) FROM g_redo));
+CREATE OR REPLACE TEMP TABLE g_refs AS
+{_project('g_redo', '0')};
+DROP TABLE g_redo;
 CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, depth INTEGER, conf VARCHAR);
-CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
-    dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
 """
 
 # Candidate targets of the references selected by $FILTER; the best exact tier wins.
@@ -108,7 +162,7 @@ CREATE OR REPLACE TEMP TABLE g_exact AS
 WITH r AS (SELECT * FROM g_refs WHERE $FILTER),
 cand AS (
     SELECT r.rid, d.symbol_id, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
-    FROM r JOIN g_syms d ON d.path = r.path AND d.name = r.last
+    FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.head NOT IN ('self', 'cls', 'this', 'super') AND (d.qkey = r.tkey OR (
         ends_with(d.qkey, '.' || r.tkey)
@@ -118,7 +172,7 @@ cand AS (
     UNION ALL
     SELECT r.rid, d.symbol_id, 2, 100 - a.depth, a.conf
     FROM r JOIN g_anc a ON a.cls = r.encl_class
-    JOIN g_syms d ON d.parent_id = a.base AND d.name = r.last
+    JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.head IN ('self', 'cls', 'this', 'super') AND r.rest = '.' || r.last
       AND (a.depth > 0 OR r.head <> 'super')
@@ -126,18 +180,18 @@ cand AS (
     SELECT r.rid, d.symbol_id, 3, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
     LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
-    JOIN g_syms d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
+    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
     SELECT r.rid, d.symbol_id, 4, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
-    JOIN g_syms d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
+    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
     SELECT r.rid, d.symbol_id, 5, 0, 'exact'
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
-    JOIN g_syms d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
+    JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
 )
 SELECT rid, symbol_id, conf FROM cand
@@ -152,7 +206,7 @@ WITH u AS (
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, g.dir, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
-    FROM g_syms g JOIN g_kinds k ON k.sym_kind = g.kind
+    FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
         AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
     WHERE g.name IN (SELECT last FROM u)),
@@ -170,13 +224,13 @@ SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path,
     CASE r.kind WHEN 'call' THEN 'calls' WHEN 'inherit' THEN 'inherits'
                 WHEN 'implement' THEN 'implements' ELSE 'references' END, x.conf, r.target
 FROM (SELECT * FROM g_exact UNION ALL SELECT * FROM g_named) x
-JOIN g_refs r USING (rid) JOIN g_syms d ON d.symbol_id = x.symbol_id;
+JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
 """
 
 _ANCESTORS = f"""
 INSERT INTO g_anc
 WITH RECURSIVE anc(cls, base, depth, conf) AS (
-    SELECT symbol_id, symbol_id, 0, 'exact' FROM g_syms WHERE kind IN {_in(CLASS_KINDS)}
+    SELECT symbol_id, symbol_id, 0, 'exact' FROM symbol_names WHERE kind IN {_in(CLASS_KINDS)}
     UNION
     SELECT a.cls, e.dst_id, a.depth + 1,
         CASE WHEN a.conf = 'exact' AND e.confidence = 'exact' THEN 'exact' ELSE 'name' END
@@ -189,27 +243,50 @@ _DERIVED = f"""
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id,
     coalesce(d.path, sub.path, mf.path), 'imports', 'exact', r.target
-FROM refs r JOIN g_bind b ON b.path = r.path AND b.ordinal = r.ordinal
+FROM refs r JOIN import_bindings b ON b.path = r.path AND b.ordinal = r.ordinal
 LEFT JOIN g_export e ON e.alias = b.fq_key
-LEFT JOIN g_syms d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
+LEFT JOIN symbol_names d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
 LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) sub
     ON starts_with(b.fq_key, b.mkey || '.') AND sub.mkey = b.fq_key
 LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) mf ON mf.mkey = b.mkey
 WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path) IS NOT NULL;
 INSERT INTO edges
 SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
-FROM g_syms WHERE parent_id IS NOT NULL;
+FROM symbol_names WHERE parent_id IS NOT NULL AND path IN (SELECT path FROM g_changed);
 INSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
-FROM (SELECT * FROM g_syms WHERE kind IN {_in(MEMBER_KINDS)}) m
+FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
-JOIN (SELECT * FROM g_syms WHERE kind IN {_in(MEMBER_KINDS)}) b
+JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
-DROP TABLE g_syms; DROP TABLE g_bind; DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs;
-DROP TABLE g_anc; DROP TABLE g_exact; DROP TABLE g_named;
+DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
+DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected;
+"""
+
+# Member references through self/super of classes whose ancestry was just re-resolved.
+_SELF_REDO = f"""
+CREATE OR REPLACE TEMP TABLE g_members AS
+WITH moved AS (SELECT a.cls FROM g_anc a WHERE a.base IN (
+    SELECT source_id FROM g_refs WHERE kind IN ('inherit', 'implement')))
+SELECT symbol_id FROM symbol_names WHERE symbol_id IN (SELECT cls FROM moved)
+    OR parent_id IN (SELECT cls FROM moved)
+    OR parent_id IN (SELECT symbol_id FROM symbol_names WHERE parent_id IN (SELECT cls FROM moved));
+CREATE OR REPLACE TEMP TABLE g_redo AS
+WITH r0 AS ({_raw_refs("source_id IN (SELECT symbol_id FROM g_members)")})
+SELECT * FROM r0 WHERE head IN ('self', 'cls', 'this', 'super')
+    AND kind NOT IN ('inherit', 'implement') AND (path, start_line, target) NOT IN (SELECT (path, start_line, target) FROM g_refs);
+DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)}
+    AND (src_path, src_line, target) IN (SELECT (path, start_line, target) FROM g_redo);
+INSERT INTO g_refs {_project('g_redo', '(SELECT coalesce(max(rid), 0) FROM g_refs)')};
+DROP TABLE g_redo; DROP TABLE g_members;
 """
 
 _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
-EDGES_SQL = (_PREP + _RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS
-             + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _DERIVED)
+
+
+def edges_sql(full: bool) -> str:
+    """The edge statements; a full recompute has every self/super reference in g_refs already."""
+    return (_PREP + _RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS
+            + ("" if full else _SELF_REDO)
+            + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _DERIVED)

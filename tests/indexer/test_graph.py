@@ -9,6 +9,7 @@ import pytest
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
+from codeagent.indexer import graph
 from codeagent.indexer.graph import NAME_CAP
 from codeagent.indexer.module_names import (FileModule, fq_name, import_binding, python_module,
                                             resolve_js_relative, resolve_python_relative,
@@ -202,7 +203,40 @@ def test_incremental_assembly_matches_fresh_assembly(project, tmp_path) -> None:
     project.write("extra.py", "from pkg.util import Base\n\nclass Leaf(Base):\n    def run(self):\n        return 0\n")
     project.commit("edit")
     _, incremental = _build(project)
+    assert graph.LAST_TIMINGS["full"] == 0.0  # the step took the incremental path
     fresh = build(BuildOptions(repo=project.path, rev="main", store_dir=tmp_path / "fresh", jobs=1))
     fresh_db = Store(tmp_path / "fresh").assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
     assert _edges(incremental) == _edges(fresh_db)
     assert ("overrides", "exact", "extra.Leaf.run", "pkg.util.Base.run", "run") in _edges(incremental)
+
+
+EDITS = [
+    ("add subclass file", {"extra.py": "from pkg.util import Base\n\nclass Leaf(Base):\n"
+                                       "    def run(self):\n        return self.step()\n"}),
+    ("re-export from the package", {"pkg/__init__.py": "from .util import helper, Base\n",
+                                    "use.py": "import pkg\n\nclass K(pkg.Base):\n    pass\n\n"
+                                              "def f():\n    return pkg.helper(1)\n"}),
+    ("rename the base class", {"pkg/util.py": PROJECT["pkg/util.py"].replace("Base", "Root")}),
+    ("restore it", {"pkg/util.py": PROJECT["pkg/util.py"]}),
+    ("remove a module", {"other.py": None}),
+    ("define a name elsewhere", {"more.py": "def mystery():\n    return 1\n\ndef step():\n    pass\n"}),
+]
+
+
+def test_incremental_graph_equals_fresh_graph_through_an_edit_sequence(project, tmp_path) -> None:
+    _build(project)
+    for n, (message, files) in enumerate(EDITS):
+        for rel, text in files.items():
+            if text is None:
+                project.remove(rel)
+            else:
+                project.write(rel, text)
+        sha = project.commit(message)
+        _, incremental = _build(project)
+        assert graph.LAST_TIMINGS["full"] == 0.0, message
+        fresh_store = tmp_path / f"fresh{n}"
+        fresh = build(BuildOptions(repo=project.path, rev=sha, store_dir=fresh_store, jobs=1))
+        fresh_db = Store(fresh_store).assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
+        assert _edges(incremental) == _edges(fresh_db), message
+        names = "SELECT symbol_id, fq_name FROM symbol_names ORDER BY ALL"
+        assert _query(incremental, names) == _query(fresh_db, names), message
