@@ -31,7 +31,8 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..manifest import FileEntry, Manifest
-from ..store import Store, complete_marker
+from ..errors import StoreCorrupt
+from ..store import Store, complete_marker, write_assembly_sums
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings", "docs")
 
@@ -122,7 +123,10 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
     if not indexed:
         return
     for f in {f.shard: f for f in indexed}.values():
-        store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
+        data = store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
+        if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
+            raise StoreCorrupt(f"shard {f.shard[:12]} ({f.path}) is not a Parquet file",
+                               hint="run `codeagent verify`, delete the object and build again")
     files = sorted({str(store.object_path(f.shard)) for f in indexed})
     con.register("m_paths", pa.table({
         "path": [f.path for f in indexed],
@@ -197,7 +201,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     import duckdb
 
     final = store.assembled_dir(manifest_id)
-    if store.is_assembled(manifest_id):
+    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
         return final
     _load_step_modules()
     work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
@@ -206,7 +210,8 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         db_path = work / fmt.DUCKDB_FILE
         base: Manifest | None = None
         prev_dir: Path | None = None
-        if previous is not None and store.is_assembled(previous[1]):
+        if (previous is not None and store.is_assembled(previous[1])
+                and not store.assembly_problems(previous[1])):  # never copy a damaged base
             prev_dir = store.assembled_dir(previous[1])
             shutil.copyfile(prev_dir / fmt.DUCKDB_FILE, db_path)
             base = previous[0]
@@ -235,6 +240,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             con.close()
         for artifact in ARTIFACT_STEPS:
             artifact(store, manifest, manifest_id, work, prev_dir)
+        write_assembly_sums(work)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():  # an assembly in an older layout: move it aside, then replace it

@@ -275,7 +275,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     manifest = _attach_vectors(store, manifest, opts, previous)
     data = manifest.canonical_bytes()
     manifest_id = hash_bytes(data)
-    changed = manifest_id != previous_id or not store.is_assembled(manifest_id)
+    changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
+               or bool(store.assembly_problems(manifest_id, deep=False)))
     cache.save()  # before the swap: a failed write must leave the previous index untouched
     if changed:
         store.put(data)

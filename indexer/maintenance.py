@@ -26,6 +26,21 @@ class VerifyReport:
                 "refs": self.refs, "problems": [p.to_dict() for p in self.problems]}
 
 
+def _is_parquet(store: Store, object_id: str) -> bool:
+    """Magic bytes and a readable footer (the bytes were re-hashed already by verify)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        data = store.object_path(object_id).read_bytes()
+        if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
+            return False
+        pq.read_metadata(pa.BufferReader(data))
+        return True
+    except (OSError, pa.ArrowException):
+        return False
+
+
 def verify_store(store: Store) -> VerifyReport:
     report = VerifyReport()
     report.problems.extend(store.verify_objects())
@@ -48,6 +63,12 @@ def verify_store(store: Store) -> VerifyReport:
         for oid in sorted(manifest.referenced_objects()):
             if not store.has(oid):
                 report.problems.append(VerifyProblem("dangling_shard", oid, f"named by manifest {mid[:12]} ({ref})"))
+            elif oid in manifest.shard_ids() and oid not in corrupt and not _is_parquet(store, oid):
+                report.problems.append(VerifyProblem("malformed_shard", oid, "not a Parquet file"))
+        if store.is_assembled(mid):
+            for why in store.assembly_problems(mid):
+                report.problems.append(VerifyProblem(
+                    "corrupt_assembly", mid, f"{why}; delete {store.assembled_dir(mid)} and build again"))
     for key, value in store.iter_actions():
         if is_object_id(value) and not store.has(value):
             report.problems.append(VerifyProblem("dangling_action", key, f"names absent object {value}"))

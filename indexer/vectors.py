@@ -90,7 +90,11 @@ def read_shard_items(store: Store, shard_id: str) -> list[tuple[str, int, str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(pa.BufferReader(store.get(shard_id)), columns=["text", "chunks", "symbols"])
+    try:
+        table = pq.read_table(pa.BufferReader(store.get(shard_id)), columns=["text", "chunks", "symbols"])
+    except (pa.ArrowInvalid, OSError) as exc:  # hash matches but the bytes are not our Parquet
+        raise StoreCorrupt(f"shard {shard_id[:12]} is not a readable Parquet file: {exc}",
+                           hint="run `codeagent verify`, delete the object and build again") from exc
     return shard_items(table.to_pylist()[0])
 
 

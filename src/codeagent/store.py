@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import format as fmt
 from .errors import CodeagentError, InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
-from .hashing import hash_bytes, is_object_id
+from .hashing import hash_bytes, hash_stream, is_object_id
 
 _TMP_PREFIX = ".tmp-"
 
@@ -333,6 +333,28 @@ class Store:
             return False
         return marker == complete_marker(manifest_id)
 
+    def assembly_problems(self, manifest_id: str, *, deep: bool = True) -> list[str]:
+        """Why a manifest's assembled files cannot be trusted ([] when intact): each file is
+        checked against the size (and, when `deep`, the blake3) recorded in SUMS."""
+        directory = self.assembled_dir(manifest_id)
+        try:
+            sums = json.loads((directory / fmt.ASSEMBLY_SUMS).read_bytes())
+        except (OSError, ValueError):
+            return [f"{fmt.ASSEMBLY_SUMS} is missing or unreadable"]
+        problems = []
+        for name, (size, digest) in sorted(sums.items()):
+            try:
+                actual = (directory / name).stat().st_size
+                if actual != size:
+                    problems.append(f"{name} has {actual} bytes, {size} were written")
+                elif deep:
+                    with open(directory / name, "rb") as fh:
+                        if hash_stream(fh) != digest:
+                            problems.append(f"{name} does not match the hash recorded when it was written")
+            except OSError:
+                problems.append(f"{name} is missing")
+        return problems
+
     # ---- maintenance ----------------------------------------------------------------------
     def sweep_tmp(self, *, older_than: float = 0.0) -> int:
         """Remove leftover temp files (from killed writers). Call with the build lock held."""
@@ -390,6 +412,16 @@ def _drop_inherited_locks() -> None:
 
 
 os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
+def write_assembly_sums(directory: Path) -> None:
+    """Record size and blake3 of every file of an assembly being built (before COMPLETE)."""
+    sums = {}
+    for path in sorted(directory.iterdir()):
+        if path.is_file() and path.name not in (fmt.ASSEMBLY_SUMS, fmt.COMPLETE_MARKER):
+            with open(path, "rb") as fh:
+                sums[path.name] = [path.stat().st_size, hash_stream(fh)]
+    (directory / fmt.ASSEMBLY_SUMS).write_text(json.dumps(sums, sort_keys=True))
 
 
 def complete_marker(manifest_id: str) -> str:
