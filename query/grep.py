@@ -15,6 +15,7 @@ from ..errors import InvalidParameter
 from .filters import FileFilter, allowed_paths, make_filter
 from .globs import escape_re2
 from .index import IndexView
+from .literals import required_literal
 from .memtext import text_cursor
 from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .search import Candidates, SearchRequest, register_retriever
@@ -40,14 +41,18 @@ FIRST_BATCH = 16
 
 
 def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str, list]:
-    """SQL conditions on `text` (whole file) and `line`, and their parameters."""
+    """SQL conditions on `text` (whole file) and `line`, and their parameters: the file
+    condition is tried on literal `contains` first when the pattern requires a literal."""
     if not regex and case_sensitive:
         return "contains(text, ?)", "contains(line, ?)", [pattern, pattern]
     expr = pattern if regex else escape_re2(pattern)
     opts = "'c'" if case_sensitive else "'i'"
     # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
-    return (f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})",
-            ["(?m)" + expr, expr])
+    file_cond, params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
+    literal = required_literal(pattern) if regex and case_sensitive else None
+    if literal:
+        file_cond, params = f"contains(text, ?) AND {file_cond}", [literal, *params]
+    return file_cond, f"regexp_matches(line, ?, {opts})", [*params, expr]
 
 
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
@@ -87,11 +92,11 @@ def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: boo
     try:
         with view.deadline(timeout, cur):
             paths = [r[0] for r in cur.execute(
-                _FILES_SQL.format(file_match=file_match, where=where), [params[0], *fparams]).fetchall()]
+                _FILES_SQL.format(file_match=file_match, where=where), [*params[:-1], *fparams]).fetchall()]
             sql = _LINES_SQL.format(line_match=line_match)
             done, batch = 0, FIRST_BATCH
             while done < len(paths) and len(rows) <= limit:
-                rows.extend(cur.execute(sql, [paths[done:done + batch], params[1]]).fetchall())
+                rows.extend(cur.execute(sql, [paths[done:done + batch], params[-1]]).fetchall())
                 done += batch
                 batch *= 4
     except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:

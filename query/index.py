@@ -29,6 +29,16 @@ _freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
 _freshness_lock = threading.Lock()
 
 
+def thread_cursor(con, local: threading.local, lock: threading.Lock):
+    """This thread's cursor on `con` (DuckDB connections are not shared between threads)."""
+    cur = getattr(local, "cursor", None)
+    if cur is None:
+        with lock:
+            cur = con.cursor()
+        local.cursor = cur
+    return cur
+
+
 def _repo_root(repo: Path | None) -> Path | None:
     if repo is None:
         repo = Path.cwd()
@@ -94,12 +104,7 @@ class IndexView:
 
     # ---- querying ---------------------------------------------------------------------------
     def cursor(self):
-        cur = getattr(self._local, "cursor", None)
-        if cur is None:
-            with self._lock:
-                cur = self.con.cursor()
-            self._local.cursor = cur
-        return cur
+        return thread_cursor(self.con, self._local, self._lock)
 
     def sql(self, query: str, params: list | tuple | None = None) -> list[tuple]:
         return self.cursor().execute(query, params or []).fetchall()

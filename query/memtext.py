@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from .index import IndexView
+from .index import IndexView, thread_cursor
 
 _LOAD_SQL = "SELECT path, language, status, line_count, text FROM files"
 
@@ -28,12 +28,7 @@ class TextCopy:
         self._lock = threading.Lock()
 
     def cursor(self):
-        cur = getattr(self._local, "cursor", None)
-        if cur is None:
-            with self._lock:
-                cur = self.con.cursor()
-            self._local.cursor = cur
-        return cur
+        return thread_cursor(self.con, self._local, self._lock)
 
     def close(self) -> None:
         self.con.close()

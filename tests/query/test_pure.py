@@ -89,3 +89,32 @@ def test_blend_weights_semantic_share():
     assert blend_weights(NATURAL_LANGUAGE, 1.0)["text"] == 0.0
     assert blend_weights(NATURAL_LANGUAGE, 0.0)["semantic"] == 0.0
     assert blend_weights(SYMBOL)["symbol"] > blend_weights(SYMBOL)["text"]
+
+
+@pytest.mark.parametrize("pattern,literal", [
+    (r"def \w+_handler\(", "_handler("), (r"^\s*raise \w+Error\(", "raise "), ("OrderedDict", "OrderedDict"),
+    ("colou?r", "colo"), ("ab*cdef", "cdef"), ("foo|bar", None), ("x(abc)?yyy", None),
+    (r"a\.b\.c", "a.b.c"), ("fo{2,}bar", "bar"), (r"\x41BCD", None), ("[A-Z]+_FOO", None), ("ab", None),
+])
+def test_required_literal_examples(pattern, literal):
+    from codeagent.query.literals import required_literal
+
+    assert required_literal(pattern) == literal
+
+
+ATOMS = ["a", "b", "c", "ab", "abc", r"\.", ".", "a*", "b?", "c+", r"\w", "[ab]", "(ab)?", "b{2}",
+         "^", "$", " ", r"\s+", "(a|b)"]
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=6).map("".join),
+       st.lists(st.text(alphabet="abc. x", max_size=12), min_size=1, max_size=20))
+def test_required_literal_is_in_every_match(pattern, texts):
+    from codeagent.query.literals import required_literal
+
+    literal = required_literal(pattern)
+    if literal is None:
+        return
+    for text in texts:
+        if CON.execute("SELECT regexp_matches(?, ?)", [text, pattern]).fetchone()[0]:
+            assert literal in text, (pattern, literal, text)
