@@ -69,6 +69,8 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
     if transport == "stdio":
         from .stdio import serve_stdio
 
+        # The SDK's own stdio runner reads unbounded lines; ours needs the low-level server,
+        # which MCPServer does not expose publicly yet.
         anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
     else:
         click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp",

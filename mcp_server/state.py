@@ -53,8 +53,12 @@ class ServerState:
             yield v
 
     def build_command(self) -> str:
-        ref = f" --ref {self.config.ref}" if self.config.ref else ""
-        store = f" --store {self.config.store_dir}" if self.config.store_dir else ""
+        """The command that builds what this server serves (no absolute paths)."""
+        ref = f" --ref {self.config.ref}" if self.config.ref and self.config.ref != "worktree" else ""
+        store = ""
+        if self.config.store_dir:
+            inside = self.store_dir.is_relative_to(self.root)
+            store = f" --store {self.store_dir.relative_to(self.root) if inside else 'STORE_DIR'}"
         return f"codeagent build{ref}{store}"
 
     def scrub(self, exc: CodeagentError) -> CodeagentError:
