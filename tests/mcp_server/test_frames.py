@@ -124,3 +124,58 @@ def test_protocol_version_negotiation(sample_repo, version, expected):
     assert len(replies) == 1 and proc.returncode == 0
     negotiated = replies[0]["result"]["protocolVersion"]
     assert negotiated == (expected or negotiated) and negotiated >= "2024-11-05"
+
+
+def _frames_of(chunks: list[bytes], max_frame: int) -> tuple[list[str], list[int]]:
+    r, w = os.pipe()
+
+    def writer() -> None:
+        with os.fdopen(w, "wb", buffering=0) as fh:
+            for c in chunks:
+                fh.write(c)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    reader = FrameReader(r, max_frame)
+    codes: list[int] = []
+
+    async def reply(msg) -> None:
+        codes.append(msg.message.error.code)
+
+    reader.reply = reply
+
+    async def collect() -> list[str]:
+        return [f async for f in reader]
+
+    frames = anyio.run(collect)
+    t.join()
+    os.close(r)
+    return frames, codes
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_MESSAGES = st.one_of(
+    st.integers(1, 10**6).map(lambda i: json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"})),
+    st.text(alphabet="abc{}[]\"", max_size=30).filter(lambda s: "\n" not in s and s.strip()),
+    st.integers(300, 600).map(lambda n: json.dumps({"jsonrpc": "2.0", "id": "big", "method": "x" * n})),
+)
+
+
+@given(st.lists(_MESSAGES, max_size=8), st.lists(st.integers(1, 200), min_size=1, max_size=20))
+@settings(max_examples=60, deadline=None)
+def test_frames_do_not_depend_on_how_the_stream_is_cut(messages, cuts):
+    stream = "".join(m + "\n" for m in messages).encode()
+    chunks, pos = [], 0
+    for c in cuts * (len(stream) // max(sum(cuts), 1) + 1):
+        if pos >= len(stream):
+            break
+        chunks.append(stream[pos:pos + c])
+        pos += c
+    chunks.append(stream[pos:])
+    whole = _frames_of([stream], 256)
+    assert _frames_of(chunks, 256) == whole
+    small = [m for m in messages if len(m.encode()) <= 256 and m.startswith('{"jsonrpc"')]
+    assert whole[0] == small
+    assert len(whole[0]) + len(whole[1]) == len(messages)  # each one passed on or answered
