@@ -24,9 +24,11 @@ _FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '
 _LOAD_SQL = """
 SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
        {fq} AS fq_name, coalesce(s.signature, ''), s.start_line, s.end_line, s.parent_id IS NULL,
+       regexp_matches(s.path, '{test}'),
        lower(s.name), """ + _FOLD.format("s.qualified_name") + """, """ + _FOLD.format("{fq}") + """
 FROM symbols s {join}
 """
+TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
 
 
 class SymbolRow(NamedTuple):
@@ -42,6 +44,7 @@ class SymbolRow(NamedTuple):
     line_start: int
     line_end: int
     top_level: bool
+    in_tests: bool
 
 
 def fold_qualified(name: str) -> str:
@@ -84,15 +87,17 @@ class NameIndex:
 
     def __init__(self, rows: list[tuple]) -> None:
         """`rows`: SymbolRow fields followed by lower(name), folded qualified and fq names."""
+        width = len(SymbolRow._fields)
         self.rows: list[SymbolRow] = []
         self.by_name: dict[str, list[int]] = defaultdict(list)
         self.by_qualified: dict[str, list[int]] = defaultdict(list)
         for i, r in enumerate(rows):
-            self.rows.append(SymbolRow(*r[:12]))
-            self.by_name[r[12]].append(i)
-            self.by_qualified[r[13]].append(i)
-            if r[14] != r[13]:
-                self.by_qualified[r[14]].append(i)
+            self.rows.append(SymbolRow(*r[:width]))
+            name, qualified, fq = r[width:]
+            self.by_name[name].append(i)
+            self.by_qualified[qualified].append(i)
+            if fq != qualified:
+                self.by_qualified[fq].append(i)
         self.names = sorted(self.by_name)
         self._subtokens: dict[str, set[str]] | None = None
         self._trigrams: dict[tuple[str, int], list[str]] | None = None
@@ -109,9 +114,10 @@ class NameIndex:
                 return cached
             if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
                 sql = _LOAD_SQL.format(fq="coalesce(n.fq_name, s.qualified_name)",
-                                       join="LEFT JOIN symbol_names n USING (symbol_id)")
+                                       join="LEFT JOIN symbol_names n USING (symbol_id)",
+                                       test=TEST_PATH_RE2)
             else:
-                sql = _LOAD_SQL.format(fq="s.qualified_name", join="")
+                sql = _LOAD_SQL.format(fq="s.qualified_name", join="", test=TEST_PATH_RE2)
             cached = cls(view.sql(sql))
             view.cache["name_index"] = cached
         return cached
@@ -135,7 +141,7 @@ class NameIndex:
     def exact_name(self, name: str) -> list[int]:
         return list(self.by_name.get(name.lower(), ()))
 
-    def prefix(self, prefix: str, cap: int = 2000) -> list[str]:
+    def prefix(self, prefix: str, cap: int = 300) -> list[str]:
         """Distinct lower-cased names starting with `prefix` (shortest first), at most `cap`."""
         p = prefix.lower()
         lo = bisect.bisect_left(self.names, p)

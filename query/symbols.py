@@ -24,7 +24,6 @@ from .sourcetext import file_lines, snippet
 MATCHES = ("auto", "exact", "prefix", "fuzzy")
 _PRIMARY_KINDS = {"function", "method", "class", "struct", "interface", "trait", "enum", "type",
                   "module", "constructor"}
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$")
 _SPLIT_QUERY = re.compile(r"[\s,;]+")
 
 
@@ -32,7 +31,7 @@ def _bonus(row: SymbolRow) -> float:
     b = 0.0
     b += 0.02 if row.top_level else 0.0
     b += 0.015 if row.kind in _PRIMARY_KINDS else 0.0
-    b += 0.0 if _TEST_PATH.search(row.path) else 0.01
+    b += 0.0 if row.in_tests else 0.01
     b -= min(row.qualified_name.count("."), 5) * 0.002
     return b
 
