@@ -34,7 +34,9 @@ def _in(values: tuple[str, ...]) -> str:
 
 
 def _key(expr: str) -> str:
-    return f"trim(replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.'), '.')"
+    """Separator-neutral form (module_names.key); a JS/Java `new ` before a callee is dropped."""
+    folded = f"replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.')"
+    return f"trim(regexp_replace({folded}, '^new\\s+', ''), '.')"
 
 
 def _dir(expr: str) -> str:
