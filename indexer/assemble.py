@@ -8,8 +8,9 @@ is copied and only the changed paths are replaced.
 Tables (ASSEMBLY_VERSION 2): meta, files, chunks, symbols, refs, postings (per-path rows,
 copied from shards) plus docs (BM25 document lengths, per path too); term_df and corpus are
 views (BM25 corpus statistics, always those of this manifest, so an incremental build never
-recomputes them); then derived per manifest by DERIVED_STEPS: edges (the symbol graph,
-`graph.py`). During the steps two temp tables name what changed: delta_removed(path) and
+recomputes them); then derived per manifest by DERIVED_STEPS: edges, modules, symbol_names
+(fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
+During the steps two temp tables name what changed: delta_removed(path) and
 delta_added(path); a step may use them to work incrementally (on a full assembly every path
 is in delta_added and delta_removed is empty).
 
