@@ -18,6 +18,7 @@ from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanLis
 from .state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
+DOC_EXTENSIONS = "md,markdown,rst,rest"
 
 Handle = Annotated[str, Field(min_length=1, max_length=1000,
                               description="symbol_id or symbol_stable_id from an earlier result "
@@ -141,13 +142,9 @@ class SearchTools:
         from ..query import search_text
 
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            resp = search_text(view, query, path=path_filter, doc_kinds=("c",), limit=limit * 5)
-            docs = [h for h in resp.results
-                    if h.result_type == "doc" or h.language in ("markdown", "rst")][:limit]
-            out = search_results(resp, view, actions=False)
-            out.results = hits(docs)
-            out.total_count = max(len(docs), min(resp.total_candidates, len(docs)))
-            return out
+            resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
+                               doc_kinds=("c",), limit=limit)
+            return search_results(resp, view, actions=False)
 
     def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
         """Symbols whose embedding is closest to this symbol's (needs an index built with an
