@@ -124,3 +124,33 @@ async def test_path_escapes_over_stdio(indexed_repo, tmp_path):
             assert error_code(res) == "path_escape", path
             assert "outside secret" not in str(res.content)
         assert error_code(await c.call_tool("list_directory", {"path": "leakdir"})) == "path_escape"
+        await _flip_while_reading(c, indexed_repo.path, outside / "secret.txt")
+
+
+async def _flip_while_reading(c, repo, outside_file) -> None:
+    """A symlink flipped between an inside and an outside target while the client reads it."""
+    import os
+    import threading
+
+    link, tmp = repo / "flip", repo / "flip.tmp"
+    os.symlink("README.md", link)
+    stop = threading.Event()
+
+    def flipper() -> None:
+        while not stop.is_set():
+            for target in (str(outside_file), "README.md"):
+                os.symlink(target, tmp)
+                os.replace(tmp, link)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    seen = set()
+    try:
+        for _ in range(60):
+            res = await c.call_tool("read_file", {"path": "flip"})
+            assert "outside secret" not in str(res.content)
+            seen.add(error_code(res) if res.is_error else "inside")
+    finally:
+        stop.set()
+        t.join()
+    assert seen <= {"inside", "path_escape", "not_found"} and seen
