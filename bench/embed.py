@@ -75,7 +75,8 @@ def bench_throughput(texts: list[str]) -> list[list[object]]:
             runs.append(len(items) / (time.perf_counter() - start))
         rate = median(runs)
         base = base or rate
-        rows.append([emb.id, len(items), f"{rate:,.0f}", f"{rate / base:.3f}x"])
+        rows.append([emb.id, len(items), f"{rate:,.1f}",
+                     "1x" if rate == base else f"{base / rate:,.0f}x slower"])
     return rows + skipped
 
 
@@ -163,7 +164,7 @@ def main() -> None:
     texts = stdlib_items(max(args.items, 1))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"## Embed throughput ({os.cpu_count()} cores, load average {load})\n")
-    print_table(["embedder", "items", "items/s (median)", "vs hash"], bench_throughput(texts))
+    print_table(["embedder", "items", "items/s (median)", "vs hash (peer)"], bench_throughput(texts))
     print(f"\n## ANN over {args.vectors:,} hash vectors, {args.queries} queries, 2 threads\n")
     matrix = vectors_for(stdlib_items(min(args.vectors, 120_000)), args.vectors)
     print_table(["search", "vectors", "build s", "vectors/s", "p50 ms", "p95 ms", "recall@10", "size"],
