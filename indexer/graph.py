@@ -28,13 +28,14 @@ recomputed (graph_sql.py says which); otherwise everything is.
 
 from __future__ import annotations
 
+import posixpath
 import time
 
 from ..manifest import Manifest
 from .assemble import derived_step
 from .graph_sql import GRAPH_VERSION, NAMES_SQL, SCHEMA_SQL, edges_sql, kind_rows
-from .module_names import (DECLARED_PACKAGE, PACKAGE_KINDS, FileModule, file_module,
-                           import_binding, key, python_packages)
+from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
+                           file_module, import_binding, include_file, key, python_packages)
 
 NAME_CAP = 10
 # A full recompute is cheaper when more than this share of the files (and > FULL_MIN) changed.
@@ -62,9 +63,14 @@ def _modules(con) -> list[tuple]:
 
 
 def _bindings(con, modules: list[tuple]) -> list[tuple]:
-    """(path, ordinal, local, fq_key, mkey) for every import reference of the changed paths."""
+    """(path, ordinal, local, fq_key, mkey, file) for each import reference of the changed
+    paths; `file` for languages whose imports name files (C, C++, Ruby)."""
     by_path = {m[0]: m for m in modules}
     module_keys = {m[6] for m in modules if m[6]}
+    by_name: dict[str, list[str]] = {}
+    if any(m[1] in FILE_IMPORTS for m in modules):
+        for p in by_path:
+            by_name.setdefault(posixpath.basename(p), []).append(p)
     out = []
     for path, ordinal, target, module, alias in con.execute(
             """SELECT path, ordinal, target, module, alias FROM refs WHERE kind = 'import'
@@ -74,7 +80,8 @@ def _bindings(con, modules: list[tuple]) -> list[tuple]:
             continue
         fm = FileModule(m[0], m[1], m[2], m[3], m[4])
         b = import_binding(fm, target or "", module or "", alias or "", module_keys)
-        out.append((path, ordinal, b.local, key(b.fq) if fm.language != "go" else b.fq, b.module))
+        file = include_file(target or "", path, fm.language, by_name) if fm.language in FILE_IMPORTS else ""
+        out.append((path, ordinal, b.local, key(b.fq) if fm.language != "go" else b.fq, b.module, file))
     return out
 
 
@@ -130,7 +137,7 @@ def symbol_graph(con, manifest: Manifest | None) -> None:
     t1 = time.perf_counter()
     con.execute(NAMES_SQL)
     t2 = time.perf_counter()
-    _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey"],
+    _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey", "file"],
               _bindings(con, modules))
     t3 = time.perf_counter()
     con.execute(edges_sql(full).replace("$CAP", str(NAME_CAP)))

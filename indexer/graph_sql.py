@@ -44,7 +44,7 @@ def _dir(expr: str) -> str:
 
 
 RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
-GRAPH_VERSION = 1  # bump when a table below changes shape: the next assembly recomputes all
+GRAPH_VERSION = 2  # bump when a table below changes shape: the next assembly recomputes all
 
 SCHEMA_SQL = f"""
 CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
@@ -52,7 +52,7 @@ CREATE OR REPLACE TABLE symbol_names(symbol_id VARCHAR, path VARCHAR, module VAR
     fq_name VARCHAR, fq_key VARCHAR, name VARCHAR, kind VARCHAR, language VARCHAR, qkey VARCHAR,
     parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, dir VARCHAR);
 CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VARCHAR,
-    fq_key VARCHAR, mkey VARCHAR);
+    fq_key VARCHAR, mkey VARCHAR, file VARCHAR);
 CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
     dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
 """
@@ -120,7 +120,7 @@ LEFT JOIN symbol_names gp ON gp.symbol_id = src.parent_id"""
 
 
 _PREP = f"""
-INSERT INTO import_bindings SELECT path, ordinal, local, fq_key, mkey FROM g_bind_new;
+INSERT INTO import_bindings SELECT path, ordinal, local, fq_key, mkey, file FROM g_bind_new;
 INSERT INTO g_aff SELECT local FROM g_bind_new;
 {_STAR_NAMES}
 CREATE OR REPLACE TEMP TABLE g_affected AS SELECT DISTINCT name FROM g_aff WHERE name <> '';
@@ -244,14 +244,15 @@ SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 _DERIVED = f"""
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id,
-    coalesce(d.path, sub.path, mf.path), 'imports', 'exact', r.target
+    coalesce(d.path, sub.path, mf.path, nullif(b.file, '')), 'imports', 'exact', r.target
 FROM refs r JOIN import_bindings b ON b.path = r.path AND b.ordinal = r.ordinal
 LEFT JOIN g_export e ON e.alias = b.fq_key
 LEFT JOIN symbol_names d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
-LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) sub
+LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules WHERE mkey <> '' GROUP BY mkey) sub
     ON starts_with(b.fq_key, b.mkey || '.') AND sub.mkey = b.fq_key
-LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules GROUP BY mkey) mf ON mf.mkey = b.mkey
-WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path) IS NOT NULL;
+LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules WHERE mkey <> '' GROUP BY mkey) mf
+    ON mf.mkey = b.mkey
+WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path, nullif(b.file, '')) IS NOT NULL;
 INSERT INTO edges
 SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
 FROM symbol_names WHERE parent_id IS NOT NULL AND path IN (SELECT path FROM g_changed);

@@ -11,12 +11,14 @@ import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SEPARATORS = {"rust": "::", "php": "\\"}
+SEPARATORS = {"rust": "::"}
 # Languages whose files declare their package/namespace; the extractor's top-level
 # module/package/namespace symbol names it, else the directory stands in.
 DECLARED_PACKAGE = {"java", "kotlin", "scala", "csharp", "php"}
 PACKAGE_KINDS = ("module", "package", "namespace")
 JS_LANGUAGES = {"javascript", "typescript", "tsx"}
+# Languages whose imports name files (`#include "a/b.h"`, `require "a/b"`), not modules.
+FILE_IMPORTS = {"c": ("",), "cpp": ("",), "objc": ("",), "ruby": (".rb", "")}
 _JVM_ROOTS = ("src/main/java/", "src/test/java/", "src/main/kotlin/", "src/test/kotlin/",
               "src/main/scala/", "src/test/scala/")
 _JS_EXTENSIONS = (".d.ts", ".tsx", ".ts", ".mts", ".cts", ".jsx", ".js", ".mjs", ".cjs")
@@ -174,6 +176,8 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
     `modules` holds every module key of the manifest (for Go import paths, which carry the
     repository's own module prefix, and for namespace imports)."""
     lang = fm.language
+    if lang in FILE_IMPORTS:
+        return ImportBinding("", "", "")
     if lang == "python":
         if module and target != module:
             mod = resolve_python_relative(module, fm.package)
@@ -207,3 +211,22 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
         return ImportBinding("*", full, full)
     mod = full.rsplit(".", 1)[0] if "." in full else full
     return ImportBinding(alias or full.rsplit(".", 1)[-1], full, full if full in modules else mod)
+
+
+def include_file(spec: str, from_path: str, language: str, by_name: dict[str, list[str]]) -> str:
+    """The repository file an include/require names: next to the including file first, else
+    the path ending with it that shares the longest directory prefix with the includer; ""
+    when none (a system header, a gem)."""
+    spec = spec.strip().strip('"<>\'').lstrip("./") if not spec.startswith("../") else spec.strip()
+    here = posixpath.dirname(from_path)
+    best, best_score = "", -1
+    for ext in FILE_IMPORTS.get(language, ("",)):
+        want = spec + ext
+        for cand in by_name.get(posixpath.basename(want), ()):
+            if cand == posixpath.normpath(posixpath.join(here, want)):
+                return cand
+            if cand == want or cand.endswith("/" + want):
+                score = len(posixpath.commonpath([here, posixpath.dirname(cand)]))
+                if score > best_score:
+                    best, best_score = cand, score
+    return best

@@ -240,3 +240,31 @@ def test_incremental_graph_equals_fresh_graph_through_an_edit_sequence(project, 
         assert _edges(incremental) == _edges(fresh_db), message
         names = "SELECT symbol_id, fq_name FROM symbol_names ORDER BY ALL"
         assert _query(incremental, names) == _query(fresh_db, names), message
+
+
+def test_other_languages_resolve_through_their_module_systems(git_repo) -> None:
+    git_repo.write_many({
+        "src/util/format.ts": ("export function formatDate(d: Date): string { return ''; }\n"
+                               "export class Fmt { run(): string { return formatDate(new Date()); } }\n"),
+        "src/app.ts": ("import { formatDate, Fmt } from './util/format';\n"
+                       "class Sub extends Fmt { run(): string { return formatDate(new Date()); } }\n"),
+        "internal/auth/auth.go": "package auth\n\nfunc Validate(t string) bool { return t != \"\" }\n",
+        "cmd/app/main.go": ("package main\n\nimport \"github.com/acme/app/internal/auth\"\n\n"
+                            "func main() { auth.Validate(\"x\") }\n"),
+        "src/main/java/com/acme/Shape.java": "package com.acme;\npublic interface Shape { int area(); }\n",
+        "src/main/java/com/acme/Square.java": ("package com.acme;\npublic class Square implements Shape "
+                                               "{ public int area() { return 1; } }\n"),
+        "c/util/x.h": "int helper(void);\n",
+        "c/main.c": "#include \"util/x.h\"\n#include <stdio.h>\nint main(void) { return 0; }\n",
+    })
+    git_repo.commit("polyglot")
+    _, db = _build(git_repo)
+    edges = _edges(db)
+    assert ("inherits", "exact", "src/app.Sub", "src/util/format.Fmt", "Fmt") in edges
+    assert ("calls", "exact", "src/app.Sub.run", "src/util/format.formatDate", "formatDate") in edges
+    assert ("overrides", "exact", "src/app.Sub.run", "src/util/format.Fmt.run", "run") in edges
+    assert ("calls", "exact", "cmd/app.main", "internal/auth.Validate", "auth.Validate") in edges
+    assert ("implements", "exact", "com.acme.Square", "com.acme.Shape", "Shape") in edges
+    assert ("overrides", "exact", "com.acme.Square.area", "com.acme.Shape.area", "area") in edges
+    assert ("imports", "exact", "c/main.c", "c/util/x.h", "util/x.h") in edges
+    assert not [e for e in edges if e[4] == "stdio.h"]
