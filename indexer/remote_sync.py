@@ -176,7 +176,7 @@ def sync(opts: SyncOptions) -> SyncResult:
                                 "bytes": result.stats.bytes, "seconds": round(result.seconds, 3),
                                 "at": int(time.time())})
     if opts.build:
-        result.build = _build_on_top(opts, top or repo)
+        result.build = _build_on_top(opts, top or repo, store, target.manifest_id)
         result.seconds = time.perf_counter() - started
     return result
 
@@ -198,9 +198,16 @@ def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[s
     prune_assembled(store, keep)
 
 
-def _build_on_top(opts: SyncOptions, repo: Path) -> dict:
+def _build_on_top(opts: SyncOptions, repo: Path, store: Store, synced_id: str) -> dict:
+    """Index the work tree. With no work-tree index yet, the synced one is its starting point,
+    so the build reuses its entries and patches a copy of its database instead of assembling
+    every file again; the build swaps the ref to the work tree's own manifest."""
+    from ..refs import WORKTREE_REF
     from .build import BuildOptions, build
 
+    with StoreLock(store, wait=opts.lock_wait):
+        if store.read_ref(WORKTREE_REF) is None:
+            store.set_ref(WORKTREE_REF, synced_id)
     res = build(BuildOptions(repo=repo, store_dir=opts.store_dir, lock_wait=opts.lock_wait,
                              progress=opts.progress))
     return res.to_dict()
