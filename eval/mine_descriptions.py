@@ -117,3 +117,12 @@ def strip_spans(source: str, spans: list[DocSpan]) -> str:
         for n in range(span.start_line, span.end_line):
             lines[n] = ""
     return "\n".join(lines)
+
+
+def scrub_copies(text: str, queries: tuple[str, ...] | list[str], min_chars: int = 20) -> str:
+    """`text` without verbatim copies of the (long enough) queries: a dataset file or a doc page
+    quoting a docstring would otherwise answer the query in the doc's place."""
+    for query in queries:
+        if len(query) >= min_chars and query in text:
+            text = text.replace(query, "")
+    return text

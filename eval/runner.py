@@ -16,9 +16,10 @@ from pathlib import Path
 
 from .baseline import TermCountCache
 from .cases import DocSpan, EvalCase
-from .gitdata import (EVAL_BRANCH, git, pin, private_clone, read_blob, rev_parse, toplevel,
+from ..sources import read_git_blobs
+from .gitdata import (EVAL_BRANCH, git, list_tree, pin, private_clone, read_blob, rev_parse, toplevel,
                       variant_commit)
-from .mine_descriptions import strip_spans
+from .mine_descriptions import scrub_copies, strip_spans
 from .retrievers import BASELINE, DEPTH, IndexedRef, ModeUnavailable
 from .scoring import score_case
 
@@ -97,8 +98,9 @@ def commit_times(repo: Path, shas: list[str]) -> dict[str, int]:
     return {out[i]: int(out[i + 1]) for i in range(0, len(out) - 1, 2)}
 
 
-def variant_of(clone: Path, sha: str, spans: tuple[DocSpan, ...]) -> str:
-    """The doc-stripped variant commit of `sha` (the same commit every run)."""
+def variant_of(clone: Path, sha: str, spans: tuple[DocSpan, ...], queries: tuple[str, ...] = ()) -> str:
+    """The doc-stripped variant commit of `sha` (the same commit every run): the spans cut out,
+    and verbatim copies of the queries elsewhere (a dataset file, a doc page) scrubbed too."""
     by_path: dict[str, list[DocSpan]] = defaultdict(list)
     for span in spans:
         by_path[span.path].append(span)
@@ -106,6 +108,16 @@ def variant_of(clone: Path, sha: str, spans: tuple[DocSpan, ...]) -> str:
     for path, path_spans in by_path.items():
         text = read_blob(clone, sha, path).decode("utf-8", "surrogateescape")
         edits[path] = strip_spans(text, path_spans).encode("utf-8", "surrogateescape")
+    tree = {p: blob for p, (_, blob) in list_tree(clone, sha).items()}
+    by_blob = defaultdict(list)
+    for path, blob in tree.items():
+        by_blob[blob].append(path)
+    for blob, data in read_git_blobs(clone, sorted(by_blob)):
+        for path in by_blob[blob]:
+            text = edits.get(path, data).decode("utf-8", "surrogateescape")
+            scrubbed = scrub_copies(text, queries)
+            if scrubbed != text:
+                edits[path] = scrubbed.encode("utf-8", "surrogateescape")
     return variant_commit(clone, sha, edits)
 
 
@@ -148,7 +160,8 @@ def run_cases(cases: list[EvalCase], opts: RunOptions) -> RunResult:
     cache = TermCountCache()
     modes = list(opts.modes)
     for n, group in enumerate(groups, 1):
-        target = variant_of(clone, group.sha, group.strip) if group.strip else group.sha
+        queries = tuple(c.query for c in group.cases)
+        target = variant_of(clone, group.sha, group.strip, queries) if group.strip else group.sha
         pin(clone, target)
         seconds = _build(clone, store_dir, opts)
         result.builds += 1
