@@ -13,7 +13,8 @@ from codeagent.eval.gate import compare
 from codeagent.eval.html import html_report
 from codeagent.eval.report import markdown, report, summarize
 from codeagent.eval.retrievers import BASELINE
-from codeagent.eval.runner import RunOptions, run_cases
+from codeagent.eval.mine_descriptions import scrub_copies
+from codeagent.eval.runner import RunOptions, plan_groups, run_cases
 
 PARSER = 'def tokenize(text):\n    """Split the input text into words separated by blanks."""\n    return text.split()\n'
 RENDER = "def render(rows):\n    return '\\n'.join(rows)\n"
@@ -134,3 +135,18 @@ def test_engine_modes_score_symbols_and_report_missing_vectors(project, tmp_path
         assert "semantic" not in by_mode and "vectors" in run.unavailable["semantic"]
     else:
         assert by_mode["semantic"].metrics["acc@10"] == 1.0 and run.unavailable == {}
+
+
+def test_plan_groups_oldest_first_with_one_variant_per_ref():
+    span = DocSpan("a.py", 2, 2, "...")
+    cases = [EvalCase("q1", "new", ("a.py",)), EvalCase("q2", "old", ("a.py",)),
+             EvalCase("q3", "new", ("a.py",), strip_docs=(span,)),
+             EvalCase("q4", "new", ("a.py",), strip_docs=(DocSpan("a.py", 5, 6, ""), span))]
+    groups = plan_groups(cases, {"new": "s2", "old": "s1"}.get, lambda shas: {"s1": 10, "s2": 20})
+    assert [(g.sha, g.strip, [c.query for c in g.cases]) for g in groups] == [
+        ("s1", (), ["q2"]), ("s2", (), ["q1"]), ("s2", (span, DocSpan("a.py", 5, 6, "")), ["q3", "q4"])]
+
+
+def test_scrub_copies_only_long_verbatim_queries():
+    text = "see: Split the input text into words. and blanks"
+    assert scrub_copies(text, ["Split the input text into words.", "blanks"]) == "see:  and blanks"
