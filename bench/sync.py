@@ -79,6 +79,24 @@ def timed_sync(client: Path, source: str, ref: str) -> dict:
     return out
 
 
+def table(rows: dict[str, list[dict]], n_changed: int, cold_build: float, n_files: int) -> list[list]:
+    full_bytes = median([r["served"] for r in rows["full"]])
+    labels = {"full": "full sync (http)", "switch": f"branch switch, {n_changed} files changed (http)",
+              "dir": "full sync (directory)", "bundle": "full sync (tar bundle)"}
+    out = []
+    for kind, runs in rows.items():
+        moved = median([r["served"] if kind in ("full", "switch") else r["bytes_received"] for r in runs])
+        wall = median([r["wall"] for r in runs])
+        out.append([labels[kind], median([r["objects_fetched"] for r in runs]),
+                    f"{moved / 1e6:.3f}", f"{100 * moved / full_bytes:.2f}%",
+                    f"{median([r['seconds_fetch'] for r in runs]):.2f}",
+                    f"{median([r['seconds_assemble'] for r in runs]):.2f}", f"{wall:.2f}",
+                    f"{cold_build / wall:.1f}x"])
+    out.append([f"peer: cold local build of main ({n_files} files)", "-", "-", "-", "-", "-",
+                f"{cold_build:.2f}", "1.0x"])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -110,23 +128,9 @@ def main() -> None:
                 shutil.rmtree(client / ".codeagent")
                 rows[kind].append(timed_sync(client, source, "main"))
         server.shutdown()
-        full_bytes = median([r["served"] for r in rows["full"]])
-        table = []
-        labels = {"full": "full sync (http)", "switch": f"branch switch, {n_changed} files changed (http)",
-                  "dir": "full sync (directory)", "bundle": "full sync (tar bundle)"}
-        for kind, runs in rows.items():
-            moved = median([r["served"] if kind in ("full", "switch") else r["bytes_received"] for r in runs])
-            wall = median([r["wall"] for r in runs])
-            table.append([labels[kind], median([r["objects_fetched"] for r in runs]),
-                          f"{moved / 1e6:.3f}", f"{100 * moved / full_bytes:.2f}%",
-                          f"{median([r['seconds_fetch'] for r in runs]):.2f}",
-                          f"{median([r['seconds_assemble'] for r in runs]):.2f}", f"{wall:.2f}",
-                          f"{cold_build / wall:.1f}x"])
-        table.append([f"peer: cold local build of main ({built.files_total} files)", "-", "-", "-", "-", "-",
-                      f"{cold_build:.2f}", "1.0x"])
         print(f"corpus: {repo} ({built.files_total} files), repeat {args.repeat}, medians")
         print_table(["scenario", "objects", "MB moved", "% of full", "fetch s", "assemble s",
-                     "total s", "vs cold build"], table)
+                     "total s", "vs cold build"], table(rows, n_changed, cold_build, built.files_total))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
