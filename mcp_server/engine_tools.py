@@ -17,7 +17,8 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter
+from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
+from .fs_tools import iso
 from .schemas import BuildJob, BuildRecord, ResponseMetadata, Status
 from .state import ServerState, metadata_of
 
@@ -61,14 +62,17 @@ class StatusTools:
         counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
                       edges=view.count("edges"))
         fresh = freshness(view.store, self.state.root, manifest).to_dict()
+        builds = read_log(view.store, "builds", limit=10)
+        last = max((b.get("at") or 0 for b in builds), default=0)
         return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,
                       commit=manifest.commit, schema_version=manifest.schema_version,
                       source=manifest.source, counts=counts,
                       languages=sorted(counts.get("by_language", {})),
                       embedder=manifest.embedder_id, freshness=fresh,
                       refs=sorted(view.store.list_refs()),
-                      recent_builds=[BuildRecord.model_validate(r)
-                                     for r in read_log(view.store, "builds", limit=10)],
+                      last_indexed_at=iso(last) if last else None,
+                      recent_builds=[BuildRecord.model_validate(r) for r in builds],
+                      active_job=self.state.active_job,
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=metadata_of(view).model_copy(update={"freshness": fresh["state"]}))
 
@@ -78,6 +82,7 @@ class StatusTools:
         return Status(healthy=status == "not_indexed", index_status=status, ref=self.state.config.ref,
                       manifest_id=None, commit=None, schema_version=None,
                       freshness={"state": "unknown", "detail": f"{exc.message} ({exc.hint})"},
+                      active_job=self.state.active_job,
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=ResponseMetadata(schema_status=schema))
 
@@ -91,17 +96,24 @@ class BuildTools:
         cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--store", str(store)]
         if ref:
             cmd += ["--ref", ref]
+        if self.state.active_job is not None:
+            raise StoreLocked(f"build {self.state.active_job['job_id']} is still running",
+                              hint="wait for it (see index_status.active_job) or cancel its request")
         job_id = secrets.token_hex(6)
         started = time.monotonic()
+        self.state.active_job = {"job_id": job_id, "mode": mode, "ref": ref, "started_at": iso(time.time())}
         await ctx.report_progress(0, None, f"build {job_id} started ({mode})")
-        async with await anyio.open_process(cmd) as proc:
-            try:
-                out, err = await _communicate(proc, ctx, started)
-            finally:
-                if proc.returncode is None:
-                    proc.kill()
-                    with anyio.CancelScope(shield=True):
-                        await proc.wait()
+        try:
+            async with await anyio.open_process(cmd) as proc:
+                try:
+                    out, err = await _communicate(proc, ctx, started)
+                finally:
+                    if proc.returncode is None:
+                        proc.kill()
+                        with anyio.CancelScope(shield=True):
+                            await proc.wait()
+        finally:
+            self.state.active_job = None
         ms = (time.monotonic() - started) * 1000
         if proc.returncode != 0:
             detail = _error_text(out, err)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import posixpath
-import re
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
@@ -34,12 +33,12 @@ def dir_entry(e: Entry) -> DirEntry:
 
 
 def glob_matcher(glob: str | None):
+    """A path predicate for a user's glob (linear time: no backtracking on hostile globs)."""
     if not glob:
         return lambda path: True
-    from ..query.globs import glob_to_regex
+    from ..query.globs import glob_matcher as matcher
 
-    rx = re.compile(glob_to_regex(glob))
-    return lambda path: rx.match(path) is not None
+    return matcher(glob)
 
 
 class FileTools:

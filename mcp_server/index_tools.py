@@ -7,6 +7,7 @@ metadata names that view's manifest.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -35,13 +36,15 @@ def hits(results) -> list[Hit]:
     return [Hit.model_validate(h.to_dict(True)) for h in results if not is_secret(h.path)]
 
 
-def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0)) -> SearchResults:
+def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0),
+                   started: float | None = None) -> SearchResults:
     out = hits(resp.results)
     if context != (0, 0):
         _add_context(view, out, *context)
+    took = (time.perf_counter() - started) * 1000 if started is not None else resp.took_ms
     return SearchResults(results=out, total_count=resp.total_candidates,
                          query_intent=resp.query_intent, mode=resp.mode,
-                         latency_ms=round(resp.took_ms, 3),
+                         latency_ms=round(took, 3),
                          suggested_next_actions=_next_actions(out) if actions else [],
                          metadata=metadata_of(view, resp.metadata.completeness))
 
@@ -91,10 +94,12 @@ class SearchTools:
         handles, total_count, latency_ms, query_intent and suggested_next_actions."""
         from ..query import SearchRequest, search
 
+        started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
                             extension=extensions, limit=limit, semantic_weight=semantic_weight)
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            return search_results(search(view, req), view, context=(context_before, context_after))
+            return search_results(search(view, req), view, context=(context_before, context_after),
+                                  started=started)
 
     def search_symbols(
         self, query: Query,
@@ -106,10 +111,11 @@ class SearchTools:
         first."""
         from ..query import find_symbols
 
+        started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
                                 path=path_filter, limit=limit, include_references=False)
-            return search_results(resp, view)
+            return search_results(resp, view, started=started)
 
     def locate_symbol(
         self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10,
@@ -118,10 +124,11 @@ class SearchTools:
         definitions rank before references."""
         from ..query import find_symbols
 
+        started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
                                 limit=limit, include_references=True)
-            return search_results(resp, view)
+            return search_results(resp, view, started=started)
 
     def lookup_symbol(
         self, qualified_name: Query, language: Language = None, limit: Limit = 20,
@@ -130,10 +137,11 @@ class SearchTools:
         definitions)."""
         from ..query import find_symbols
 
+        started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
                                 limit=limit, include_references=False)
-            return search_results(resp, view, actions=False)
+            return search_results(resp, view, actions=False, started=started)
 
     def search_docs(
         self, query: Query, path_filter: PathGlob = None, limit: Limit = 10,
@@ -141,10 +149,11 @@ class SearchTools:
         """Full-text (BM25) search over documentation sections (Markdown, reStructuredText)."""
         from ..query import search_text
 
+        started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
                                doc_kinds=("c",), limit=limit)
-            return search_results(resp, view, actions=False)
+            return search_results(resp, view, actions=False, started=started)
 
     def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
         """Symbols whose embedding is closest to this symbol's (needs an index built with an
@@ -157,8 +166,9 @@ class SearchTools:
         if fn is None:
             raise IndexMissing("similarity search is not available: the index has no vectors",
                                hint="build with an embedder: `codeagent build --embedder NAME`")
+        started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            return search_results(fn(view, symbol_id, limit=limit), view)
+            return search_results(fn(view, symbol_id, limit=limit), view, started=started)
 
 
 class NavigationTools:

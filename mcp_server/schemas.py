@@ -265,7 +265,9 @@ class Status(Response):
     embedder: str | None = None
     freshness: dict[str, Any] = Field(default_factory=dict)
     refs: list[str] = Field(default_factory=list)
+    last_indexed_at: str | None = Field(None, description="When the newest build finished (UTC)")
     recent_builds: list[BuildRecord] = Field(default_factory=list)
+    active_job: dict[str, Any] | None = Field(None, description="A build this server is running")
     build_tools_enabled: bool = False
 
 

@@ -37,6 +37,7 @@ class ServerState:
         self.sandbox = Sandbox(self.root, self.store_dir)
         self._follower = None
         self._lock = threading.Lock()
+        self.active_job: dict | None = None  # the build a build tool is running, if any
 
     def follower(self):
         from ..query import IndexFollower

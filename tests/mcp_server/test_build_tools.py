@@ -44,6 +44,8 @@ async def test_index_repo_builds_in_a_subprocess_with_progress(sample_repo):
         assert any("started" in (m or "") for m in progress) and any("done" in (m or "") for m in progress)
         hits = ok(await c.call_tool("search_symbols", {"query": "helper"}))
         assert hits["results"][0]["name"] == "helper"
+        status = ok(await c.call_tool("index_status", {}))
+        assert status["last_indexed_at"] and status["active_job"] is None
         again = ok(await c.call_tool("sync_repo", {}))
         assert again["status"] == "unchanged" and again["manifest_id"] == job["manifest_id"]
         sample_repo.write("pkg/more.py", "def more():\n    return 1\n")
@@ -71,6 +73,10 @@ async def test_cancelling_a_build_kills_the_build_process(sample_repo):
                 await started.wait()
                 while not _build_processes(sample_repo.path):
                     await anyio.sleep(0.05)
+            second = await c.call_tool("index_repo", {})
+            assert error_code(second) == "store_locked"
+            running = ok(await c.call_tool("index_status", {}))["active_job"]
+            assert running and running["mode"] == "full"
             tg.cancel_scope.cancel()
         deadline = time.monotonic() + 20
         while _build_processes(sample_repo.path) and time.monotonic() < deadline:
@@ -78,6 +84,7 @@ async def test_cancelling_a_build_kills_the_build_process(sample_repo):
         assert not _build_processes(sample_repo.path), "the build kept running after cancel"
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "not_indexed", "the cancelled build still published"
+        assert status["active_job"] is None
 
 
 async def test_build_tools_absent_without_flag(indexed_repo):
