@@ -17,6 +17,7 @@ from ..tokenize import split_identifier
 from .index import IndexView
 
 _load_lock = threading.Lock()
+MAX_FUZZY_GRAMS = 14
 
 # Column order of `SymbolRow`, then the lookup keys (lower name, folded qualified names).
 _FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
@@ -61,25 +62,36 @@ def trigrams(word: str) -> set[str]:
 
 
 def damerau_levenshtein(a: str, b: str, limit: int) -> int:
-    """Optimal string alignment distance, stopping early above `limit` (returns limit + 1)."""
-    if abs(len(a) - len(b)) > limit:
+    """Optimal string alignment distance (a transposition is one edit), computed only in the
+    band |i - j| <= limit and stopping early; returns limit + 1 when above `limit`."""
+    n, m = len(a), len(b)
+    if abs(n - m) > limit:
         return limit + 1
+    big = limit + 1
     prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        best = cur[0]
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
+    prev = [j if j <= limit else big for j in range(m + 1)]
+    for i in range(1, n + 1):
+        cur = [big] * (m + 1)
+        if i <= limit:
+            cur[0] = i
+        lo, hi = max(1, i - limit), min(m, i + limit)
+        best = cur[0] if lo == 1 else big
+        ai = a[i - 1]
+        for j in range(lo, hi + 1):
+            v = prev[j - 1] + (ai != b[j - 1])
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if cur[j - 1] + 1 < v:
+                v = cur[j - 1] + 1
+            if i > 1 and j > 1 and ai == b[j - 2] and a[i - 2] == b[j - 1] and prev2[j - 2] + 1 < v:
+                v = prev2[j - 2] + 1
             cur[j] = v
-            best = min(best, v)
+            if v < best:
+                best = v
         if best > limit:
-            return limit + 1
+            return big
         prev2, prev = prev, cur
-    return prev[len(b)]
+    return min(prev[m], big)
 
 
 class NameIndex:
@@ -183,12 +195,15 @@ class NameIndex:
                 for g in trigrams(name):
                     tri[(g, len(name))].append(name)
             self._trigrams = tri
-        grams = trigrams(q)
+        lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
+        postings = {g: [self._trigrams.get((g, n), ()) for n in lengths] for g in trigrams(q)}
+        # The rarest grams only: the q-gram bound holds for any subset of the query's grams.
+        grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
         need = max(1, len(grams) - 4 * max_distance)
         counts: dict[str, int] = defaultdict(int)
-        for length in range(max(len(q) - max_distance, 1), len(q) + max_distance + 1):
-            for g in grams:
-                for name in self._trigrams.get((g, length), ()):
+        for g in grams:
+            for names in postings[g]:
+                for name in names:
                     counts[name] += 1
         ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
                         key=lambda kv: -kv[1])[:cap * 8]

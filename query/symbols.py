@@ -64,14 +64,19 @@ class _Collector:
                 continue
             self.scored[i] = (score + _bonus(row), how)
 
-    def add_names(self, names, score_of, how: str) -> None:
+    def add_names(self, names, score_of, how: str, stop_at: int | None = None) -> None:
         for name in names:
+            if stop_at is not None and len(self.scored) >= stop_at:
+                break
             self.add(self.index.by_name.get(name, ()), score_of(name), how)
 
 
 def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int) -> None:
     q = query.strip().removesuffix("()")
-    c.add(index.exact_qualified(q), 1.0, "exact_qualified")
+    qualified = index.exact_qualified(q)
+    c.add([i for i in qualified if q in (index.rows[i].qualified_name, index.rows[i].fq_name)],
+          1.0, "exact_qualified")
+    c.add(qualified, 0.89, "exact_qualified_ignore_case")
     if any(sep in q for sep in (".", "::", "#", "->")):
         c.add(index.qualified_suffix(q), 0.95, "qualified_suffix")
         q = re.split(r"\.|::|#|->", q)[-1]
@@ -81,7 +86,9 @@ def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int
     if match == "exact":
         return
     if len(q) >= 2:
-        c.add_names(index.prefix(q), lambda n: 0.7 + 0.1 * len(q) / len(n), "prefix")
+        # shortest names first and they score highest: enough of them fill the page
+        c.add_names(index.prefix(q), lambda n: 0.7 + 0.1 * len(q) / len(n), "prefix",
+                    stop_at=len(c.scored) + 4 * limit)
     if match == "prefix":
         return
     tokens = [t for w in _SPLIT_QUERY.split(query) if w for t in split_identifier(w)]

@@ -152,3 +152,21 @@ def test_glob_matcher_is_linear_on_hostile_globs():
     started = time.perf_counter()
     assert not glob_matcher("*a*a*a*a*a*a*a*a*a*a*b")("a" * 300)
     assert time.perf_counter() - started < 1.0
+
+
+def _osa(a: str, b: str) -> int:
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet="abc_", max_size=9), st.text(alphabet="abc_", max_size=9), st.integers(0, 3))
+def test_banded_damerau_levenshtein_matches_the_full_table(a, b, limit):
+    from codeagent.query.names import damerau_levenshtein
+
+    assert damerau_levenshtein(a, b, limit) == min(_osa(a, b), limit + 1)
