@@ -142,16 +142,20 @@ SELECT b.path, b.local, min(b.fq_key) AS fq_key,
     bool_or(split_part(b.mkey, '.', 1) IN (SELECT split_part(mkey, '.', 1) FROM g_modules)) AS internal
 FROM import_bindings b WHERE b.local <> '' GROUP BY b.path, b.local;
 CREATE OR REPLACE TEMP TABLE g_redo AS
-WITH r0 AS ({_raw_refs('TRUE')})
-SELECT * FROM r0 WHERE r0.path IN (SELECT path FROM g_changed)
-    OR r0.last IN (SELECT name FROM g_affected)
-    OR (r0.path, r0.start_line, r0.target) IN (
-        SELECT (src_path, src_line, target) FROM edges
-        WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed));
+WITH r0 AS ({_raw_refs('TRUE')}),
+dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
+          WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed))
+SELECT * FROM r0 WHERE path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
+UNION ALL
+SELECT r0.* FROM r0 JOIN dirty d ON r0.path = d.src_path AND r0.start_line = d.src_line
+    AND r0.target = d.target
+WHERE r0.path NOT IN (SELECT path FROM g_changed) AND r0.last NOT IN (SELECT name FROM g_affected);
 DELETE FROM edges WHERE kind IN ('imports', 'overrides');
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
-DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND (src_path IN (SELECT path FROM g_changed)
-    OR (src_path, src_line, target) IN (SELECT (path, start_line, target) FROM g_redo));
+DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
+DELETE FROM edges USING (SELECT DISTINCT path, start_line, target FROM g_redo) r
+WHERE edges.kind IN {_in(RESOLVE_KINDS)} AND edges.src_path = r.path
+    AND edges.src_line = r.start_line AND edges.target = r.target;
 CREATE OR REPLACE TEMP TABLE g_refs AS
 {_project('g_redo', '0')};
 DROP TABLE g_redo;
