@@ -12,11 +12,11 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
@@ -74,19 +74,11 @@ def _invalid_params(errors: list[dict]) -> MCPError:
 class CodeagentMCP(MCPServer):
     """MCPServer with codeagent's argument checks and error mapping."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, tools: list[Tool]) -> None:
         super().__init__("codeagent", title="codeagent code index", version=__version__,
-                         instructions=INSTRUCTIONS, log_level="WARNING",
-                         warn_on_duplicate_tools=False)
+                         instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
         self.state = state
-        self._arguments: dict[str, set[str]] = {}
-
-    def register(self, fn: Callable[..., Any], title: str, annotations: ToolAnnotations) -> None:
-        self.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
-                      annotations=annotations, structured_output=True)
-        tool = self._tool_manager.get_tool(fn.__name__)
-        assert tool is not None
-        self._arguments[tool.name] = set(tool.parameters.get("properties", {}))
+        self._arguments = {t.name: set(t.parameters.get("properties", {})) for t in tools}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         known = self._arguments.get(name)
@@ -137,15 +129,17 @@ def create_server(state: ServerState) -> CodeagentMCP:
     from .graph_tools import GraphTools
     from .index_tools import NavigationTools, SearchTools
 
-    server = CodeagentMCP(state)
     impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
              StatusTools(state)]
     groups = [(FILE_TOOLS + SEARCH_TOOLS + NAVIGATION_TOOLS + STATUS_TOOLS, READ_ONLY)]
     if state.config.allow_build:
         impls.append(BuildTools(state))
         groups.append((BUILD_TOOLS, BUILDS_INDEX))
-    for tools, annotations in groups:
-        for name, title in tools:
+    tools = []
+    for names, annotations in groups:
+        for name, title in names:
             fn = next(getattr(i, name) for i in impls if hasattr(i, name))
-            server.register(fn, title, annotations)
-    return server
+            tools.append(Tool.from_function(fn, title=title, annotations=annotations,
+                                            description=inspect.cleandoc(fn.__doc__ or ""),
+                                            structured_output=True))
+    return CodeagentMCP(state, tools)
