@@ -49,10 +49,13 @@ def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str
     opts = "'c'" if case_sensitive else "'i'"
     # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
     file_cond, params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
+    line_cond = f"regexp_matches(line, ?, {opts})"
     literal = required_literal(pattern) if regex and case_sensitive else None
     if literal:
         file_cond, params = f"contains(text, ?) AND {file_cond}", [literal, *params]
-    return file_cond, f"regexp_matches(line, ?, {opts})", [*params, expr]
+        lit_sql = "'" + literal.replace("'", "''") + "'"  # a constant, so DuckDB checks it first
+        line_cond = f"contains(line, {lit_sql}) AND {line_cond}"
+    return file_cond, line_cond, [*params, expr]
 
 
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
