@@ -90,9 +90,11 @@ def sync_cmd(repo: Path, source: str, ref: str | None, require_commit: str | Non
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
     t = result.target
-    if t.remote_ref is None:
-        what = "its own commit" if t.distance == 0 else f"ancestor {t.fallback_commit[:12]} ({t.distance} commits back)"
-        click.echo(f"no published index for {t.requested}; using the index of {what}")
+    if t.remote_ref is None and t.distance:
+        click.echo(f"no published index for {t.requested}; using the index of ancestor "
+                   f"{t.fallback_commit[:12]} ({t.distance} commits back)")
+    elif t.remote_ref is None:
+        click.echo(f"using the index published for commit {t.fallback_commit[:12]}")
     click.echo(f"synced {t.local_ref} @ {(result.commit or 'no commit')[:12]} -> manifest "
                f"{t.manifest_id[:12]} from {result.remote}"
                + ("" if result.changed else " (already up to date)"))

@@ -126,24 +126,35 @@ def fetch_manifest(remote: Remote, store: Store, manifest_id: str, local: list[b
     chunks the `local` manifests lack), else downloaded whole; always verified."""
     if store.has(manifest_id):
         return store.get(manifest_id)
-    listing = remote.read_chunk_list(manifest_id)
-    if listing is not None:
-        stats.add(received=len(listing), nbytes=len(listing))
-        have = remote_chunks.chunk_map(local)
-        parts = []
-        for cid in remote_chunks.decode_list(manifest_id, listing):
-            chunk = have.get(cid)
-            if chunk is None:
-                chunk = fetch_verified(remote, cid, stats, attempts=attempts, what="manifest chunk")
-                have[cid] = chunk
-            parts.append(chunk)
-        data = b"".join(parts)
-        if hash_bytes(data) == manifest_id:
-            store.put_verified(manifest_id, data)
-            return data
-        stats.add(problem=f"manifest {manifest_id[:12]}: chunks did not join to it")
-    data = fetch_verified(remote, manifest_id, stats, attempts=attempts, what="manifest")
+    try:
+        data = _manifest_from_chunks(remote, manifest_id, local, stats, attempts)
+    except RemoteError as exc:
+        stats.add(problem=f"manifest {manifest_id[:12]} chunks: {exc.message}")
+        data = None
+    if data is None:
+        data = fetch_verified(remote, manifest_id, stats, attempts=attempts, what="manifest")
     store.put_verified(manifest_id, data)
+    return data
+
+
+def _manifest_from_chunks(remote: Remote, manifest_id: str, local: list[bytes],
+                          stats: TransferStats, attempts: int) -> bytes | None:
+    listing = remote.read_chunk_list(manifest_id)
+    if listing is None:
+        return None
+    stats.add(received=len(listing), nbytes=len(listing))
+    have = remote_chunks.chunk_map(local)
+    parts = []
+    for cid in remote_chunks.decode_list(manifest_id, listing):
+        chunk = have.get(cid)
+        if chunk is None:
+            chunk = fetch_verified(remote, cid, stats, attempts=attempts, what="manifest chunk")
+            have[cid] = chunk
+        parts.append(chunk)
+    data = b"".join(parts)
+    if hash_bytes(data) != manifest_id:
+        stats.add(problem=f"manifest {manifest_id[:12]}: chunks did not join to it")
+        return None
     return data
 
 

@@ -142,6 +142,17 @@ def test_bad_downloads_are_detected_and_fetched_again(published, client, cli) ->
     assert verified(client)
 
 
+def test_a_damaged_manifest_chunk_falls_back_to_the_whole_manifest(published, client) -> None:
+    listing = json.loads((published.remote / "manifests" / published.main_id).read_bytes())
+    plan = FaultPlan(faults={listing["chunks"][0]: ["always:truncate"]})
+    with serve(published.remote, plan) as (url, plan):
+        out = do_sync(client, url, "main")
+    assert out["manifest_id"] == published.main_id
+    assert plan.requests[published.main_id] == 1
+    assert any("chunks" in p and "failed verification" in p for p in out["problems"]), out["problems"]
+    assert verified(client)
+
+
 def test_a_persistently_bad_object_fails_the_sync_and_keeps_the_previous_index(published, client, cli) -> None:
     do_sync(client, published.remote, "main")
     before = local_refs(client)
