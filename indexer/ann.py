@@ -1,7 +1,7 @@
-"""The per-manifest vector artifact: matrix, key table and (when large enough) a usearch index.
+"""The per-manifest vector artifact: matrix, row keys and (when large enough) a usearch index.
 
-Rows are the manifest's items in (path, doc_kind, ordinal) order. Below ANN_THRESHOLD rows
-the query side searches the matrix exactly; above it a usearch HNSW index is written too.
+Rows are the manifest's items, files in path order. Below ANN_THRESHOLD rows the query
+side searches the matrix exactly; above it a usearch HNSW index is written too.
 When the previous manifest's artifact used the same embedder, rows of unchanged paths are
 copied from it and its usearch index is patched (remove changed keys, add new ones) instead
 of rebuilt, unless too much changed or deleted slots pile up. Layout: `format.py`.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,10 @@ EXPANSION_ADD = 64
 EXPANSION_SEARCH = 96
 
 
+ROW_DTYPE = np.dtype([("key", "<i8"), ("kind", "u1"), ("ordinal", "<i4")])
+KIND_CODES = {"s": 0, "c": 1}
+
+
 def _layout(manifest: Manifest) -> list[tuple[str, str]]:
     """(path, vector object id) for each indexed file with vectors, sorted by path."""
     vec_map = manifest.extras.get("vectors") or {}
@@ -36,17 +39,16 @@ def _layout(manifest: Manifest) -> list[tuple[str, str]]:
 
 
 def _previous(prev_dir: Path | None, embedder_id: str) -> dict | None:
-    """The previous artifact (meta, keys table, matrix) when it is reusable."""
+    """The previous artifact (meta, files, rows, matrix) when it is reusable."""
     if prev_dir is None or not (prev_dir / fmt.VECTORS_META).exists():
         return None
     meta = json.loads((prev_dir / fmt.VECTORS_META).read_text())
-    if meta.get("embedder_id") != embedder_id:
+    if meta.get("embedder_id") != embedder_id or not (prev_dir / fmt.VECTOR_ROWS).exists():
         return None
-    import pyarrow.parquet as pq
-
-    keys = pq.read_table(prev_dir / fmt.VECTOR_KEYS)
-    matrix = np.load(prev_dir / fmt.VECTORS_MATRIX, mmap_mode="r")
-    return {"meta": meta, "keys": keys, "matrix": matrix, "dir": prev_dir}
+    files = json.loads((prev_dir / fmt.VECTOR_FILES).read_text())["files"]
+    return {"meta": meta, "dir": prev_dir, "rows": np.load(prev_dir / fmt.VECTOR_ROWS),
+            "spans": {(p, o): (first, count) for p, o, first, count in files},
+            "matrix": np.load(prev_dir / fmt.VECTORS_MATRIX, mmap_mode="r")}
 
 
 def _ann_index(dim: int):
@@ -56,54 +58,38 @@ def _ann_index(dim: int):
                  expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
 
 
-def _keys_schema():
-    import pyarrow as pa
-
-    return pa.schema([("key", pa.int64()), ("path", pa.string()), ("doc_kind", pa.string()),
-                      ("ordinal", pa.int32()), ("object", pa.string())])
-
-
-def _prev_spans(prev: dict | None) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
-    """{(path, object): (first row, row count)} of the previous artifact, and its next key."""
-    if prev is None:
-        return {}, 0
-    t = prev["keys"]
-    spans: dict[tuple[str, str], tuple[int, int]] = {}
-    for r, (path, obj) in enumerate(zip(t.column("path").to_pylist(), t.column("object").to_pylist())):
-        first, count = spans.get((path, obj), (r, 0))
-        spans[(path, obj)] = (first, count + 1)
-    keys = t.column("key").to_numpy()
-    return spans, (int(keys.max()) + 1 if len(keys) else 0)
-
-
 def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
-    """Rows of the new artifact, reusing the previous one's rows and keys per unchanged path."""
-    import pyarrow as pa
-
-    spans, next_key = _prev_spans(prev)
-    tables: list = []
+    """Rows of the new artifact, reusing the previous one's rows and keys per unchanged file."""
+    spans = prev["spans"] if prev else {}
+    next_key = int(prev["rows"]["key"].max()) + 1 if prev and len(prev["rows"]) else 0
+    rows: list[np.ndarray] = []
     parts: list[np.ndarray] = []
+    files: list[list] = []
     kept = 0
     added: list[int] = []
+    first = 0
     for path, obj in _layout(manifest):
         span = spans.get((path, obj))
         if span is not None:
-            first, count = span
-            tables.append(prev["keys"].slice(first, count).select(  # type: ignore[index]
-                ["key", "path", "doc_kind", "ordinal", "object"]))
-            parts.append(np.asarray(prev["matrix"][first:first + count]))  # type: ignore[index]
+            start, count = span
+            rows.append(prev["rows"][start:start + count])  # type: ignore[index]
+            parts.append(np.asarray(prev["matrix"][start:start + count]))  # type: ignore[index]
             kept += count
-            continue
-        block = load_block(store, obj, manifest.embedder_id)
-        keys = list(range(next_key, next_key + len(block.items)))
-        next_key += len(keys)
-        added.extend(keys)
-        parts.append(block.vectors)
-        tables.append(pa.table({
-            "key": keys, "path": [path] * len(keys), "doc_kind": [k for k, _o, _h in block.items],
-            "ordinal": [o for _k, o, _h in block.items], "object": [obj] * len(keys)},
-            schema=_keys_schema()))
-    return {"tables": tables, "parts": parts, "kept": kept, "added": added}
+        else:
+            block = load_block(store, obj, manifest.embedder_id)
+            count = len(block.items)
+            recs = np.zeros(count, dtype=ROW_DTYPE)
+            recs["key"] = np.arange(next_key, next_key + count)
+            recs["kind"] = [KIND_CODES[k] for k, _o, _h in block.items]
+            recs["ordinal"] = [o for _k, o, _h in block.items]
+            added.extend(range(next_key, next_key + count))
+            next_key += count
+            rows.append(recs)
+            parts.append(block.vectors)
+        files.append([path, obj, first, count])
+        first += count
+    return {"rows": np.concatenate(rows) if rows else np.zeros(0, dtype=ROW_DTYPE),
+            "parts": parts, "files": files, "kept": kept, "added": added}
 
 
 def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | None) -> dict:
@@ -111,7 +97,7 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
     n = matrix.shape[0]
     if n < ANN_THRESHOLD:
         return {"ann": False, "deleted": 0, "ann_build": "none"}
-    keys = rows["table"].column("key").to_numpy().astype(np.uint64)
+    keys = rows["rows"]["key"].astype(np.uint64)
     prev_meta = prev["meta"] if prev else {}
     removed = (prev_meta.get("count", 0) - rows["kept"]) if prev else 0
     deleted = prev_meta.get("deleted", 0) + removed
@@ -119,10 +105,9 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
                  and (removed + len(rows["added"])) < REBUILD_FRACTION * n
                  and deleted < REBUILD_FRACTION * n)
     if patchable:
-        shutil.copyfile(prev["dir"] / fmt.ANN_FILE, work_dir / fmt.ANN_FILE)  # type: ignore[index]
         index = _ann_index(matrix.shape[1])
-        index.load(str(work_dir / fmt.ANN_FILE))
-        old_keys = prev["keys"].column("key").to_numpy().astype(np.uint64)  # type: ignore[index]
+        index.load(str(prev["dir"] / fmt.ANN_FILE))  # type: ignore[index]
+        old_keys = prev["rows"]["key"].astype(np.uint64)  # type: ignore[index]
         gone = old_keys[~np.isin(old_keys, keys)]
         if len(gone):
             index.remove(gone)
@@ -143,9 +128,6 @@ def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, wo
     """Write the manifest's vector files into its assembled directory (nothing without vectors)."""
     if not manifest.embedder_id or not manifest.extras.get("vectors"):
         return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from ..embedding import parse_embedder_id
 
     dim = parse_embedder_id(manifest.embedder_id)[2]
@@ -154,10 +136,8 @@ def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, wo
     matrix = (np.concatenate(rows["parts"]).astype(np.float16, copy=False) if rows["parts"]
               else np.zeros((0, dim), dtype=np.float16))
     np.save(work_dir / fmt.VECTORS_MATRIX, matrix)
-    table = pa.concat_tables(rows["tables"]) if rows["tables"] else _keys_schema().empty_table()
-    table = table.add_column(0, "row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    rows["table"] = table
-    pq.write_table(table, work_dir / fmt.VECTOR_KEYS)
+    np.save(work_dir / fmt.VECTOR_ROWS, rows["rows"])
+    (work_dir / fmt.VECTOR_FILES).write_text(json.dumps({"files": rows["files"]}, separators=(",", ":")))
     decided = _write_index(work_dir, rows, matrix, prev)
     meta = {"embedder_id": manifest.embedder_id, "dim": dim, "count": int(matrix.shape[0]),
             "threshold": ANN_THRESHOLD, "manifest_id": manifest_id, **decided}

@@ -21,6 +21,7 @@ from .results import SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
 
 OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
+_KINDS = ("s", "c")  # row kind codes (format.VECTOR_ROWS)
 _load_lock = threading.Lock()
 
 
@@ -28,29 +29,41 @@ class VectorArtifact:
     """One manifest's vectors: rows (path, doc_kind, ordinal), matrix, optional ANN index."""
 
     def __init__(self, directory: Path) -> None:
-        import pyarrow.parquet as pq
-
         meta_path = directory / fmt.VECTORS_META
         if not meta_path.exists():
             raise IndexMissing("this index has no vectors",
                                hint="build them with `codeagent build --embedder hash` (or minilm)")
         self.meta = json.loads(meta_path.read_text())
         self.embedder_id: str = self.meta["embedder_id"]
-        keys = pq.read_table(directory / fmt.VECTOR_KEYS)
-        self.paths: list[str] = keys.column("path").to_pylist()
-        self.doc_kinds: list[str] = keys.column("doc_kind").to_pylist()
-        self.ordinals = keys.column("ordinal").to_numpy()
-        self.keys = keys.column("key").to_numpy()
+        files = json.loads((directory / fmt.VECTOR_FILES).read_text())["files"]
+        self.file_paths = [f[0] for f in files]
+        self.file_first = np.asarray([f[2] for f in files], dtype=np.int64)
+        self.span_of = {f[0]: (f[2], f[3]) for f in files}
+        rows = np.load(directory / fmt.VECTOR_ROWS)
+        self.kinds = rows["kind"]
+        self.ordinals = rows["ordinal"]
+        self.keys = rows["key"]
         self._row_of_key = np.argsort(self.keys)
         self.matrix = np.load(directory / fmt.VECTORS_MATRIX, mmap_mode="r")
         self._dense: np.ndarray | None = None
-        self.row_of_item = {(p, k, int(o)): r for r, (p, k, o)
-                            in enumerate(zip(self.paths, self.doc_kinds, self.ordinals))}
         self.ann = None
         if self.meta.get("ann") and (directory / fmt.ANN_FILE).exists():
             from usearch.index import Index
 
             self.ann = Index.restore(str(directory / fmt.ANN_FILE), view=True)
+
+    def item(self, row: int) -> tuple[str, str, int]:
+        """(path, doc_kind "s" | "c", ordinal) of a row."""
+        f = int(np.searchsorted(self.file_first, row, side="right")) - 1
+        return self.file_paths[f], _KINDS[int(self.kinds[row])], int(self.ordinals[row])
+
+    def row_of(self, path: str, doc_kind: str, ordinal: int) -> int | None:
+        first, count = self.span_of.get(path, (0, 0))
+        code = _KINDS.index(doc_kind)
+        for row in range(first, first + count):
+            if self.kinds[row] == code and self.ordinals[row] == ordinal:
+                return row
+        return None
 
     def __len__(self) -> int:
         return int(self.matrix.shape[0])
@@ -136,9 +149,10 @@ def _hits(view: IndexView, art: VectorArtifact, scored: list[tuple[int, float]],
     if not scored:
         return []
     where, params = _filters(req)
+    items = [art.item(r) for r, _ in scored]
     rows = view.sql(_ITEMS_SQL.format(where=where), [
-        [art.paths[r] for r, _ in scored], [art.doc_kinds[r] for r, _ in scored],
-        [int(art.ordinals[r]) for r, _ in scored], [s for _, s in scored], *params])
+        [i[0] for i in items], [i[1] for i in items], [i[2] for i in items],
+        [s for _, s in scored], *params])
     hits = []
     for (score, dk, path, lang, kind, name, qname, sid, stable, l0, l1, sig, snippet, ordinal) in rows:
         hits.append(SearchHit(
@@ -199,7 +213,7 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
     sym = resolve_symbol(view, symbol)
     art = vector_artifact(view)
     ordinal = view.sql("SELECT ordinal FROM symbols WHERE symbol_id = ?", [sym.symbol_id])[0][0]
-    row = art.row_of_item.get((sym.path, "s", int(ordinal)))
+    row = art.row_of(sym.path, "s", int(ordinal))
     if row is None:
         raise IndexMissing(f"symbol {sym.qualified_name} has no vector in this index",
                            hint="rebuild with `codeagent build --embedder NAME`")

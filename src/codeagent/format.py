@@ -70,10 +70,13 @@ ASSEMBLY_SUMS = "SUMS"
 # ordinal, item_hash]...]}, then count x dim little-endian float16. Keyed in the action
 # cache by (embedder id, shard id); listed in the manifest's extras["objects"].
 VECTORS_MAGIC = b"codeagent-vectors 1\n"
-# Assembled: VECTORS_META (JSON), VECTORS_MATRIX (float16 .npy, one row per item, rows in
-# (path, doc_kind, ordinal) order), VECTOR_KEYS (Parquet: row, key, path, doc_kind,
-# ordinal) and ANN_FILE (usearch, cosine, keyed by `key`) when there are enough rows.
+# Assembled: VECTORS_META (JSON: embedder_id, dim, count, ann...), VECTORS_MATRIX (float16
+# .npy, one row per item, files in path order, a file's items in its object's order),
+# VECTOR_ROWS (.npy records key int64, kind uint8 0=symbol 1=chunk, ordinal int32, one per
+# row), VECTOR_FILES (JSON {"files": [[path, vector object id, first row, row count]...]})
+# and ANN_FILE (usearch, cosine, keyed by `key`) when there are enough rows.
 VECTORS_META = "vectors.json"
 VECTORS_MATRIX = "vectors.npy"
-VECTOR_KEYS = "vector_keys.parquet"
+VECTOR_ROWS = "vector_rows.npy"
+VECTOR_FILES = "vector_files.json"
 ANN_FILE = "vectors.usearch"

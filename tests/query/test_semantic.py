@@ -129,7 +129,8 @@ def test_ann_results_equal_exact_results_also_after_an_incremental_patch(git_rep
         art = vector_artifact(view)
         assert art.meta["ann_build"] == "patched" and art.meta["deleted"] == 1
         _ann_matches_exact(view)
-        row = art.row_of_item[("gen/m3.py", "s", 0)]
+        row = art.row_of("gen/m3.py", "s", 0)
+        assert row is not None and art.item(row) == ("gen/m3.py", "s", 0)
         assert art.nearest(np.asarray(art.matrix[row], dtype=np.float32), 1)[0][0] == row
         hits = semantic_search(view, "handler_3 event kind", limit=1).results
         assert hits[0].name == "handler_3" and hits[0].path == "gen/m3.py"
