@@ -32,7 +32,12 @@ def _arrow(path: Path) -> Remote:
                                label=f"subtree:{path}"))
 
 
-@pytest.fixture(params=["directory", "file_url", "pyarrow", "bundle", "http"])
+def _arrow_uri(path: Path) -> Remote:
+    path.mkdir(exist_ok=True)
+    return Remote(ArrowBackend.from_uri(path.as_uri()))  # what s3:// and gs:// go through
+
+
+@pytest.fixture(params=["directory", "file_url", "pyarrow", "pyarrow_uri", "bundle", "http"])
 def backend(request, tmp_path: Path) -> Iterator[Pair]:
     kind = request.param
     with ExitStack() as stack:
@@ -44,6 +49,8 @@ def backend(request, tmp_path: Path) -> Iterator[Pair]:
             pair = (lambda: open_remote(url, create=True), lambda: open_remote(url))
         elif kind == "pyarrow":
             pair = (lambda: _arrow(tmp_path / "r"), lambda: _arrow(tmp_path / "r"))
+        elif kind == "pyarrow_uri":
+            pair = (lambda: _arrow_uri(tmp_path / "r"), lambda: _arrow_uri(tmp_path / "r"))
         elif kind == "bundle":
             pair = (lambda: open_remote(str(tmp_path / "r.tar"), create=True),
                     lambda: open_remote(str(tmp_path / "r.tar")))
