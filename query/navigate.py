@@ -7,10 +7,11 @@ from .index import IndexView
 from .results import Outline, SourceSpan, SymbolDetail, SymbolInfo
 from .sourcetext import lines_of, span_text
 
-SYMBOL_COLUMNS = ("symbol_id, stable_id, path, language, kind, name, qualified_name, "
-                  "coalesce(signature, ''), coalesce(doc, ''), coalesce(visibility, ''), "
-                  "coalesce(modifiers, []), start_line, end_line, start_col, end_col, name_line, "
-                  "parent_id, coalesce(body_hash, ''), coalesce(fq_name, qualified_name)")
+SYMBOL_COLUMNS = ("s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name, "
+                  "coalesce(s.signature, ''), coalesce(s.doc, ''), coalesce(s.visibility, ''), "
+                  "coalesce(s.modifiers, []), s.start_line, s.end_line, s.start_col, s.end_col, "
+                  "s.name_line, s.parent_id, coalesce(s.body_hash, ''), "
+                  "coalesce({fq}, s.qualified_name)")
 MAX_SPAN_LINES = 400
 
 
@@ -22,16 +23,15 @@ def symbol_info(row: tuple) -> SymbolInfo:
         col_end=row[14], name_line=row[15], parent_id=row[16], body_hash=row[17], fq_name=row[18])
 
 
-def _symbols_source(view: IndexView) -> str:
-    if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
-        return ("(SELECT s.*, n.fq_name FROM symbols s "
-                "LEFT JOIN symbol_names n USING (symbol_id))")
-    return "(SELECT *, NULL::VARCHAR AS fq_name FROM symbols)"
-
-
 def symbols_where(view: IndexView, where: str, params: list, limit: int = 50) -> list[SymbolInfo]:
-    rows = view.sql(f"SELECT {SYMBOL_COLUMNS} FROM {_symbols_source(view)} WHERE {where} "
-                    f"ORDER BY path, start_line, ordinal LIMIT {int(limit)}", params)
+    """Symbols meeting a SQL condition on the `symbols` table, with their module-qualified
+    names; the condition is applied before the join."""
+    named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
+    join = "LEFT JOIN symbol_names n USING (symbol_id)" if named else ""
+    columns = SYMBOL_COLUMNS.format(fq="n.fq_name" if named else "NULL::VARCHAR")
+    rows = view.sql(f"""WITH s AS (SELECT * FROM symbols WHERE {where}
+                                  ORDER BY path, start_line, ordinal LIMIT {int(limit)})
+        SELECT {columns} FROM s {join} ORDER BY s.path, s.start_line, s.ordinal""", params)
     return [symbol_info(r) for r in rows]
 
 
