@@ -272,3 +272,19 @@ def test_missing_indexes_and_non_remotes_are_clear_errors(published, client, cli
     with serve(published.remote) as (url, _):
         proc = cli("publish", published.repo, "--to", url, "--ref", "main")
     assert proc.returncode == 14 and "read-only" in proc.stderr
+
+
+@pytest.mark.parametrize("embedder_id, ok", [(None, True), ("hash-v1-d256", True),
+                                             ("hash-v99-d256", False), ("martian-v1-d8", False)])
+def test_only_embedders_this_build_can_read_are_trusted(published, embedder_id, ok) -> None:
+    from dataclasses import replace
+
+    from codeagent.indexer.remote_sync import check_readable
+
+    manifest = replace(load_manifest(Store(published.repo / ".codeagent"), published.main_id),
+                       embedder_id=embedder_id)
+    if ok:
+        check_readable(manifest)
+    else:
+        with pytest.raises(IndexIncompatible, match="embedder"):
+            check_readable(manifest)
