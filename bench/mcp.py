@@ -74,21 +74,23 @@ async def _handles(client) -> list[str]:
     return ids
 
 
-async def measure(client, calls: int) -> dict[str, list[float]]:
+async def measure(client, calls: int) -> dict[str, list[float] | str]:
+    """tool -> round-trip milliseconds, or the error code that stopped it."""
     ids = await _handles(client)
-    times: dict[str, list[float]] = {}
+    times: dict[str, list[float] | str] = {}
     for tool, arg_sets in workload(ids).items():
         if not arg_sets:
             continue
         for i in range(3):  # warm caches (name index, DuckDB pages)
             await client.call_tool(tool, arg_sets[i % len(arg_sets)])
-        samples = []
+        samples: list[float] | str = []
         for i in range(calls):
             start = time.perf_counter()
             res = await client.call_tool(tool, arg_sets[i % len(arg_sets)])
             samples.append((time.perf_counter() - start) * 1000)
             if res.is_error:
-                raise SystemExit(f"{tool} failed: {res.structured_content}")
+                samples = "error: " + res.structured_content["error"]["code"]
+                break
         times[tool] = samples
     return times
 
@@ -123,6 +125,9 @@ def main() -> None:
     stdio, memory = anyio.run(run, repo, args.calls)
     rows = []
     for tool, samples in stdio.items():
+        if isinstance(samples, str) or isinstance(memory[tool], str):
+            rows.append([tool, 0, samples if isinstance(samples, str) else memory[tool]] + [""] * 6)
+            continue
         p50, p95 = median(samples), percentile(samples, 95)
         peer = percentile(memory[tool], 95)
         target = TARGETS.get(tool)
