@@ -4,7 +4,7 @@ A derived assembly step (see assemble.py). It maintains four tables:
 
   modules(path, language, module, package, sep, declared)   one row per indexed file
   symbol_names(symbol_id, path, module, fq_name, fq_key, name, kind, language, qkey,
-               parent_id, parent_kind, start_line, dir)      one row per symbol
+               parent_id, parent_kind, start_line, encl_class)   one row per symbol
       fq_name = module + sep + in-file qualified name (sep "." or "::" for Rust); fq_key is
       the same with every separator folded to "." (lookups: `WHERE fq_key = 'a.b.C.m'`).
   import_bindings(path, ordinal, local, fq_key, mkey)          what each import binds

@@ -39,18 +39,14 @@ def _key(expr: str) -> str:
     return f"trim(regexp_replace({folded}, '^new\\s+', ''), '.')"
 
 
-def _dir(expr: str) -> str:
-    return f"CASE WHEN contains({expr}, '/') THEN regexp_extract({expr}, '^(.*)/', 1) ELSE '' END"
-
-
 RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
-GRAPH_VERSION = 2  # bump when a table below changes shape: the next assembly recomputes all
+GRAPH_VERSION = 3  # bump when a table below changes shape: the next assembly recomputes all
 
 SCHEMA_SQL = f"""
 CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
 CREATE OR REPLACE TABLE symbol_names(symbol_id VARCHAR, path VARCHAR, module VARCHAR,
     fq_name VARCHAR, fq_key VARCHAR, name VARCHAR, kind VARCHAR, language VARCHAR, qkey VARCHAR,
-    parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, dir VARCHAR);
+    parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, encl_class VARCHAR);
 CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VARCHAR,
     fq_key VARCHAR, mkey VARCHAR, file VARCHAR);
 CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
@@ -89,11 +85,13 @@ SELECT s.symbol_id, s.path, m.module,
     CASE WHEN m.mkey = '' OR (m.declared AND (s.qk = m.mkey OR starts_with(s.qk, m.mkey || '.')))
          THEN s.qk ELSE m.mkey || '.' || s.qk END,
     s.name, s.kind, s.language, s.qk, s.parent_id, coalesce(p.kind, ''), s.start_line,
-    {_dir('s.path')}
+    CASE WHEN s.kind IN {_in(CLASS_KINDS)} THEN s.symbol_id WHEN p.kind IN {_in(CLASS_KINDS)} THEN p.symbol_id
+         WHEN pp.kind IN {_in(CLASS_KINDS)} THEN pp.symbol_id END
 FROM (SELECT *, {_key('qualified_name')} AS qk FROM symbols
       WHERE path IN (SELECT path FROM g_changed)) s
 JOIN g_modules m USING (path)
-LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id;
+LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id
+LEFT JOIN symbols pp ON pp.path = p.path AND pp.symbol_id = p.parent_id;
 INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
 """
 
@@ -108,15 +106,11 @@ def _project(source: str, rid_base: str) -> str:
     """g_refs rows (resolution inputs) for the raw references in `source`."""
     return f"""
 SELECT {rid_base} + row_number() OVER () AS rid, r0.*, substr(tkey, length(head) + 1) AS rest,
-    {_dir('r0.path')} AS dir, coalesce(src.qkey, '') AS src_qkey,
-    CASE WHEN src.kind IN {_in(CLASS_KINDS)} THEN src.symbol_id
-         WHEN src.parent_kind IN {_in(CLASS_KINDS)} THEN src.parent_id
-         WHEN gp.parent_kind IN {_in(CLASS_KINDS)} THEN gp.parent_id END AS encl_class,
+    coalesce(src.qkey, '') AS src_qkey, src.encl_class,
     CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
          WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape
 FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
-LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id
-LEFT JOIN symbol_names gp ON gp.symbol_id = src.parent_id"""
+LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
 
 
 _PREP = f"""
@@ -210,7 +204,7 @@ WITH u AS (
       AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND b.local = r.head
                       AND NOT b.internal AND r.head NOT IN ('self', 'cls', 'this', 'super'))),
 d AS (
-    SELECT g.symbol_id, g.path, g.start_line, g.name, g.dir, k.ref_kind, sh.shape,
+    SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
