@@ -168,12 +168,9 @@ class NameIndex:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
         if self._subtokens is None:
             index: dict[str, set[str]] = defaultdict(set)
-            for name in self.names:
-                for t in split_identifier(name) if "_" in name else ():
-                    index[t].add(name)
-            for r in self.rows:
-                for t in split_identifier(r.name):
-                    index[t].add(r.name.lower())
+            for name in {r.name for r in self.rows}:
+                for t in split_identifier(name):
+                    index[t].add(name.lower())
             self._subtokens = index
         sets = [self._subtokens.get(t, set()) for t in tokens]
         if not sets:

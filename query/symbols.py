@@ -3,7 +3,8 @@ ranked before references.
 
 Tiers, best first (score): exact qualified name (1.0), qualified suffix `path.join` (0.95),
 exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
-`parseResponse` (0.55-0.65), fuzzy typos (0.5 - 0.1 per edit), references (0.3).
+`parseResponse` (0.55-0.65), fuzzy typos (0.5 - 0.1 per edit; only when nothing better
+matched, or with match="fuzzy"), references (0.3).
 Within a tier, top-level definitions, functions/classes, non-test paths and short
 qualified names come first.
 """
@@ -96,7 +97,7 @@ def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int
         c.add_names(index.subtoken_names(tokens),
                     lambda n: 0.55 + 0.1 * len(tokens) / max(len(split_identifier(n)), 1), "subtoken")
     budget = _fuzzy_budget(q) if not _SPLIT_QUERY.search(q) else 0
-    if budget and (match == "fuzzy" or len(c.scored) < limit):
+    if budget and (match == "fuzzy" or not c.scored):  # typos only when nothing else matched
         for name, dist in index.fuzzy_names(q, budget):
             c.add(index.by_name.get(name, ()), 0.5 - 0.1 * dist, "fuzzy")
 
