@@ -58,10 +58,49 @@ def _rg(args: list[str], cwd: Path) -> None:
                    capture_output=True, check=False)
 
 
+def _kinds(view) -> list[tuple]:
+    """(name, query function, queries, target) per query kind."""
+    from codeagent.query import SearchRequest, callers, file_outline, find_symbols, search, search_text
+
+    sq = _symbol_queries(view)
+
+    def symbols(match: str, refs: bool = False):
+        return lambda q: find_symbols(view, q, match=match, include_references=refs)
+
+    return [
+        ("symbol exact", symbols("exact"), sq["exact"], "p95<=5"),
+        ("symbol qualified", symbols("exact"), sq["qualified"], "p95<=5"),
+        ("symbol prefix", symbols("prefix"), sq["prefix"], "p95<=5"),
+        ("symbol fuzzy", symbols("fuzzy"), sq["fuzzy"], "p95<=5"),
+        ("symbol + references", symbols("exact", refs=True), sq["exact"], ""),
+        ("bm25 2 terms", lambda q: search_text(view, q), TERM_QUERIES, "p95<=50"),
+        ("bm25 natural language", lambda q: search_text(view, q), NL_QUERIES, "p95<=50"),
+        ("auto (fused)", lambda q: search(view, SearchRequest(q)), sq["exact"][:8] + NL_QUERIES, ""),
+        ("callers", lambda q: callers(view, q), sq["qualified"][:10], ""),
+        ("outline", lambda q: file_outline(view, q), ["json/decoder.py", "asyncio/base_events.py"], ""),
+    ]
+
+
+def _grep_rows(view, repo: Path, rounds: int) -> list[list]:
+    from codeagent.query import grep
+
+    rows = []
+    have_rg = shutil.which("rg") is not None
+    for name, patterns, regex, rg_args in (("literal", LITERALS, False, ["-F"]), ("regex", REGEXES, True, [])):
+        ours = _timed(lambda p: grep(view, p, regex=regex, context=0, max_results=10_000), patterns, rounds)
+        line = [f"grep {name}", len(ours), f"{median(ours):.2f}", f"{percentile(ours, 95):.2f}", "<=2x rg"]
+        if not have_rg:
+            rows.append(line + ["rg missing"])
+            continue
+        theirs = _timed(lambda p: _rg([*rg_args, p], repo), patterns, rounds)
+        rows.append(line + [f"{median(ours) / median(theirs):.2f}x"])
+        rows.append([f"rg {name}", len(theirs), f"{median(theirs):.2f}", f"{percentile(theirs, 95):.2f}", "", ""])
+    return rows
+
+
 def run(dest: Path, rounds: int, proposed: bool = False) -> None:
     from codeagent.indexer.build import BuildOptions, build
-    from codeagent.query import (IndexFollower, SearchRequest, callers, file_outline, find_symbols,
-                                 grep, search, search_text)
+    from codeagent.query import IndexFollower
     from codeagent.query.memtext import text_cursor
     from codeagent.query.names import NameIndex
 
@@ -73,49 +112,20 @@ def run(dest: Path, rounds: int, proposed: bool = False) -> None:
     follower = IndexFollower(repo, ref="main")
     rows = []
     with follower.view() as view:
-        view.keep_text_in_memory = True
         for label, warm in (("name index", lambda: NameIndex.load(view)), ("text copy", lambda: text_cursor(view))):
             t = time.perf_counter()
             warm()
             print(f"warm-up {label}: {(time.perf_counter() - t) * 1000:.0f} ms")
-        sq = _symbol_queries(view)
-        kinds = [
-            ("symbol exact", lambda q: find_symbols(view, q, match="exact", include_references=False),
-             sq["exact"], "p95<=5"),
-            ("symbol qualified", lambda q: find_symbols(view, q, match="exact", include_references=False),
-             sq["qualified"], "p95<=5"),
-            ("symbol prefix", lambda q: find_symbols(view, q, match="prefix", include_references=False),
-             sq["prefix"], "p95<=5"),
-            ("symbol fuzzy", lambda q: find_symbols(view, q, match="fuzzy", include_references=False),
-             sq["fuzzy"], "p95<=5"),
-            ("symbol + references", lambda q: find_symbols(view, q, match="exact"), sq["exact"], ""),
-            ("bm25 2 terms", lambda q: search_text(view, q), TERM_QUERIES, "p95<=50"),
-            ("bm25 natural language", lambda q: search_text(view, q), NL_QUERIES, "p95<=50"),
-            ("auto (fused)", lambda q: search(view, SearchRequest(q)), sq["exact"][:8] + NL_QUERIES, ""),
-            ("callers", lambda q: callers(view, q), sq["qualified"][:10], ""),
-            ("outline", lambda q: file_outline(view, q), ["json/decoder.py", "asyncio/base_events.py"], ""),
-        ]
-        for name, fn, queries, target in kinds:
+        for name, fn, queries, target in _kinds(view):
             for q in queries[:2]:
-                try:
-                    fn(q)
-                except Exception:
-                    pass
+                _safe(fn, q)
             ms = _timed(lambda q, fn=fn: _safe(fn, q), queries, rounds)
             rows.append([name, len(ms), f"{median(ms):.2f}", f"{percentile(ms, 95):.2f}", target, ""])
-        have_rg = shutil.which("rg") is not None
-        for name, patterns, regex, rg_args in (("literal", LITERALS, False, ["-F"]), ("regex", REGEXES, True, [])):
-            ours = _timed(lambda p: grep(view, p, regex=regex, context=0, max_results=10_000), patterns, rounds)
-            line = [f"grep {name}", len(ours), f"{median(ours):.2f}", f"{percentile(ours, 95):.2f}", "<=2x rg"]
-            if have_rg:
-                theirs = _timed(lambda p: _rg([*rg_args, p], repo), patterns, rounds)
-                rows.append(line + [f"{median(ours) / median(theirs):.2f}x"])
-                rows.append([f"rg {name}", len(theirs), f"{median(theirs):.2f}", f"{percentile(theirs, 95):.2f}", "", ""])
-            else:
-                rows.append(line + ["rg missing"])
+        rows += _grep_rows(view, repo, rounds)
         if proposed:
             rows += _proposed_bm25(view, rounds)
     follower.close()
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     print_table(["query kind", "n", "p50 ms", "p95 ms", "target", "vs rg (p50)"], rows)
 
 
