@@ -6,6 +6,7 @@ always found at its claimed lines.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from ..errors import NotFound
@@ -17,24 +18,35 @@ SNIPPET_LINES = 4
 _CACHE_FILES = 64
 
 
+_lock = threading.Lock()
+
+
 def _cache(view: IndexView) -> OrderedDict:
     return view.cache.setdefault("file_lines", OrderedDict())
 
 
 def file_lines(view: IndexView, paths: list[str]) -> dict[str, list[str]]:
-    """Lines (without their newline) of each indexed path; absent or skipped paths left out."""
+    """Lines (without their newline) of each indexed path; absent or skipped paths left out.
+    The most recently used files stay cached on the view."""
     cache = _cache(view)
-    missing = [p for p in dict.fromkeys(paths) if p not in cache]
+    wanted = list(dict.fromkeys(paths))
+    with _lock:
+        out = {p: cache[p] for p in wanted if p in cache}
+    missing = [p for p in wanted if p not in out]
     if missing:
         rows = text_cursor(view).execute(
             "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
             "AND text IS NOT NULL", [missing]).fetchall()
         for path, text in rows:
-            cache[path] = text.split("\n")
-            cache.move_to_end(path)
+            out[path] = text.split("\n")
+    with _lock:
+        for path in wanted:
+            if path in out:
+                cache[path] = out[path]
+                cache.move_to_end(path)
         while len(cache) > _CACHE_FILES:
             cache.popitem(last=False)
-    return {p: cache[p] for p in paths if p in cache}
+    return out
 
 
 def lines_of(view: IndexView, path: str) -> list[str]:

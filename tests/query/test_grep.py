@@ -77,3 +77,16 @@ def test_line_numbers_agree_with_ripgrep(poly, poly_repo):
             path, n, _ = line.split(":", 2)
             theirs.add((path.removeprefix("./"), int(n)))
         assert ours == theirs, pattern
+
+
+def test_context_survives_more_files_than_the_line_cache(tmp_path):
+    from codeagent.query import open_index
+
+    from .conftest import build_repo
+
+    files = {f"f{n:03d}.txt": f"one\nneedle {n}\ntwo\n" for n in range(80)}
+    repo = build_repo(tmp_path / "repo", files)
+    with open_index(repo.path, ref="main") as view:
+        resp = grep(view, "needle", context=1, max_results=100)
+    assert len(resp.matches) == 80
+    assert all(m.before == ["one"] and m.after == ["two"] for m in resp.matches)
