@@ -14,15 +14,16 @@ from .search import Candidates, SearchRequest, register_retriever
 from .sourcetext import file_lines, snippet
 
 _PATHS_SQL = """
+WITH q AS (SELECT ?::VARCHAR AS q)
 SELECT path, language, line_count,
-  CASE WHEN path = ?1 THEN 1.0
-       WHEN ends_with(path, '/' || ?1) THEN 0.9
-       WHEN lower(regexp_extract(path, '[^/]*$')) = lower(?1) THEN 0.85
-       WHEN contains(lower(path), lower(?1)) THEN 0.7
+  CASE WHEN path = q.q THEN 1.0
+       WHEN ends_with(path, '/' || q.q) THEN 0.9
+       WHEN lower(regexp_extract(path, '[^/]*$')) = lower(q.q) THEN 0.85
+       WHEN contains(lower(path), lower(q.q)) THEN 0.7
        ELSE 0.5 END AS score
-FROM files
+FROM files, q
 WHERE status = 'indexed' AND {where}
-  AND (contains(lower(path), lower(?1)) OR ({tokens}))
+  AND (contains(lower(path), lower(q.q)) OR ({tokens}))
 ORDER BY score DESC, length(path), path
 """
 

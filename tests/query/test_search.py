@@ -112,3 +112,14 @@ def test_every_hit_span_holds_what_it_claims(poly, poly_repo, query, mode):
         return
     for hit in resp.results:
         _check_hit(poly_repo.path, hit)
+
+
+def test_path_mode_tiers_and_filters(poly):
+    def paths(query, **kw):
+        return [(h.path, h.score) for h in run(poly, query, mode="path", **kw).results]
+
+    assert paths("web/client.ts")[0] == ("web/client.ts", 1.0)
+    assert paths("client.ts")[0] == ("web/client.ts", 0.9)
+    assert paths("app server") == [("app/server.py", 0.5)]
+    assert paths("main", language="go") == [("cmd/main.go", 0.7)]
+    assert paths("server", path="web/**") == []
