@@ -36,7 +36,7 @@ def _in(values: tuple[str, ...]) -> str:
 def _key(expr: str) -> str:
     """Separator-neutral form (module_names.key); a JS/Java `new ` before a callee is dropped."""
     folded = f"replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.')"
-    return f"trim(regexp_replace({folded}, '^new\\s+', ''), '.')"
+    return f"trim(CASE WHEN starts_with({expr}, 'new ') THEN substr({folded}, 5) ELSE {folded} END, '.')"
 
 
 RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
@@ -47,6 +47,8 @@ CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
 CREATE OR REPLACE TABLE symbol_names(symbol_id VARCHAR, path VARCHAR, module VARCHAR,
     fq_name VARCHAR, fq_key VARCHAR, name VARCHAR, kind VARCHAR, language VARCHAR, qkey VARCHAR,
     parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, encl_class VARCHAR);
+CREATE OR REPLACE TABLE modules(path VARCHAR, language VARCHAR, module VARCHAR,
+    package VARCHAR, sep VARCHAR, declared BOOLEAN);
 CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VARCHAR,
     fq_key VARCHAR, mkey VARCHAR, file VARCHAR);
 CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
@@ -67,6 +69,12 @@ WHERE b.local = '*' AND d.parent_id IS NULL AND b.path IN (SELECT path FROM g_ch
 """
 
 NAMES_SQL = f"""
+CREATE OR REPLACE TEMP TABLE g_new_modules AS
+SELECT DISTINCT split_part(k, '.', 1) AS top FROM (
+    SELECT {_key('module')} AS k FROM modules WHERE path NOT IN (SELECT path FROM g_modules)
+    UNION ALL
+    SELECT mkey FROM g_modules WHERE path NOT IN (SELECT path FROM modules))
+WHERE k <> '';
 CREATE OR REPLACE TABLE modules AS
     SELECT path, language, module, package, sep, declared FROM g_modules;
 CREATE OR REPLACE TEMP TABLE g_aff(name VARCHAR);
@@ -97,7 +105,7 @@ INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM 
 
 def _raw_refs(where: str) -> str:
     return f"""
-    SELECT path, language, kind, target, source_id, start_line, tkey,
+    SELECT path, ordinal, language, kind, target, source_id, start_line, tkey,
         split_part(tkey, '.', 1) AS head, split_part(tkey, '.', -1) AS last
     FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import' AND {where})"""
 
@@ -141,9 +149,13 @@ dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
           WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed))
 SELECT * FROM r0 WHERE path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
 UNION ALL
-SELECT r0.* FROM r0 JOIN dirty d ON r0.path = d.src_path AND r0.start_line = d.src_line
-    AND r0.target = d.target
-WHERE r0.path NOT IN (SELECT path FROM g_changed) AND r0.last NOT IN (SELECT name FROM g_affected);
+SELECT * FROM (
+    SELECT r0.* FROM r0 JOIN dirty d ON r0.path = d.src_path AND r0.start_line = d.src_line
+        AND r0.target = d.target
+    UNION  -- names bound to a module that appeared or vanished: external <-> internal
+    SELECT r0.* FROM r0 JOIN import_bindings b ON b.path = r0.path AND b.local = r0.head
+    WHERE split_part(b.mkey, '.', 1) IN (SELECT top FROM g_new_modules))
+WHERE path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected);
 DELETE FROM edges WHERE kind IN ('imports', 'overrides');
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
@@ -262,7 +274,7 @@ JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
 DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
-DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected;
+DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected; DROP TABLE g_new_modules;
 """
 
 # Member references through self/super of classes whose ancestry was just re-resolved.

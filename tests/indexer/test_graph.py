@@ -220,6 +220,9 @@ EDITS = [
     ("restore it", {"pkg/util.py": PROJECT["pkg/util.py"]}),
     ("remove a module", {"other.py": None}),
     ("define a name elsewhere", {"more.py": "def mystery():\n    return 1\n\ndef step():\n    pass\n"}),
+    ("import a module not in the repo yet", {"late_use.py": "import later\n\ndef f():\n"
+                                                              "    return later.mystery()\n"}),
+    ("the module appears", {"later.py": "X = 1\n"}),
 ]
 
 
