@@ -44,6 +44,9 @@ def classify_frame(line: bytes) -> tuple[str | None, SessionMessage | None]:
         pass
     try:
         raw = json.loads(text)
+    except RecursionError:  # a few KB of [[[[... must not take the server down
+        return None, error_message(_head_id(line[:4096]), types.INVALID_REQUEST,
+                                   "Invalid request: JSON nested too deeply")
     except ValueError:
         return None, error_message(None, types.PARSE_ERROR, "Parse error: frame is not JSON")
     if isinstance(raw, list):
@@ -56,15 +59,17 @@ def classify_frame(line: bytes) -> tuple[str | None, SessionMessage | None]:
     return None, error_message(rid, types.INVALID_REQUEST, "Invalid request: not a valid JSON-RPC 2.0 message")
 
 
-def _oversized_reply(head: bytes, max_frame: int) -> SessionMessage:
+def _head_id(head: bytes) -> str | int | None:
+    """The request id written near the start of a frame that cannot be parsed whole."""
     m = _ID_IN_HEAD.search(head)
-    rid: str | int | None = None
-    if m:
-        try:
-            rid = json.loads(m.group(1))
-        except ValueError:
-            rid = None
-    return error_message(rid, types.INVALID_REQUEST,
+    try:
+        return json.loads(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def _oversized_reply(head: bytes, max_frame: int) -> SessionMessage:
+    return error_message(_head_id(head), types.INVALID_REQUEST,
                          f"Invalid request: frame exceeds the {max_frame}-byte limit and was discarded")
 
 

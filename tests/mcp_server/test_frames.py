@@ -31,6 +31,9 @@ def test_classify_frame():
     assert classify_frame(b'{"jsonrpc":"2.0","method":7}') == (None, None)
     _, reply = classify_frame(b"\xff\xfe{}")
     assert reply.message.error.code == -32700
+    deep = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    _, reply = classify_frame(deep)
+    assert reply.message.error.code == -32600 and reply.message.id == 9
 
 
 @pytest.mark.anyio
