@@ -67,7 +67,7 @@ class ServerState:
         local = (str(self.root), str(self.store_dir))
         if isinstance(exc, IndexMissing) and (not exc.hint or any(p in exc.hint for p in local)):
             exc.hint = f"run `{self.build_command()}` in the repository"
-        return scrub(exc, [self.store_dir, self.root, Path(self.sandbox.root)])
+        return scrub(exc, [self.root, Path(self.sandbox.root)], self.store_dir)
 
     @contextmanager
     def optional_view(self) -> Iterator:
@@ -96,10 +96,14 @@ def metadata_of(view, completeness: str = "complete") -> ResponseMetadata:
                             schema_status=m.schema_status)
 
 
-def scrub(exc: CodeagentError, paths: list[Path]) -> CodeagentError:
-    """`exc` without absolute local paths in its message or hint (they go to clients)."""
-    for p in sorted((str(p) for p in paths), key=len, reverse=True):
-        exc.message = exc.message.replace(p + "/", "").replace(p, "<repo>")
+def scrub(exc: CodeagentError, roots: list[Path], store: Path) -> CodeagentError:
+    """`exc` without absolute local paths in its message or hint (they go to clients):
+    paths under a repository root become relative, an outside store becomes `<store>`."""
+    pairs = [] if any(store.is_relative_to(r) for r in roots) else [(str(store), "<store>")]
+    for r in sorted({str(r) for r in roots}, key=len, reverse=True):
+        pairs += [(r + "/", ""), (r, "<repo>")]
+    for old, new in pairs:
+        exc.message = exc.message.replace(old, new)
         if exc.hint:
-            exc.hint = exc.hint.replace(p + "/", "").replace(p, "<repo>")
+            exc.hint = exc.hint.replace(old, new)
     return exc
