@@ -90,3 +90,20 @@ def test_context_survives_more_files_than_the_line_cache(tmp_path):
         resp = grep(view, "needle", context=1, max_results=100)
     assert len(resp.matches) == 80
     assert all(m.before == ["one"] and m.after == ["two"] for m in resp.matches)
+
+
+def test_timeout_interrupts_a_slow_scan(tmp_path):
+    from codeagent.errors import Timeout
+    from codeagent.query import open_index
+
+    from .conftest import build_repo
+
+    line = "ab" * 50 + "\n"
+    files = {f"big{n}.txt": line * 19000 for n in range(2)}  # ~1.9 MB each, under the size cap
+    repo = build_repo(tmp_path / "repo", files)
+    with open_index(repo.path, ref="main") as view:
+        started = time.perf_counter()
+        with pytest.raises(Timeout):
+            grep(view, r"(a|b)*a(a|b){20}x", timeout=0.05)
+        assert time.perf_counter() - started < 5
+        assert grep(view, "abab", max_results=1).matches  # the view still answers afterwards
