@@ -100,7 +100,7 @@ def _run_parallel(fn: Callable[[str], None], ids: list[str], jobs: int, progress
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(one, oid) for oid in ids]
-        finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        wait(futures, return_when=FIRST_EXCEPTION)
         for fut in futures:
             fut.cancel()
         for fut in futures:
