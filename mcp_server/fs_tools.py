@@ -14,7 +14,7 @@ from ..errors import BinaryFile, InvalidParameter
 from ..sandbox import Entry, looks_binary, sniff_mime
 from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
-from .state import ServerState, metadata_of
+from .state import NoIndex, ServerState, metadata_of
 
 MAX_LIST_ENTRIES = 1000
 MAX_READ_LINES = 10_000
@@ -204,7 +204,7 @@ class FileTools:
                 stat[0] += 1
                 stat[1] += e.size or 0
         with self.state.optional_view() as view:
-            langs = _index_languages(view) if view is not None and include_stats else None
+            langs = _index_languages(view) if not isinstance(view, NoIndex) and include_stats else None
             meta = metadata_of(view, "truncated" if truncated else "complete")
         if langs is None:
             langs = [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in by_ext.items()]

@@ -71,12 +71,14 @@ class ServerState:
 
     @contextmanager
     def optional_view(self) -> Iterator:
-        """The index view, or None when the repository has no usable index."""
+        """The index view, or a `NoIndex` saying why there is no usable one."""
         with ExitStack() as stack:
             try:
                 v = stack.enter_context(self.view())
-            except (IndexMissing, IndexIncompatible):
-                v = None
+            except IndexMissing:
+                v = NoIndex("not_indexed")
+            except IndexIncompatible:
+                v = NoIndex("reindex_required")
             yield v
 
     def close(self) -> None:
@@ -86,10 +88,17 @@ class ServerState:
                 self._follower = None
 
 
+@dataclass(frozen=True)
+class NoIndex:
+    """Stands in for a view when file tools answer without an index."""
+
+    schema_status: str  # not_indexed | reindex_required
+
+
 def metadata_of(view, completeness: str = "complete") -> ResponseMetadata:
-    """The response metadata block for an answer from `view` (None: no index)."""
-    if view is None:
-        return ResponseMetadata(completeness=completeness, schema_status="not_indexed")
+    """The response metadata block for an answer from `view` (or a NoIndex)."""
+    if isinstance(view, NoIndex):
+        return ResponseMetadata(completeness=completeness, schema_status=view.schema_status)
     m = view.metadata(completeness)
     return ResponseMetadata(ref=m.ref, manifest_id=m.manifest_id, commit=m.commit,
                             freshness=m.freshness, completeness=m.completeness,

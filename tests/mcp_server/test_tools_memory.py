@@ -162,3 +162,41 @@ async def test_find_similar_needs_vectors(indexed_repo):
         hybrid = ok(await c.call_tool("search_code", {"query": "join a path", "mode": "hybrid",
                                                       "semantic_weight": 0.7}))
         assert hybrid["results"][0]["name"] == "helper"
+
+
+def _pretend_newer_layout(repo) -> None:
+    """Make the assembled index look written by a future codeagent (assembly version 999),
+    with its SUMS re-recorded so only the version differs."""
+    import json
+
+    import duckdb
+
+    from codeagent import format as fmt
+    from codeagent.hashing import hash_stream
+    from codeagent.store import Store
+
+    store = Store(repo / ".codeagent")
+    directory = store.assembled_dir(store.read_ref("worktree"))
+    con = duckdb.connect(str(directory / fmt.DUCKDB_FILE))
+    con.execute("UPDATE meta SET value = '999' WHERE key = 'assembly_version'")
+    con.execute("CHECKPOINT")
+    con.close()
+    sums_path = directory / fmt.ASSEMBLY_SUMS
+    sums = json.loads(sums_path.read_bytes())
+    for name in sums:
+        with open(directory / name, "rb") as fh:
+            sums[name] = [(directory / name).stat().st_size, hash_stream(fh)]
+    sums_path.write_text(json.dumps(sums))
+
+
+async def test_index_incompatible(indexed_repo):
+    _pretend_newer_layout(indexed_repo.path)
+    async with memory_client(indexed_repo.path) as c:
+        res = await c.call_tool("search_code", {"query": "helper"})
+        assert error_code(res) == "index_incompatible"
+        assert "codeagent build" in res.structured_content["error"]["hint"]
+        status = ok(await c.call_tool("index_status", {}))
+        assert status["index_status"] == "incompatible" and status["healthy"] is False
+        assert status["metadata"]["schema_status"] == "reindex_required"
+        listing = ok(await c.call_tool("list_directory", {}))
+        assert listing["metadata"]["schema_status"] == "reindex_required"
