@@ -80,5 +80,6 @@ def main() -> None:
     Build an index with `codeagent build`, inspect it with `codeagent status`, query it with
     `codeagent search`, serve it to agents with `codeagent serve`. Exit codes: 0 ok,
     1 unexpected error, 2 invalid argument, 3 not a repository, 4 not found, 5 no index,
-    6 incompatible index, 7 corrupt store, 8 store locked, 9 write failed.
+    6 incompatible index, 7 corrupt store, 8 store locked, 9 write failed, 14 remote failed,
+    20 eval regression.
     """
