@@ -200,3 +200,17 @@ async def test_index_incompatible(indexed_repo):
         assert status["metadata"]["schema_status"] == "reindex_required"
         listing = ok(await c.call_tool("list_directory", {}))
         assert listing["metadata"]["schema_status"] == "reindex_required"
+
+
+async def test_search_files_timeout(sample_repo):
+    from mcp_helpers import run_cli
+
+    line = "".join(f"word{i} value{i * 7} " for i in range(8)) + "\n"
+    for i in range(5):
+        sample_repo.write(f"data/d{i}.txt", line * (1_900_000 // len(line)))
+    run_cli("build", sample_repo.path)
+    async with memory_client(sample_repo.path) as c:
+        res = await c.call_tool("search_files", {"pattern": "[a-z]+[0-9]+ value", "is_regex": True,
+                                                 "max_results": 1000, "timeout_ms": 10})
+        assert error_code(res) == "timeout"  # the same search takes ~0.2-0.5 s here
+        assert res.structured_content["error"]["hint"]
