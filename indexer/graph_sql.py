@@ -164,6 +164,8 @@ WHERE edges.kind IN {_in(RESOLVE_KINDS)} AND edges.src_path = r.path
     AND edges.src_line = r.start_line AND edges.target = r.target;
 CREATE OR REPLACE TEMP TABLE g_refs AS
 {_project('g_redo', '0')};
+CREATE OR REPLACE TEMP TABLE g_rebased AS
+SELECT DISTINCT source_id FROM g_redo WHERE kind IN ('inherit', 'implement');
 DROP TABLE g_redo;
 CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, depth INTEGER, conf VARCHAR);
 """
@@ -274,14 +276,13 @@ JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
 DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
-DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected; DROP TABLE g_new_modules;
+DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected; DROP TABLE g_new_modules; DROP TABLE g_rebased;
 """
 
 # Member references through self/super of classes whose ancestry was just re-resolved.
 _SELF_REDO = f"""
 CREATE OR REPLACE TEMP TABLE g_members AS
-WITH moved AS (SELECT a.cls FROM g_anc a WHERE a.base IN (
-    SELECT source_id FROM g_refs WHERE kind IN ('inherit', 'implement')))
+WITH moved AS (SELECT a.cls FROM g_anc a WHERE a.base IN (SELECT source_id FROM g_rebased))
 SELECT symbol_id FROM symbol_names WHERE symbol_id IN (SELECT cls FROM moved)
     OR parent_id IN (SELECT cls FROM moved)
     OR parent_id IN (SELECT symbol_id FROM symbol_names WHERE parent_id IN (SELECT cls FROM moved));

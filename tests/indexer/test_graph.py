@@ -6,6 +6,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
@@ -271,3 +273,49 @@ def test_other_languages_resolve_through_their_module_systems(git_repo) -> None:
     assert ("overrides", "exact", "com.acme.Square.area", "com.acme.Shape.area", "area") in edges
     assert ("imports", "exact", "c/main.c", "c/util/x.h", "util/x.h") in edges
     assert not [e for e in edges if e[4] == "stdio.h"]
+
+
+def _graph_after_removing(db: Path, copy: Path, gone: list[str], incremental: bool) -> tuple:
+    import shutil
+
+    shutil.copyfile(db, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        for table in ("files", "symbols", "refs", "chunks", "postings"):
+            con.execute(f"DELETE FROM {table} WHERE path IN (SELECT unnest(?::VARCHAR[]))", [gone])
+        if incremental:
+            con.execute("CREATE TEMP TABLE delta_removed AS SELECT unnest(?::VARCHAR[]) AS path", [gone])
+            con.execute("CREATE TEMP TABLE delta_added(path VARCHAR)")
+        graph.symbol_graph(con, None)
+        assert graph.LAST_TIMINGS["full"] == (0.0 if incremental else 1.0)
+        return sorted(con.execute("SELECT * FROM edges").fetchall(), key=repr)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def reexport_db(tmp_path_factory) -> Path:
+    from repo_helpers import GitRepo
+
+    repo = GitRepo.create(tmp_path_factory.mktemp("graph") / "repo")
+    repo.write_many({**PROJECT,
+                     "lib/__init__.py": "from .impl import Engine\nfrom .more import *\n",
+                     "lib/impl.py": "from pkg.util import Base\n\nclass Engine(Base):\n"
+                                    "    def start(self):\n        return self.run()\n",
+                     "lib/more.py": "def extra():\n    return mystery()\n",
+                     "main.py": "import lib\nfrom lib import Engine\n\nclass Car(lib.Engine):\n"
+                                "    def start(self):\n        return lib.extra() + self.step()\n"})
+    repo.commit("graph")
+    return _build(repo)[1]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gone=st.lists(st.sampled_from(sorted({**PROJECT, "lib/__init__.py": 1, "lib/impl.py": 1,
+                                             "lib/more.py": 1, "main.py": 1})),
+                     min_size=1, max_size=3, unique=True))
+def test_incremental_removal_equals_full_recompute(reexport_db, tmp_path, gone) -> None:
+    if any(p.endswith("__init__.py") for p in gone):
+        gone = [p for p in gone if not p.endswith("__init__.py")] or ["main.py"]
+    inc = _graph_after_removing(reexport_db, tmp_path / "inc.duckdb", gone, incremental=True)
+    full = _graph_after_removing(reexport_db, tmp_path / "full.duckdb", gone, incremental=False)
+    assert inc == full
