@@ -137,14 +137,16 @@ class IndexView:
             return
         cur = cursor or self.cursor()
         timer = threading.Timer(seconds, cur.interrupt)
+        started = time.monotonic()
         timer.start()
         try:
             yield
         except duckdb.InterruptException as exc:
-            raise Timeout(f"query exceeded its {seconds:g}s time limit",
-                          hint="narrow the pattern or the path glob, or raise the timeout") from exc
+            raise _timeout(seconds) from exc
         finally:
             timer.cancel()
+        if time.monotonic() - started > seconds:  # the interrupt fell between two queries
+            raise _timeout(seconds)
 
     # ---- metadata ---------------------------------------------------------------------------
     def freshness(self) -> str:
@@ -186,6 +188,11 @@ class IndexView:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _timeout(seconds: float) -> Timeout:
+    return Timeout(f"query exceeded its {seconds:g}s time limit",
+                   hint="narrow the pattern or the path glob, or raise the timeout")
 
 
 class _Vanished(Exception):
