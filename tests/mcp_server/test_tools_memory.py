@@ -1,5 +1,5 @@
 """Tool behaviour through an in-memory client session (fast): listing, schemas, file tools,
-argument errors and error codes."""
+argument errors and error codes (the last two also over stdio)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import base64
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_helpers import error_code, memory_client, ok
+from mcp_helpers import error_code, memory_client, ok, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -85,8 +85,9 @@ async def test_file_tools(indexed_repo):
         assert overview["total_files"] >= 6
 
 
-async def test_error_codes(indexed_repo):
-    async with memory_client(indexed_repo.path) as c:
+@pytest.mark.parametrize("client", [memory_client, stdio_client], ids=["memory", "stdio"])
+async def test_error_codes(indexed_repo, client):
+    async with client(indexed_repo.path) as c:
         cases = {
             ("read_file", "../outside.txt"): "path_escape",
             ("read_file", "/etc/passwd"): "path_escape",
@@ -120,8 +121,9 @@ async def test_error_codes(indexed_repo):
             assert "do-not-leak" not in str(found), f"{tool} served a secret"
 
 
-async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo):
-    async with memory_client(indexed_repo.path) as c:
+@pytest.mark.parametrize("client", [memory_client, stdio_client], ids=["memory", "stdio"])
+async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo, client):
+    async with client(indexed_repo.path) as c:
         bad = [("read_file", {}, "path"), ("read_file", {"path": "x", "line_start": 0}, "line_start"),
                ("read_file", {"path": "x", "bogus": 1}, "bogus"),
                ("get_directory_tree", {"depth": 99}, "depth"),
