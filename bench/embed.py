@@ -131,14 +131,14 @@ EVAL_RUNS = [
 ]
 
 
-def bench_quality(workdir: Path) -> list[list[object]]:
+def bench_quality(workdir: Path, embedder: str) -> list[list[object]]:
     from codeagent.eval.samples import stdlib_package_repo
 
     rows = []
     for label, package, files in EVAL_RUNS:
         repo = stdlib_package_repo(package, workdir / package) if package else ROOT
         cmd = [sys.executable, "-m", "codeagent", "eval", "--repo", str(repo), "--modes",
-               "text,semantic,hybrid", "--embedder", "hash", "--brief", "--out", "-", "-q",
+               "text,semantic,hybrid", "--embedder", embedder, "--brief", "--out", "-", "-q",
                "--resamples", "200", "--workdir", str(workdir / f"w-{package or 'self'}")]
         for f in files:
             cmd += ["--dataset", str(ROOT / "eval" / "datasets" / f)]
@@ -160,6 +160,7 @@ def main() -> None:
     ap.add_argument("--vectors", type=int, default=100_000, help="vectors in the ANN benchmark")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--no-eval", action="store_true", help="skip the retrieval-quality runs")
+    ap.add_argument("--eval-embedder", default="static", help="embedder of the quality runs")
     args = ap.parse_args()
     texts = stdlib_items(max(args.items, 1))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -170,10 +171,10 @@ def main() -> None:
     print_table(["search", "vectors", "build s", "vectors/s", "p50 ms", "p95 ms", "recall@10", "size"],
                 bench_ann(matrix, args.queries))
     if not args.no_eval:
-        print("\n## Retrieval quality (codeagent eval; hash embedder)\n")
+        print(f"\n## Retrieval quality (codeagent eval; {args.eval_embedder} embedder)\n")
         with tempfile.TemporaryDirectory() as tmp:
             print_table(["corpus", "dataset", "mode", "mrr@10", "ndcg@10", "recall@10", "cases"],
-                        bench_quality(Path(tmp)))
+                        bench_quality(Path(tmp), args.eval_embedder))
 
 
 if __name__ == "__main__":
