@@ -17,6 +17,8 @@ from tree_sitter import Node
 SEP = "."
 _WS = re.compile(r"\s+")
 _ARGS = re.compile(r"\([^()]*\)|<[^<>()]*>|\[[^\[\]()]*\]")
+_DOT_WS = re.compile(r"\s*\.\s*")
+_PLAIN_NAME = re.compile(r"[\w.]*")  # nothing for callee_name to strip
 MAX_SIGNATURE = 300
 
 DEPRECATED = re.compile(r"\b(deprecated|Deprecated|Obsolete)\b")
@@ -68,6 +70,8 @@ def one_line(s: str, limit: int = MAX_SIGNATURE) -> str:
 
 def callee_name(s: str) -> str:
     """`a.b(x).c` -> `a.b.c`: drop argument lists and generic arguments from a callee."""
+    if _PLAIN_NAME.fullmatch(s):
+        return s[:200]
     s = one_line(s, 10_000)
     for _ in range(8):
         stripped = _ARGS.sub("", s)
@@ -75,7 +79,7 @@ def callee_name(s: str) -> str:
             break
         s = stripped
     s = s.replace("?.", ".").replace("::", ".").replace("->", ".").replace("!!", "")
-    s = re.sub(r"\s*\.\s*", ".", s)
+    s = _DOT_WS.sub(".", s)
     return s[:200]
 
 

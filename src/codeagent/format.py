@@ -11,12 +11,14 @@ EXTRACTOR_VERSION history:
   1: line-window text chunks for code, Markdown/RST sections (no tree-sitter yet).
   2: tree-sitter definitions, references and syntax-aware chunks for 15 languages, a
      generic definition rule for every other grammar.
+  3: a symbol's BM25 postings cover its name, signature, doc and own body without its child
+     symbols' spans (they were counted again in every enclosing symbol).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 MANIFEST_FORMAT = "codeagent-manifest"
 # Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
 # another version is never used as the base of an incremental one.

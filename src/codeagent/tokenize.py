@@ -43,5 +43,16 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def term_counts(text: str) -> dict[str, int]:
+    """Token -> count of `text`, computed once per distinct word (the index's hot loop)."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for word, n in Counter(_WORD.findall(text)).items():
+        for token in word_tokens(word):
+            counts[token] = get(token, 0) + n
+    return counts
+
+
 def term_frequencies(text: str) -> Counter[str]:
-    return Counter(tokenize(text))
+    """Counter(tokenize(text))."""
+    return Counter(term_counts(text))
