@@ -18,6 +18,13 @@ def escape_re2(text: str) -> str:
     return "".join("\\" + c if c in _RE_SPECIAL else c for c in text)
 
 
+def _class_end(glob: str, i: int) -> int:
+    """Index of the `]` closing the class opened at i, or -1 (no class: `[` is literal)."""
+    start = i + 2 if glob[i + 1:i + 2] in ("!", "^") else i + 1
+    j = glob.find("]", start)
+    return j if j > start else -1
+
+
 def _translate(glob: str) -> str:
     out: list[str] = []
     i, n = 0, len(glob)
@@ -38,7 +45,7 @@ def _translate(glob: str) -> str:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "^") else i + 1)
+            j = _class_end(glob, i)
             if j < 0:
                 out.append("\\[")
             else:
@@ -133,7 +140,7 @@ def _tokens(glob: str) -> list[tuple]:
         elif c == "?":
             toks.append(("one",))
             i += 1
-        elif c == "[" and (j := glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "^") else i + 1)) > 0:
+        elif c == "[" and (j := _class_end(glob, i)) > 0:
             body, neg = glob[i + 1:j], glob[i + 1:i + 2] in ("!", "^")
             body = body[1:] if neg else body
             chars = set()

@@ -15,7 +15,7 @@ from ..errors import InvalidParameter
 from .filters import FileFilter, allowed_paths, make_filter
 from .globs import escape_re2
 from .index import IndexView
-from .literals import required_literal
+from .literals import required_literals
 from .memtext import text_cursor
 from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .search import Candidates, SearchRequest, register_retriever
@@ -50,10 +50,10 @@ def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str
     # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
     file_cond, params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
     line_cond = f"regexp_matches(line, ?, {opts})"
-    literal = required_literal(pattern) if regex and case_sensitive else None
-    if literal:
-        file_cond, params = f"contains(text, ?) AND {file_cond}", [literal, *params]
-        lit_sql = "'" + literal.replace("'", "''") + "'"  # a constant, so DuckDB checks it first
+    # Constants (not parameters) so DuckDB evaluates the cheap `contains` before RE2.
+    for lit in reversed(required_literals(pattern) if regex and case_sensitive else []):
+        lit_sql = "'" + lit.replace("'", "''") + "'"
+        file_cond = f"contains(text, {lit_sql}) AND {file_cond}"
         line_cond = f"contains(line, {lit_sql}) AND {line_cond}"
     return file_cond, line_cond, [*params, expr]
 

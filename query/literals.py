@@ -14,9 +14,15 @@ _CODE_ESCAPES = set("xpPuU0123456789")
 
 
 def required_literal(pattern: str) -> str | None:
-    """A substring of every match of `pattern` (case-sensitive), or None."""
+    """The longest substring of every match of `pattern` (case-sensitive), or None."""
+    found = required_literals(pattern)
+    return max(found, key=len) if found else None
+
+
+def required_literals(pattern: str) -> list[str]:
+    """Substrings (of at least MIN_LITERAL characters) that every match of `pattern` holds."""
     if "|" in pattern or "(?" in pattern or "\\Q" in pattern:
-        return None
+        return []
     runs: list[str] = []
     run: list[str] = []
     i, n = 0, len(pattern)
@@ -31,7 +37,7 @@ def required_literal(pattern: str) -> str | None:
         nxt = pattern[i + 1] if i + 1 < n else ""
         if c == "\\":
             if nxt in _CODE_ESCAPES:
-                return None  # \x41, \pL, \123: a character this scanner does not decode
+                return []  # \x41, \pL, \123: a character this scanner does not decode
             if nxt and nxt in _ESCAPED_LITERAL:
                 literal, width = nxt, 2
             else:
@@ -64,5 +70,4 @@ def required_literal(pattern: str) -> str | None:
         run.append(literal)
         i += width
     close()
-    best = max(runs, key=len, default="")
-    return best if len(best) >= MIN_LITERAL else None
+    return [r for r in dict.fromkeys(runs) if len(r) >= MIN_LITERAL]

@@ -20,6 +20,9 @@ class TextCopy:
         import duckdb
 
         table = view.cursor().sql(_LOAD_SQL).to_arrow_table()
+        self.texts: dict[str, str] = {p: t for p, t in zip(table.column("path").to_pylist(),
+                                                            table.column("text").to_pylist())
+                                      if t is not None}
         self.con = duckdb.connect(":memory:")
         self.con.register("files_arrow", table)
         self.con.execute("CREATE TABLE files AS SELECT * FROM files_arrow ORDER BY path")
@@ -42,6 +45,11 @@ def text_cursor(view: IndexView):
     one (`view.keep_text_in_memory`), else the index itself."""
     if not view.keep_text_in_memory:
         return view.cursor()
+    return text_copy(view).cursor()
+
+
+def text_copy(view: IndexView) -> TextCopy:
+    """The view's in-memory copy of file texts, made on first use."""
     copy = view.cache.get("text_copy")
     if copy is None:
         with _build_lock:
@@ -50,4 +58,4 @@ def text_cursor(view: IndexView):
                 copy = TextCopy(view)
                 view.cache["text_copy"] = copy
                 view.on_close(copy.close)
-    return copy.cursor()
+    return copy

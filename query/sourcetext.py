@@ -12,7 +12,7 @@ from collections import OrderedDict
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import text_cursor
+from .memtext import text_copy, text_cursor
 
 SNIPPET_LINES = 4
 _CACHE_FILES = 64
@@ -33,7 +33,10 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, list[str]]:
     with _lock:
         out = {p: cache[p] for p in wanted if p in cache}
     missing = [p for p in wanted if p not in out]
-    if missing:
+    if missing and view.keep_text_in_memory:
+        texts = text_copy(view).texts
+        out.update((p, texts[p].split("\n")) for p in missing if p in texts)
+    elif missing:
         rows = text_cursor(view).execute(
             "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
             "AND text IS NOT NULL", [missing]).fetchall()

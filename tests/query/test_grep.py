@@ -107,3 +107,15 @@ def test_timeout_interrupts_a_slow_scan(tmp_path):
             grep(view, r"(a|b)*a(a|b){20}x", timeout=0.001)
         assert time.perf_counter() - started < 5
         assert grep(view, "abab", max_results=1).matches  # the view still answers afterwards
+
+
+def test_in_memory_text_copy_answers_like_the_index(poly_repo):
+    from codeagent.query import find_symbols, open_index
+
+    with open_index(poly_repo.path, ref="main") as disk, open_index(poly_repo.path, ref="main") as mem:
+        mem.keep_text_in_memory = True
+        for pattern in [r"def \w+\(", "Error", r"^\s*$", "fetch"]:
+            a, b = grep(disk, pattern, context=2), grep(mem, pattern, context=2)
+            assert [m.to_dict() for m in a.matches] == [m.to_dict() for m in b.matches]
+        assert [h.snippet for h in find_symbols(disk, "parse", match="prefix").results] == \
+            [h.snippet for h in find_symbols(mem, "parse", match="prefix").results]
