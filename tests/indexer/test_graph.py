@@ -309,7 +309,7 @@ def reexport_db(tmp_path_factory) -> Path:
     return _build(repo)[1]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gone=st.lists(st.sampled_from(sorted({**PROJECT, "lib/__init__.py": 1, "lib/impl.py": 1,
                                              "lib/more.py": 1, "main.py": 1})),
                      min_size=1, max_size=3, unique=True))
@@ -321,7 +321,7 @@ def test_incremental_removal_equals_full_recompute(reexport_db, tmp_path, gone) 
     assert inc == full
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(added=st.lists(st.sampled_from(["other.py", "pkg/util.py", "pkg/app.py", "lib/impl.py",
                                        "lib/more.py", "main.py"]), min_size=1, max_size=3, unique=True))
 def test_incremental_addition_equals_full_recompute(reexport_db, tmp_path, added) -> None:
