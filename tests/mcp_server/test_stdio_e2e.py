@@ -15,67 +15,90 @@ pytestmark = pytest.mark.anyio
 async def test_every_tool_over_stdio(indexed_repo):
     async with stdio_client(indexed_repo.path) as c:
         assert [t.name for t in (await c.list_tools()).tools] == READ_ONLY_TOOLS
+        await _check_files(c, indexed_repo.path.name)
         helper = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.helper"}))["results"][0]
         assert (helper["path"], helper["line_start"], helper["kind"]) == ("pkg/core.py", 15, "function")
         sid = helper["symbol_id"]
         assert sid and helper["symbol_stable_id"]
-        base_run = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.Base"}))["results"][0]
-
-        search = ok(await c.call_tool("search_code", {"query": "helper", "context_after": 1}))
-        assert search["results"][0]["path"] == "pkg/core.py" and search["total_count"] >= 1
-        assert search["query_intent"] == "symbol" and search["latency_ms"] >= 0
-        assert search["suggested_next_actions"]
-        assert any(r["name"] == "Child" for r in ok(await c.call_tool(
-            "search_symbols", {"query": "Chil", "match": "prefix"}))["results"])
-        located = ok(await c.call_tool("locate_symbol", {"name": "helper"}))["results"]
-        assert located[0]["symbol_id"] == sid
-        docs = ok(await c.call_tool("search_docs", {"query": "installation pip"}))["results"]
-        assert docs and docs[0]["path"] == "docs/guide.md"
-        assert error_code(await c.call_tool("find_similar", {"symbol_id": sid})) in (
-            "index_missing", "not_found") or ok(await c.call_tool("find_similar", {"symbol_id": sid}))
-
-        detail = ok(await c.call_tool("get_symbol", {"symbol_id": sid}))
-        assert detail["symbol"]["symbol_id"] == sid and detail["symbol"]["name"] == "helper"
-        assert detail["symbol"]["doc"] == "Help with x." and detail["reference_count"] >= 2
-        spans = ok(await c.call_tool("get_source_spans", {"symbol_id": sid}))["spans"]
-        assert spans[0]["is_primary"] and "def helper" in spans[0]["text"]
-        outline = ok(await c.call_tool("get_file_outline", {"path": "pkg/core.py"}))
-        assert [s["name"] for s in outline["symbols"]][:3] == ["Base", "run", "Child"]
-
-        callers = ok(await c.call_tool("get_callers", {"symbol_id": sid}))
-        assert {"run", "main"} <= {n["name"] for n in callers["nodes"]}
-        assert all(e["confidence"] in ("exact", "name") for e in callers["edges"])
-        main_id = next(n["symbol_id"] for n in callers["nodes"] if n["name"] == "main")
-        callees = ok(await c.call_tool("get_callees", {"symbol_id": main_id}))
-        assert "helper" in {n["name"] for n in callees["nodes"]}
-        assert ok(await c.call_tool("get_references", {"symbol_id": sid}))["nodes"]
-        impls = ok(await c.call_tool("get_implementations", {"symbol_id": base_run["symbol_id"]}))
-        assert "Child" in {n["name"] for n in impls["nodes"]}
-        deps = ok(await c.call_tool("get_dependencies", {"symbol_id": main_id, "edge_type": "calls"}))
-        assert {e["kind"] for e in deps["edges"]} == {"calls"}
-        assert ok(await c.call_tool("get_dependents", {"symbol_id": sid}))["nodes"]
-
-        progress: list[tuple[float, str | None]] = []
-
-        async def on_progress(p: float, total: float | None, message: str | None) -> None:
-            progress.append((p, message))
-
-        research = await c.call_tool("code_research", {"query": "main", "depth": 2, "focus": "flow"},
-                                     progress_callback=on_progress)
-        research = ok(research)
-        assert research["seeds"] and research["hops"]
-        assert len(progress) >= 1 + len(research["hops"]), progress
-
-        grep = ok(await c.call_tool("search_files", {"pattern": "helper\\(", "is_regex": True,
-                                                     "context_lines": 1}))
-        assert grep["matches"] and all(m["path"] != ".env" for m in grep["matches"])
-        first = grep["matches"][0]
-        assert first["result_id"] == f"{first['path']}:{first['line_number']}"
+        await _check_search(c, sid)
+        await _check_inspection(c, sid)
+        await _check_graph(c, sid)
+        await _check_research(c)
         for tool in ("index_status", "get_status"):
             status = ok(await c.call_tool(tool, {}))
             assert status["index_status"] == "ready" and status["counts"]["symbols"] >= 6
             assert "python" in status["languages"] and status["recent_builds"]
             assert str(indexed_repo.path) not in str(status), "absolute path leaked"
+
+
+async def _check_files(c, repo_name: str) -> None:
+    root = ok(await c.call_tool("list_directory", {}))
+    assert {"pkg", "docs", "README.md"} <= {e["name"] for e in root["entries"]}
+    tree = ok(await c.call_tool("get_directory_tree", {"path": "pkg", "depth": 1}))
+    assert {n["name"] for n in tree["tree"]["children"]} == {"__init__.py", "core.py"}
+    files = ok(await c.call_tool("list_files", {"pattern": "docs/**"}))
+    assert [f["path"] for f in files["files"]] == ["docs/guide.md"]
+    got = ok(await c.call_tool("read_file", {"path": "docs/guide.md", "line_start": 3, "line_end": 3}))
+    assert got["content"] == "## Installation\n" and got["total_lines"] == 9
+    overview = ok(await c.call_tool("get_repo_overview", {"max_depth": 1}))
+    assert overview["root"] == repo_name and overview["total_files"] >= 6
+    grep = ok(await c.call_tool("search_files", {"pattern": "helper\\(", "is_regex": True,
+                                                 "context_lines": 1}))
+    assert grep["matches"] and all(m["path"] != ".env" for m in grep["matches"])
+    first = grep["matches"][0]
+    assert first["result_id"] == f"{first['path']}:{first['line_number']}"
+
+
+async def _check_search(c, sid: str) -> None:
+    search = ok(await c.call_tool("search_code", {"query": "helper", "context_after": 1}))
+    assert search["results"][0]["path"] == "pkg/core.py" and search["total_count"] >= 1
+    assert search["query_intent"] == "symbol" and search["latency_ms"] > 0
+    assert search["suggested_next_actions"]
+    assert any(r["name"] == "Child" for r in ok(await c.call_tool(
+        "search_symbols", {"query": "Chil", "match": "prefix"}))["results"])
+    located = ok(await c.call_tool("locate_symbol", {"name": "helper"}))["results"]
+    assert located[0]["symbol_id"] == sid
+    docs = ok(await c.call_tool("search_docs", {"query": "installation pip"}))["results"]
+    assert docs and docs[0]["path"] == "docs/guide.md"
+    assert error_code(await c.call_tool("find_similar", {"symbol_id": sid})) == "index_missing"
+
+
+async def _check_inspection(c, sid: str) -> None:
+    detail = ok(await c.call_tool("get_symbol", {"symbol_id": sid}))
+    assert detail["symbol"]["symbol_id"] == sid and detail["symbol"]["name"] == "helper"
+    assert detail["symbol"]["doc"] == "Help with x." and detail["reference_count"] >= 2
+    spans = ok(await c.call_tool("get_source_spans", {"symbol_id": sid}))["spans"]
+    assert spans[0]["is_primary"] and "def helper" in spans[0]["text"]
+    outline = ok(await c.call_tool("get_file_outline", {"path": "pkg/core.py"}))
+    assert [s["name"] for s in outline["symbols"]][:3] == ["Base", "run", "Child"]
+
+
+async def _check_graph(c, sid: str) -> None:
+    callers = ok(await c.call_tool("get_callers", {"symbol_id": sid}))
+    assert {"run", "main"} <= {n["name"] for n in callers["nodes"]}
+    assert all(e["confidence"] in ("exact", "name") for e in callers["edges"])
+    main_id = next(n["symbol_id"] for n in callers["nodes"] if n["name"] == "main")
+    callees = ok(await c.call_tool("get_callees", {"symbol_id": main_id}))
+    assert "helper" in {n["name"] for n in callees["nodes"]}
+    assert ok(await c.call_tool("get_references", {"symbol_id": sid}))["nodes"]
+    base = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.Base"}))["results"][0]
+    impls = ok(await c.call_tool("get_implementations", {"symbol_id": base["symbol_id"]}))
+    assert "Child" in {n["name"] for n in impls["nodes"]}
+    deps = ok(await c.call_tool("get_dependencies", {"symbol_id": main_id, "edge_type": "calls"}))
+    assert {e["kind"] for e in deps["edges"]} == {"calls"}
+    assert ok(await c.call_tool("get_dependents", {"symbol_id": sid}))["nodes"]
+
+
+async def _check_research(c) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        progress.append((p, message))
+
+    research = ok(await c.call_tool("code_research", {"query": "main", "depth": 2, "focus": "flow"},
+                                    progress_callback=on_progress))
+    assert research["seeds"] and research["hops"]
+    assert len(progress) >= 1 + len(research["hops"]), progress
 
 
 async def test_build_swap_during_a_session(indexed_repo):
