@@ -129,12 +129,14 @@ def _previous_map(previous: Manifest | None, embedder_id: str) -> dict[str, str]
     return dict(previous.extras.get("vectors") or {})
 
 
-def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _Reuse,
-                  stats: VectorStats, progress: Progress | None) -> dict[str, str]:
-    """Write vector objects for shards without one; returns {shard id: vector object id}."""
-    items_of: dict[str, list[tuple[str, int, str]]] = {}
+SHARD_GROUP = 64  # shards read and embedded together (bounds memory on cold builds)
+
+
+def _embed_group(store: Store, embedder: Embedder, group: list[str], reuse: _Reuse,
+                 stats: VectorStats) -> dict[str, str]:
+    items_of: dict[str, list[tuple[str, int, str, str]]] = {}
     texts: dict[str, str] = {}
-    for shard_id in pending:
+    for shard_id in group:
         items = [(k, o, hash_parts(embedder.id, t)[:32], t) for k, o, t in read_shard_items(store, shard_id)]
         items_of[shard_id] = items
         for _k, _o, h, t in items:
@@ -143,9 +145,8 @@ def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _
             else:
                 stats.items_reused += 1
     order = list(texts)
-    fresh = embed_batched(embedder, [texts[h] for h in order], progress).astype(np.float16)
+    computed = dict(zip(order, embed_batched(embedder, [texts[h] for h in order]).astype(np.float16)))
     stats.items_embedded += len(order)
-    computed = dict(zip(order, fresh))
     out: dict[str, str] = {}
     for shard_id, items in items_of.items():
         vecs = [computed[h] if h in computed else reuse.by_hash[h] for _k, _o, h, _t in items]
@@ -155,6 +156,18 @@ def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _
         store.put_action(vectors_action_key(embedder.id, shard_id), object_id)
         out[shard_id] = object_id
         stats.shards_embedded += 1
+    return out
+
+
+def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _Reuse,
+                  stats: VectorStats, progress: Progress | None) -> dict[str, str]:
+    """Write vector objects for shards without one; returns {shard id: vector object id}.
+    Progress is reported per shard ("embed", done, total)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(pending), SHARD_GROUP):
+        out.update(_embed_group(store, embedder, pending[start:start + SHARD_GROUP], reuse, stats))
+        if progress is not None:
+            progress("embed", len(out), len(pending))
     return out
 
 
