@@ -1,13 +1,15 @@
 """The symbol graph of a manifest: module names, full qualified names and resolved edges.
 
-A derived assembly step (see assemble.py). It maintains four tables:
+A derived assembly step (see assemble.py). It maintains these tables (and graph_version,
+whose number says when their shape changed):
 
   modules(path, language, module, package, sep, declared)   one row per indexed file
   symbol_names(symbol_id, path, module, fq_name, fq_key, name, kind, language, qkey,
                parent_id, parent_kind, start_line, encl_class)   one row per symbol
       fq_name = module + sep + in-file qualified name (sep "." or "::" for Rust); fq_key is
       the same with every separator folded to "." (lookups: `WHERE fq_key = 'a.b.C.m'`).
-  import_bindings(path, ordinal, local, fq_key, mkey)          what each import binds
+  import_bindings(path, ordinal, local, fq_key, mkey, file)    what each import binds
+      (local "*" for a wildcard; file: the repository file a C/C++/Ruby include names)
   edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
 
 Resolution of each reference, first tier that finds something wins (`exact`):
