@@ -351,3 +351,19 @@ def test_incremental_addition_equals_full_recompute(reexport_db, tmp_path, added
     finally:
         con.close()
     assert grown == original
+
+
+_segment = st.text(alphabet="ab_./:\\-<>\"' *", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=_segment, target=_segment, module=_segment, alias=_segment,
+       language=st.sampled_from(["python", "go", "rust", "javascript", "tsx", "java", "csharp",
+                                 "php", "c", "cpp", "ruby", "swift", "text"]))
+def test_module_naming_and_bindings_never_raise(path, target, module, alias, language) -> None:
+    from codeagent.indexer.module_names import file_module, include_file
+
+    fm = file_module(path or "x", language, {"a", "a/b"}, "")
+    b = import_binding(fm, target, module, alias, {"a", "a.b", "a/b"})
+    assert isinstance(b.local, str) and isinstance(b.fq, str) and isinstance(b.module, str)
+    assert isinstance(include_file(target, path or "x", language, {"b.h": ["a/b.h"]}), str)
