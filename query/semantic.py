@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import format as fmt
 from ..embedding import Embedder, check_same_embedder, get_embedder, resolve_embedder_id
-from ..errors import IndexMissing
+from ..errors import IndexIncompatible, IndexMissing
 from .index import IndexView
 from .results import SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
@@ -35,6 +35,9 @@ class VectorArtifact:
                                hint="build them with `codeagent build --embedder hash` (or minilm)")
         self.meta = json.loads(meta_path.read_text())
         self.embedder_id: str = self.meta["embedder_id"]
+        if not (directory / fmt.VECTOR_FILES).exists():
+            raise IndexIncompatible("this index's vectors are in an older layout",
+                                    hint="rebuild with `codeagent build --embedder NAME`")
         files = json.loads((directory / fmt.VECTOR_FILES).read_text())["files"]
         self.file_paths = [f[0] for f in files]
         self.file_first = np.asarray([f[2] for f in files], dtype=np.int64)
