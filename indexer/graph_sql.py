@@ -144,7 +144,7 @@ SELECT b.path, b.local, min(b.fq_key) AS fq_key,
     bool_or(split_part(b.mkey, '.', 1) IN (SELECT split_part(mkey, '.', 1) FROM g_modules)) AS internal
 FROM import_bindings b WHERE b.local <> '' GROUP BY b.path, b.local;
 CREATE OR REPLACE TEMP TABLE g_redo AS
-WITH r0 AS ({_raw_refs('TRUE')}),
+WITH r0 AS MATERIALIZED ({_raw_refs('TRUE')}),
 dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
           WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed))
 SELECT * FROM r0 WHERE path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
