@@ -111,6 +111,10 @@ class NameIndex:
             if fq != qualified:
                 self.by_qualified[fq].append(i)
         self.names = sorted(self.by_name)
+        self.by_length: dict[int, list[str]] = defaultdict(list)
+        for name in self.names:
+            self.by_length[len(name)].append(name)  # each list stays sorted
+        self.lengths = sorted(self.by_length)
         self._subtokens: dict[str, set[str]] | None = None
         self._trigrams: dict[tuple[str, int], list[str]] | None = None
 
@@ -154,15 +158,20 @@ class NameIndex:
         return list(self.by_name.get(name.lower(), ()))
 
     def prefix(self, prefix: str, cap: int = 300) -> list[str]:
-        """Distinct lower-cased names starting with `prefix` (shortest first), at most `cap`."""
+        """Distinct lower-cased names starting with `prefix`, shortest first, at most `cap`."""
         p = prefix.lower()
-        lo = bisect.bisect_left(self.names, p)
-        out = []
-        for name in self.names[lo:]:
-            if not name.startswith(p) or len(out) >= cap:
-                break
-            out.append(name)
-        return sorted(out, key=len)
+        out: list[str] = []
+        for length in self.lengths:
+            if length < len(p):
+                continue
+            names = self.by_length[length]
+            i = bisect.bisect_left(names, p)
+            while i < len(names) and names[i].startswith(p):
+                out.append(names[i])
+                if len(out) >= cap:
+                    return out
+                i += 1
+        return out
 
     def subtoken_names(self, tokens: list[str]) -> list[str]:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
