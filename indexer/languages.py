@@ -54,8 +54,3 @@ def detect_language(path: str) -> str:
         return _BY_NAME[name]
     _, ext = posixpath.splitext(name)
     return _BY_EXTENSION.get(ext) or _BY_EXTENSION.get(ext.lower()) or TEXT
-
-
-def looks_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB, as git decides."""
-    return b"\x00" in data[:8192]

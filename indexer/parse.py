@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .. import format as fmt
-from .languages import looks_binary
+from ..content import looks_binary
 
 
 class ExtractTimeout(Exception):
@@ -17,6 +18,8 @@ class ParseResult:
     status: str
     reason: str
     shard: bytes | None  # Parquet bytes when indexed
+    # The same shard as an Arrow table, so a build can assemble it without decoding Parquet.
+    table: Any = field(default=None, compare=False, repr=False)
 
 
 def classify(data: bytes, max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> str:
@@ -40,13 +43,14 @@ def parse_bytes(data: bytes, language: str, blob: str,
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract
-    from .shard import encode_shard
+    from .shard import encode_table, shard_table
 
     try:
         extraction = extract(data, language)
     except ExtractTimeout:
         return ParseResult(fmt.STATUS_SKIPPED, fmt.SKIP_PARSER_TIMEOUT, None)
-    return ParseResult(fmt.STATUS_INDEXED, "", encode_shard(data, language, blob, extraction))
+    table = shard_table(data, language, blob, extraction)
+    return ParseResult(fmt.STATUS_INDEXED, "", encode_table(table), table)
 
 
 def parse_job(args: tuple[bytes, str, str, int]) -> ParseResult:

@@ -11,7 +11,6 @@ and refused on read.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import posixpath
 import stat as stat_mod
@@ -23,15 +22,9 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from . import sources
+from .content import SECRET_PATTERNS, is_secret, looks_binary  # noqa: F401 (re-exported)
 from .errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
 
-# Basename patterns (case-insensitive) whose contents are never served.
-SECRET_PATTERNS = (
-    ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.ppk", "credentials", "credentials.*",
-    ".netrc", ".git-credentials", ".pypirc", ".npmrc", ".htpasswd", "secrets.yml", "secrets.yaml",
-    "secrets.json", "*.kdbx",
-)
 INTERNAL_DIRS = (".git", ".codeagent")
 MAX_PATH_CHARS = 4096
 MAX_SYMLINK_HOPS = 40
@@ -44,19 +37,8 @@ _MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", 
           (b"\x00asm", "application/wasm"), (b"SQLite format 3", "application/vnd.sqlite3"))
 
 
-def is_secret(rel: str) -> bool:
-    """Does this path name a file whose contents we withhold (keys, .env, credentials)?"""
-    name = posixpath.basename(rel).lower()
-    return any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS)
-
-
 def is_hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/") if part)
-
-
-def looks_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB, as git decides."""
-    return b"\x00" in data[:8192]
 
 
 def sniff_mime(rel: str, data: bytes) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import format as fmt
+from .content import is_secret
 from .errors import InvalidParameter, NotARepository, RefNotFound
 from .hashing import hash_bytes
 from .store import Store, atomic_write
@@ -181,6 +182,9 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) ->
         if not stat_mod.S_ISREG(st.st_mode):
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NOT_REGULAR))
             continue
+        if is_secret(path):
+            out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_SECRET))
+            continue
         if st.st_size > max_bytes:
             out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_TOO_LARGE))
             continue
@@ -213,6 +217,8 @@ def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int) -> li
             out.append(SourceFile(path, 0, skip=fmt.SKIP_SUBMODULE, git_sha=sha))
         elif mode == "120000":
             out.append(SourceFile(path, 0, skip=fmt.SKIP_SYMLINK, git_sha=sha))
+        elif is_secret(path):
+            out.append(SourceFile(path, 0, skip=fmt.SKIP_SECRET, git_sha=sha))
         else:
             hit = cache.get(sha)
             f = SourceFile(path, hit[1] if hit else -1, blob=hit[0] if hit else "", git_sha=sha)

@@ -28,6 +28,8 @@ def test_bad_files_are_recorded_with_reasons(git_repo, tmp_path):
         "latin1.txt": "caf\xe9\n".encode("latin-1"),
         "huge.min.js": b"var a=1;" * (20 * 1024 * 1024 // 8),
         "min.js": b"var a=1;" * (200 * 1024 // 8),
+        ".env": "API_TOKEN=hunter2\n",
+        "deploy/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
     })
     os.symlink(outside, git_repo.path / "escape.txt")
     os.symlink("ok.py", git_repo.path / "alias.py")
@@ -40,9 +42,14 @@ def test_bad_files_are_recorded_with_reasons(git_repo, tmp_path):
         "min.js": "minified",
         "escape.txt": "symlink_outside_repo",
         "alias.py": "symlink",
+        ".env": "secret",
+        "deploy/id_rsa": "secret",
     }
-    assert result.files_total == 7
-    assert sum(result.files_skipped.values()) == 6
+    assert result.files_total == 9
+    assert sum(result.files_skipped.values()) == 8
+    store = Store(git_repo.path / ".codeagent")
+    secrets_in_store = [oid for oid in store.iter_objects() if b"hunter2" in store.get(oid)]
+    assert secrets_in_store == []
 
 
 def test_unreadable_file_is_skipped_not_fatal(git_repo):
