@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import format as fmt
-from ..embedding import MAX_TEXT_CHARS, Embedder, embed_batched, get_embedder
+from ..embedding import MAX_TEXT_CHARS, Embedder, embed_batched, get_embedder, resolve_embedder_id
 from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
 from ..manifest import Manifest
@@ -175,19 +175,22 @@ def attach_vectors(store: Store, manifest: Manifest, embedder_name: str,
                    previous: Manifest | None, progress: Progress | None = None) -> Manifest:
     """Return `manifest` with its vectors: embedder id set, objects listed in extras."""
     started = time.perf_counter()
-    embedder = get_embedder(embedder_name)
-    prev_map = _previous_map(previous, embedder.id)
+    embedder_id = resolve_embedder_id(embedder_name)  # the model loads only if something is new
+    prev_map = _previous_map(previous, embedder_id)
     stats = VectorStats()
     found: dict[str, str] = {}
     pending: list[str] = []
     for shard_id in sorted(manifest.shard_ids()):
-        object_id = prev_map.get(shard_id) or store.get_action(vectors_action_key(embedder.id, shard_id))
+        object_id = prev_map.get(shard_id) or store.get_action(vectors_action_key(embedder_id, shard_id))
         if object_id and store.has(object_id):
             found[shard_id] = object_id
             stats.shards_reused += 1
         else:
             pending.append(shard_id)
-    reuse = _Reuse(store, embedder.id)
+    embedder = get_embedder(embedder_name) if pending else None
+    if embedder is not None and embedder.id != embedder_id:
+        raise IndexIncompatible(f"embedder {embedder_name} made {embedder.id}, expected {embedder_id}")
+    reuse = _Reuse(store, embedder_id)
     if pending and previous is not None and prev_map:
         old_by_path = {f.path: f.shard for f in previous.files if f.shard}
         pending_set = set(pending)
@@ -195,12 +198,11 @@ def attach_vectors(store: Store, manifest: Manifest, embedder_name: str,
             old = old_by_path.get(f.path)
             if f.shard in pending_set and old and old in prev_map:
                 reuse.add_object(prev_map[old])
-    found.update(_embed_shards(store, embedder, pending, reuse, stats, progress))
+    if embedder is not None:
+        found.update(_embed_shards(store, embedder, pending, reuse, stats, progress))
     objects = sorted(set(manifest.extras.get("objects", [])) | set(found.values()))
-    append_log(store, "vectors", {"embedder_id": embedder.id, **stats.__dict__,
+    append_log(store, "vectors", {"embedder_id": embedder_id, **stats.__dict__,
                                   "seconds": round(time.perf_counter() - started, 3),
                                   "at": int(time.time())})
-    from dataclasses import replace
-
-    return replace(manifest, embedder_id=embedder.id).with_extras(
+    return replace(manifest, embedder_id=embedder_id).with_extras(
         objects=objects, vectors=dict(sorted(found.items())))
