@@ -13,7 +13,7 @@ Imports and overrides edges are cheap and recomputed whole.
 from __future__ import annotations
 
 CLASS_KINDS = ("class", "struct", "interface", "trait", "enum", "object", "protocol",
-               "record", "union", "extension")
+               "record", "union", "extension", "impl")
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
 _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type", "union",
@@ -103,11 +103,19 @@ LEFT JOIN symbols pp ON pp.path = p.path AND pp.symbol_id = p.parent_id;
 INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
 """
 
+# The receiver a reference's first segment names: the enclosing class (self) or its bases.
+_RECV = """CASE WHEN head IN ('self', 'cls', 'this') OR (language = 'rust' AND head = 'Self')
+        OR (language = 'php' AND head = 'static') THEN 'self'
+        WHEN head = 'super' OR (language = 'php' AND head = 'parent')
+        OR (language = 'csharp' AND head = 'base') THEN 'super' ELSE '' END"""
+
+
 def _raw_refs(where: str) -> str:
     return f"""
+    SELECT *, {_RECV} AS recv FROM (
     SELECT path, ordinal, language, kind, target, source_id, start_line, tkey,
         split_part(tkey, '.', 1) AS head, split_part(tkey, '.', -1) AS last
-    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import' AND {where})"""
+    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import' AND {where}))"""
 
 
 def _project(source: str, rid_base: str) -> str:
@@ -178,7 +186,7 @@ cand AS (
     SELECT r.rid, d.symbol_id, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
     FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
-    WHERE r.head NOT IN ('self', 'cls', 'this', 'super') AND (d.qkey = r.tkey OR (
+    WHERE r.recv = '' AND (d.qkey = r.tkey OR (
         ends_with(d.qkey, '.' || r.tkey)
         AND starts_with(r.src_qkey || '.', left(d.qkey, length(d.qkey) - length(r.tkey)))
         AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
@@ -188,8 +196,7 @@ cand AS (
     FROM r JOIN g_anc a ON a.cls = r.encl_class
     JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
-    WHERE r.head IN ('self', 'cls', 'this', 'super') AND r.rest = '.' || r.last
-      AND (a.depth > 0 OR r.head <> 'super')
+    WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
     SELECT r.rid, d.symbol_id, 3, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
@@ -216,7 +223,7 @@ WITH u AS (
     SELECT r.* FROM g_refs r
     WHERE $FILTER AND r.last <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
       AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND b.local = r.head
-                      AND NOT b.internal AND r.head NOT IN ('self', 'cls', 'this', 'super'))),
+                      AND NOT b.internal AND r.recv = '')),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
@@ -288,7 +295,7 @@ SELECT symbol_id FROM symbol_names WHERE symbol_id IN (SELECT cls FROM moved)
     OR parent_id IN (SELECT symbol_id FROM symbol_names WHERE parent_id IN (SELECT cls FROM moved));
 CREATE OR REPLACE TEMP TABLE g_redo AS
 WITH r0 AS ({_raw_refs("source_id IN (SELECT symbol_id FROM g_members)")})
-SELECT * FROM r0 WHERE head IN ('self', 'cls', 'this', 'super')
+SELECT * FROM r0 WHERE recv <> ''
     AND kind NOT IN ('inherit', 'implement') AND (path, start_line, target) NOT IN (SELECT (path, start_line, target) FROM g_refs);
 DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)}
     AND (src_path, src_line, target) IN (SELECT (path, start_line, target) FROM g_redo);

@@ -261,6 +261,11 @@ def test_other_languages_resolve_through_their_module_systems(git_repo) -> None:
                                                "{ public int area() { return 1; } }\n"),
         "c/util/x.h": "int helper(void);\n",
         "c/main.c": "#include \"util/x.h\"\n#include <stdio.h>\nint main(void) { return 0; }\n",
+        "php/a.php": ("<?php\nclass B { function h() { return 1; } }\nclass A extends B "
+                      "{ function f() { $this->g(); return parent::h(); } function g() {} }\n"),
+        "cs/s.cs": ("class B { public virtual void N() {} }\nclass S : B "
+                    "{ public override void N() { base.N(); this.O(); } void O() {} }\n"),
+        "rs/p.rs": "struct P;\nimpl P { fn new() -> P { Self::make() } fn make() -> P { P } }\n",
     })
     git_repo.commit("polyglot")
     _, db = _build(git_repo)
@@ -272,6 +277,11 @@ def test_other_languages_resolve_through_their_module_systems(git_repo) -> None:
     assert ("implements", "exact", "com.acme.Square", "com.acme.Shape", "Shape") in edges
     assert ("overrides", "exact", "com.acme.Square.area", "com.acme.Shape.area", "area") in edges
     assert ("imports", "exact", "c/main.c", "c/util/x.h", "util/x.h") in edges
+    assert ("calls", "exact", "A.f", "B.h", "parent.h") in edges  # PHP parent::
+    assert ("calls", "exact", "A.f", "A.g", "this.g") in edges
+    assert ("calls", "exact", "cs.S.N", "cs.B.N", "base.N") in edges  # C# base.
+    assert ("overrides", "exact", "cs.S.N", "cs.B.N", "N") in edges
+    assert ("calls", "exact", "rs::p::P::new", "rs::p::P::make", "Self.make") in edges
     assert not [e for e in edges if e[4] == "stdio.h"]
 
 
