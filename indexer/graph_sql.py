@@ -40,7 +40,7 @@ def _key(expr: str) -> str:
 
 
 RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
-GRAPH_VERSION = 4  # bump when a table below changes shape: the next assembly recomputes all
+GRAPH_VERSION = 4  # bump when a persisted table or column meaning changes: next assembly recomputes
 
 SCHEMA_SQL = f"""
 CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
