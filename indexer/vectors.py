@@ -9,6 +9,7 @@ cache. Object layout: `format.VECTORS_MAGIC`.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -159,13 +160,47 @@ def _embed_group(store: Store, embedder: Embedder, group: list[str], reuse: _Reu
     return out
 
 
+POOL_MIN_SHARDS = 4 * SHARD_GROUP  # below this a process pool costs more than it saves
+_pool_state: tuple | None = None  # (store, embedder, reuse), inherited by forked workers
+
+
+def _pool_job(group: list[str]) -> tuple[dict[str, str], VectorStats]:
+    store, embedder, reuse = _pool_state  # type: ignore[misc]
+    stats = VectorStats()
+    return _embed_group(store, embedder, group, reuse, stats), stats
+
+
+def _groups_in_pool(store: Store, embedder: Embedder, groups: list[list[str]], reuse: _Reuse):
+    """Yield (objects, stats) per group from one forked worker per core."""
+    global _pool_state
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _pool_state = (store, embedder, reuse)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
+            yield from pool.map(_pool_job, groups)
+    finally:
+        _pool_state = None
+
+
 def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _Reuse,
                   stats: VectorStats, progress: Progress | None) -> dict[str, str]:
     """Write vector objects for shards without one; returns {shard id: vector object id}.
+    Large batches run in a process pool unless the embedder already uses every core.
     Progress is reported per shard ("embed", done, total)."""
+    groups = [pending[i:i + SHARD_GROUP] for i in range(0, len(pending), SHARD_GROUP)]
+    parallel = ((os.cpu_count() or 1) > 1 and len(pending) >= POOL_MIN_SHARDS
+                and getattr(embedder, "parallel", True))
+    results = (_groups_in_pool(store, embedder, groups, reuse) if parallel else
+               ((_embed_group(store, embedder, g, reuse, stats), None) for g in groups))
     out: dict[str, str] = {}
-    for start in range(0, len(pending), SHARD_GROUP):
-        out.update(_embed_group(store, embedder, pending[start:start + SHARD_GROUP], reuse, stats))
+    for part, part_stats in results:
+        out.update(part)
+        if part_stats is not None:
+            for name, value in part_stats.__dict__.items():
+                setattr(stats, name, getattr(stats, name) + value)
         if progress is not None:
             progress("embed", len(out), len(pending))
     return out

@@ -180,3 +180,20 @@ def test_minilm_build_and_search_end_to_end(git_repo):
     with open_index(git_repo.path) as view:
         hits = semantic_search(view, "download a website", limit=1).results
     assert hits[0].name == "fetch_url"
+
+
+def test_a_process_pool_writes_the_same_vector_objects(git_repo, tmp_path, monkeypatch):
+    from codeagent.indexer import vectors
+
+    git_repo.write_many({**FILES, **{f"gen/m{i}.py": f"def job_{i}(x):\n    return x * {i}\n" for i in range(6)}})
+    git_repo.commit("init")
+    serial = _build(git_repo.path, store_dir=tmp_path / "serial")
+    monkeypatch.setattr(vectors, "SHARD_GROUP", 2)
+    monkeypatch.setattr(vectors, "POOL_MIN_SHARDS", 1)
+    in_parent = EMBED_COUNTER[HASH_ID]
+    pooled = _build(git_repo.path, store_dir=tmp_path / "pooled")
+    assert EMBED_COUNTER[HASH_ID] == in_parent, "the workers, not this process, embed"
+    assert pooled.manifest_id == serial.manifest_id
+    log = read_log(Store(tmp_path / "pooled"), "vectors", limit=1)[-1]
+    manifest = load_manifest(Store(tmp_path / "pooled"), pooled.manifest_id)
+    assert log["shards_embedded"] == len(manifest.shard_ids()) and log["items_embedded"] >= 12

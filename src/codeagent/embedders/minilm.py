@@ -59,6 +59,7 @@ class MiniLMEmbedder:
     name = "minilm"
     version = 1
     dim = 384
+    parallel = False  # BLAS already uses every core; a process pool would only add copies
     heads = 12
     layers = 6
 
