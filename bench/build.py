@@ -51,7 +51,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=0)
-    ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-stdlib")
+    ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-build",
+                    help="its own copy: other bench scripts share codeagent-bench-stdlib and its store")
     args = ap.parse_args()
     repo = stdlib_repo(args.corpus)
     shutil.rmtree(repo / ".codeagent", ignore_errors=True)

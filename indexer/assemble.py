@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .. import format as fmt
@@ -108,7 +108,32 @@ def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[
     return remove, insert
 
 
-def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
+def _raw_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[str, object]) -> None:
+    """View `raw`: one row per shard (SHARD_SCHEMA + filename), from the caller's Arrow tables
+    where it has them, else from the verified Parquet objects."""
+    import pyarrow as pa
+
+    fresh = sorted({f.shard for f in indexed if f.shard in tables})
+    stored = {f.shard: f for f in indexed if f.shard not in tables}
+    for f in stored.values():
+        data = store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
+        if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
+            raise StoreCorrupt(f"shard {f.shard[:12]} ({f.path}) is not a Parquet file",
+                               hint="run `codeagent verify`, delete the object and build again")
+    parts = []
+    if stored:
+        files = sorted(str(store.object_path(s)) for s in stored)
+        con.execute("CREATE TEMP TABLE raw_stored AS SELECT * FROM read_parquet(?, filename=true)", [files])
+        parts.append("SELECT * FROM raw_stored")
+    if fresh:
+        con.register("raw_fresh", pa.concat_tables(
+            [tables[s].append_column("filename", pa.array([str(store.object_path(s))])) for s in fresh]))
+        parts.append("SELECT * FROM raw_fresh")
+    con.execute("CREATE TEMP VIEW raw AS " + " UNION ALL ".join(parts))
+
+
+def _insert_entries(con, store: Store, entries: list[FileEntry],
+                    tables: Mapping[str, object] | None = None) -> None:
     import pyarrow as pa
 
     skipped = [f for f in entries if not f.indexed]
@@ -123,12 +148,6 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
     indexed = [f for f in entries if f.indexed]
     if not indexed:
         return
-    for f in {f.shard: f for f in indexed}.values():
-        data = store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
-        if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
-            raise StoreCorrupt(f"shard {f.shard[:12]} ({f.path}) is not a Parquet file",
-                               hint="run `codeagent verify`, delete the object and build again")
-    files = sorted({str(store.object_path(f.shard)) for f in indexed})
     con.register("m_paths", pa.table({
         "path": [f.path for f in indexed],
         "file": [str(store.object_path(f.shard)) for f in indexed],
@@ -136,7 +155,7 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
     }))
     con.execute("CREATE TEMP TABLE m AS SELECT * FROM m_paths")
     con.unregister("m_paths")
-    con.execute("CREATE TEMP TABLE raw AS SELECT * FROM read_parquet(?, filename=true)", [files])
+    _raw_shards(con, store, indexed, tables or {})
     con.execute("""INSERT INTO files SELECT m.path, s.blob, s.size, s.language, 'indexed', '',
         m.shard, s.line_count, s.text FROM raw s JOIN m ON s.filename = m.file""")
     con.execute("""INSERT INTO chunks SELECT m.path, c.ordinal, c.kind, c.heading, c.start_line,
@@ -162,7 +181,9 @@ def _insert_entries(con, store: Store, entries: list[FileEntry]) -> None:
     con.execute("""UPDATE refs SET source_id = s.symbol_id FROM symbols s
         WHERE refs.path = s.path AND refs.source = s.ordinal AND refs.source >= 0
         AND refs.path IN (SELECT path FROM m)""")
-    con.execute("DROP TABLE raw")
+    con.execute("DROP VIEW raw")
+    con.execute("DROP TABLE IF EXISTS raw_stored")
+    con.unregister("raw_fresh")
     con.execute("DROP TABLE m")
 
 
@@ -197,8 +218,10 @@ def _write_meta(con, manifest: Manifest, manifest_id: str) -> None:
 
 
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
-             previous: tuple[Manifest, str] | None = None) -> Path:
-    """Build `assembled/<manifest_id>/` (idempotent); returns its path."""
+             previous: tuple[Manifest, str] | None = None, *,
+             tables: Mapping[str, object] | None = None) -> Path:
+    """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
+    Arrow table of shards the caller has in memory (read instead of their Parquet)."""
     import duckdb
 
     final = store.assembled_dir(manifest_id)
@@ -231,7 +254,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             if remove:
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
-            _insert_entries(con, store, insert)
+            _insert_entries(con, store, insert, tables or {})
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:
                     step(con, manifest)

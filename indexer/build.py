@@ -21,6 +21,8 @@ from ..refs import WORKTREE_REF
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
 BATCH_BYTES = 64 << 20  # parse in batches so memory stays bounded on huge trees
+# New shards kept in memory as Arrow tables for the assembly (it reads the rest as Parquet).
+FRESH_TABLE_BYTES = 512 << 20
 
 
 @dataclass
@@ -89,6 +91,8 @@ class _Builder:
         self.to_parse = 0
         self.shards_written = 0
         self._pool = None
+        self.tables: dict[str, object] = {}  # shard id -> Arrow table of shards parsed now
+        self._table_bytes = 0
 
     def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
         if previous is None:
@@ -123,6 +127,9 @@ class _Builder:
         shard_id = self.store.put(result.shard)
         self.shards_written += 0 if existed else 1
         self.store.put_action(key, shard_id)
+        if result.table is not None and self._table_bytes + result.table.nbytes <= FRESH_TABLE_BYTES:
+            self.tables[shard_id] = result.table
+            self._table_bytes += result.table.nbytes
         return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
 
     def _executor(self):
@@ -284,7 +291,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
         builder.progress("assemble", 0, 1)
         prev = (previous, previous_id) if previous is not None and previous_id else None
-        assemble(store, manifest, manifest_id, prev)
+        assemble(store, manifest, manifest_id, prev, tables=builder.tables)
         builder.progress("assemble", 1, 1)
         store.set_ref(ref, manifest_id)
         keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())

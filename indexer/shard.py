@@ -160,12 +160,21 @@ def shard_row(source: bytes, language: str, blob: str, extraction: Extraction) -
     }
 
 
-def encode_shard(source: bytes, language: str, blob: str, extraction: Extraction) -> bytes:
+def shard_table(source: bytes, language: str, blob: str, extraction: Extraction) -> pa.Table:
+    """The shard as a one-row Arrow table (SHARD_SCHEMA)."""
     row = shard_row(source, language, blob, extraction)
     columns = {name: pa.array([row[name]], SHARD_SCHEMA.field(name).type)
                for name in SHARD_SCHEMA.names if name != "postings"}
     columns["postings"] = _postings(extraction, source)
-    table = pa.Table.from_pydict(columns, schema=SHARD_SCHEMA)
+    return pa.Table.from_pydict(columns, schema=SHARD_SCHEMA)
+
+
+def encode_shard(source: bytes, language: str, blob: str, extraction: Extraction) -> bytes:
+    return encode_table(shard_table(source, language, blob, extraction))
+
+
+def encode_table(table: pa.Table) -> bytes:
+    """A shard table's Parquet bytes (deterministic)."""
     sink = io.BytesIO()
     # One small row group per file: dictionaries and zstd's higher levels cost CPU per
     # column chunk and gain nothing at this size.
