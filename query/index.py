@@ -27,6 +27,7 @@ from .results import COMPLETE, Metadata
 FRESHNESS_TTL = 2.0
 _freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
 _freshness_lock = threading.Lock()
+_freshness_refreshing: set[tuple[str, str]] = set()
 
 
 def thread_cursor(con, local: threading.local, lock: threading.Lock):
@@ -150,19 +151,28 @@ class IndexView:
 
     # ---- metadata ---------------------------------------------------------------------------
     def freshness(self) -> str:
-        """fresh | stale | unknown: does the index still describe the work tree or the ref?"""
+        """fresh | stale | unknown: does the index still describe the work tree or the ref?
+
+        The first answer is computed here; later ones come from a cache that a background
+        thread refreshes once it is older than FRESHNESS_TTL (a work-tree scan costs ~0.1 s
+        on a large repo, which no request should wait for)."""
         key = (str(self.store.root), self.manifest_id)
-        now = time.monotonic()
         with _freshness_lock:
             hit = _freshness_cache.get(key)
-        if hit and now - hit[0] < FRESHNESS_TTL:
-            return hit[1]
+            expired = hit is not None and time.monotonic() - hit[0] >= FRESHNESS_TTL
+            if expired and key not in _freshness_refreshing:
+                _freshness_refreshing.add(key)
+                threading.Thread(target=self._refresh_freshness, args=(key,), daemon=True).start()
+        return hit[1] if hit is not None else self._refresh_freshness(key)
+
+    def _refresh_freshness(self, key: tuple[str, str]) -> str:
         try:
             state = refnames.freshness(self.store, self.repo, load_manifest(self.store, self.manifest_id)).state
         except Exception:
             state = "unknown"
         with _freshness_lock:
-            _freshness_cache[key] = (now, state)
+            _freshness_cache[key] = (time.monotonic(), state)
+            _freshness_refreshing.discard(key)
         return state
 
     def metadata(self, completeness: str = COMPLETE, *, freshness: bool = True) -> Metadata:
