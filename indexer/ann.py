@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -59,17 +60,24 @@ def _ann_index(dim: int):
 
 
 def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
-    """Rows of the new artifact, reusing the previous one's rows and keys per unchanged file."""
+    """Rows of the new artifact, reusing the previous one's rows and keys per unchanged file
+    (also when it moved: same vector object, a path no longer there)."""
     spans = prev["spans"] if prev else {}
     next_key = int(prev["rows"]["key"].max()) + 1 if prev and len(prev["rows"]) else 0
+    layout = _layout(manifest)
+    used = {spans[k][0] for k in layout if k in spans}
+    moved: dict[str, list[tuple[int, int]]] = {}  # object -> spans no path claims (moved files)
+    for (_path, obj), span in spans.items():
+        if span[0] not in used:
+            moved.setdefault(obj, []).append(span)
     rows: list[np.ndarray] = []
     parts: list[np.ndarray] = []
     files: list[list] = []
     kept = 0
     added: list[int] = []
     first = 0
-    for path, obj in _layout(manifest):
-        span = spans.get((path, obj))
+    for path, obj in layout:
+        span = spans.get((path, obj)) or (moved[obj].pop() if moved.get(obj) else None)
         if span is not None:
             start, count = span
             rows.append(prev["rows"][start:start + count])  # type: ignore[index]
@@ -104,6 +112,9 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
     patchable = (prev is not None and prev_meta.get("ann")
                  and (removed + len(rows["added"])) < REBUILD_FRACTION * n
                  and deleted < REBUILD_FRACTION * n)
+    if patchable and removed == 0 and not rows["added"]:  # same keys (moves, skipped files)
+        shutil.copyfile(prev["dir"] / fmt.ANN_FILE, work_dir / fmt.ANN_FILE)  # type: ignore[index]
+        return {"ann": True, "deleted": deleted, "ann_build": "reused"}
     if patchable:
         index = _ann_index(matrix.shape[1])
         index.load(str(prev["dir"] / fmt.ANN_FILE))  # type: ignore[index]

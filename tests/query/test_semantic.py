@@ -191,3 +191,18 @@ def test_cli_similar_and_search_semantic_weight(code_repo, cli):
     assert json.loads(lexical.stdout)["results"]
     bad = cli("search", "x", "--semantic-weight", "2", cwd=code_repo.path)
     assert bad.returncode == 2 and "semantic-weight" in bad.stderr
+
+
+def test_moving_a_file_reuses_the_ann_index_and_keeps_results_exact(git_repo, monkeypatch):
+    monkeypatch.setattr(ann, "ANN_THRESHOLD", 0)
+    git_repo.write_many(CODE)
+    git_repo.commit("init")
+    _build(git_repo.path)
+    git_repo.move("app/net.py", "lib/network.py")
+    _build(git_repo.path)
+    with open_index(git_repo.path) as view:
+        art = vector_artifact(view)
+        assert art.meta["ann_build"] == "reused" and art.meta["deleted"] == 0
+        _ann_matches_exact(view)
+        hits = semantic_search(view, "connect to a server port", limit=1).results
+        assert (hits[0].name, hits[0].path) == ("open_connection", "lib/network.py")
