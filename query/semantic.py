@@ -91,9 +91,11 @@ class VectorArtifact:
         if self.ann is None or len(self) == 0:
             return self.exact(query, k)
         found = self.ann.search(query.astype(np.float32), min(k, len(self)))
-        pos = np.searchsorted(self.keys, found.keys, sorter=self._row_of_key)
+        keys = np.asarray(found.keys, dtype=np.int64)
+        pos = np.searchsorted(self.keys, keys, sorter=self._row_of_key)
         rows = self._row_of_key[np.minimum(pos, len(self.keys) - 1)]
-        return [(int(r), 1.0 - float(d)) for r, d in zip(rows, found.distances)]
+        return [(int(r), 1.0 - float(d)) for r, d, key in zip(rows, found.distances, keys)
+                if self.keys[r] == key]  # a key the rows do not hold is never a hit
 
 
 def vector_artifact(view: IndexView) -> VectorArtifact:
