@@ -35,7 +35,7 @@ VISIBILITY_WORDS = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen init costs a setattr call per field, per node
 class Def:
     """A definition found at a node: what the walker turns into a `Symbol`."""
 
@@ -48,7 +48,7 @@ class Def:
     extra: tuple[str, ...] = ()    # modifiers known at definition time (`prototype`)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Ref:
     kind: str
     target: str
@@ -60,7 +60,8 @@ class Ref:
 def text(node: Node | None) -> str:
     if node is None:
         return ""
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+    raw = node.text
+    return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
 def one_line(s: str, limit: int = MAX_SIGNATURE) -> str:

@@ -147,16 +147,17 @@ def _depth(node: Node) -> int:
 
 def _preorder(nodes: list[Node]) -> list[Node]:
     """Nodes in document pre-order (a parent before a child with the same range)."""
-    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    keyed = sorted((n.start_byte, -n.end_byte, i) for i, n in enumerate(nodes))
+    out = [nodes[i] for _, _, i in keyed]
     i = 0
-    while i < len(nodes):
+    while i < len(keyed):
         j = i + 1
-        while j < len(nodes) and nodes[j].start_byte == nodes[i].start_byte and nodes[j].end_byte == nodes[i].end_byte:
+        while j < len(keyed) and keyed[j][:2] == keyed[i][:2]:
             j += 1
         if j - i > 1:
-            nodes[i:j] = sorted(nodes[i:j], key=_depth)
+            out[i:j] = sorted(out[i:j], key=_depth)
         i = j
-    return nodes
+    return out
 
 
 def _attach_qualified_parents(out: Walked) -> None:
