@@ -127,9 +127,11 @@ class _Builder:
         shard_id = self.store.put(result.shard)
         self.shards_written += 0 if existed else 1
         self.store.put_action(key, shard_id)
-        if result.table is not None and self._table_bytes + result.table.nbytes <= FRESH_TABLE_BYTES:
-            self.tables[shard_id] = result.table
-            self._table_bytes += result.table.nbytes
+        if result.table is not None and self._table_bytes + len(result.table) <= FRESH_TABLE_BYTES:
+            from .shard import table_from_ipc
+
+            self.tables[shard_id] = table_from_ipc(result.table)
+            self._table_bytes += len(result.table)
         return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
 
     def _executor(self):

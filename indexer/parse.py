@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import format as fmt
 from ..content import looks_binary
@@ -18,8 +17,9 @@ class ParseResult:
     status: str
     reason: str
     shard: bytes | None  # Parquet bytes when indexed
-    # The same shard as an Arrow table, so a build can assemble it without decoding Parquet.
-    table: Any = field(default=None, compare=False, repr=False)
+    # The same shard as Arrow IPC stream bytes, so a build can assemble it without decoding
+    # Parquet (shard.table_from_ipc reads it).
+    table: bytes | None = field(default=None, compare=False, repr=False)
 
 
 def classify(data: bytes, max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> str:
@@ -43,14 +43,14 @@ def parse_bytes(data: bytes, language: str, blob: str,
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract
-    from .shard import encode_table, shard_table
+    from .shard import encode_table, shard_table, table_to_ipc
 
     try:
         extraction = extract(data, language)
     except ExtractTimeout:
         return ParseResult(fmt.STATUS_SKIPPED, fmt.SKIP_PARSER_TIMEOUT, None)
     table = shard_table(data, language, blob, extraction)
-    return ParseResult(fmt.STATUS_INDEXED, "", encode_table(table), table)
+    return ParseResult(fmt.STATUS_INDEXED, "", encode_table(table), table_to_ipc(table))
 
 
 def parse_job(args: tuple[bytes, str, str, int]) -> ParseResult:

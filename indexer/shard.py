@@ -173,6 +173,18 @@ def encode_shard(source: bytes, language: str, blob: str, extraction: Extraction
     return encode_table(shard_table(source, language, blob, extraction))
 
 
+def table_to_ipc(table: pa.Table) -> bytes:
+    """Arrow IPC stream bytes: ~10x cheaper to pass between processes than a pickled table."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def table_from_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(data).read_all()
+
+
 def encode_table(table: pa.Table) -> bytes:
     """A shard table's Parquet bytes (deterministic)."""
     sink = io.BytesIO()
