@@ -1,5 +1,5 @@
-"""Every `codeagent ...` command in the README's code blocks parses against the real CLI,
-and the two set-up commands are the ones CI runs."""
+"""Every `codeagent ...` command in the README's shell blocks (```sh) parses against the real
+CLI, and the two set-up commands are the ones CI runs. Synopses go in ```text blocks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _code_blocks(text: str) -> list[str]:
-    return re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
+    return re.findall(r"```(?:sh|bash|console)\n(.*?)```", text, flags=re.S)
 
 
 def _invocations() -> list[list[str]]:
