@@ -85,6 +85,11 @@ class CodeagentMCP(MCPServer):
         if known is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
                            data={"arguments": ["name"]})
+        broken = _unencodable(arguments)
+        if broken:
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"argument {broken} is not valid Unicode (a lone surrogate)",
+                           data={"arguments": [broken]})
         extra = sorted(set(arguments) - known)
         if extra:
             raise MCPError(code=INVALID_PARAMS,
@@ -106,6 +111,25 @@ class CodeagentMCP(MCPServer):
 
 class InternalError(CodeagentError):
     code = "internal_error"
+
+
+def _unencodable(value: Any, name: str = "") -> str | None:
+    """The name of an argument holding a string UTF-8 cannot encode (JSON "\\ud800" decodes to
+    a lone surrogate, which DuckDB and the file system refuse with internal errors)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return name or "(value)"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found = _unencodable(k, f"{name}.{k}".strip(".")) if isinstance(k, str) else None
+            found = found or _unencodable(v, f"{name}.{k}".strip("."))
+            if found:
+                return found
+    elif isinstance(value, list):
+        return next((f for i, v in enumerate(value) if (f := _unencodable(v, f"{name}[{i}]"))), None)
+    return None
 
 
 def _is_argument_error(exc: ValidationError) -> bool:

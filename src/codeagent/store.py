@@ -272,7 +272,7 @@ class Store:
     # ---- refs -----------------------------------------------------------------------------
     def _ref_path(self, ref: str) -> Path:
         parts = ref.split("/")
-        if not ref or any(p in ("", ".", "..") or p.startswith(_TMP_PREFIX) for p in parts):
+        if not ref or "\x00" in ref or any(p in ("", ".", "..") or p.startswith(_TMP_PREFIX) for p in parts):
             raise InvalidParameter(f"invalid ref name: {ref!r}")
         return self.root / fmt.REFS_DIR / Path(*parts)
 
