@@ -140,7 +140,7 @@ class _Builder:
             import multiprocessing
 
             jobs = self.opts.jobs or os.cpu_count() or 1
-            self._pool = ProcessPoolExecutor(max_workers=jobs,
+            self._pool = ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent,
                                              mp_context=multiprocessing.get_context("fork"))
         return self._pool
 
@@ -169,6 +169,20 @@ class _Builder:
                           results[(blob, lang)].reason, results[(blob, lang)].shard_key,
                           results[(blob, lang)].shard)
                 for f, lang, data, blob in todo]
+
+
+def _die_with_parent() -> None:
+    """Pool workers exit when the build process dies (Linux): a killed build must not leave
+    orphaned parsers behind, blocked forever on a queue nobody feeds."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(0)
 
 
 def _read_contents(repo: Path, is_commit: bool, files: list[sources.SourceFile]) -> Iterator[tuple[sources.SourceFile, bytes | None]]:

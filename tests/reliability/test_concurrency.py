@@ -113,6 +113,14 @@ def test_a_killed_builders_pool_workers_do_not_keep_the_lock(tmp_path: Path) -> 
     time.sleep(0.3)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
+    orphans_gone = False
+    for _ in range(100):  # the parser workers must die with their parent (PR_SET_PDEATHSIG)
+        try:
+            os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            orphans_gone = True
+            break
+        time.sleep(0.05)
     started = time.monotonic()
     try:
         proc = codeagent("build", repo, "--wait", "30")
@@ -122,7 +130,9 @@ def test_a_killed_builders_pool_workers_do_not_keep_the_lock(tmp_path: Path) -> 
         except ProcessLookupError:
             pass
     waited = time.monotonic() - started
-    record("concurrency-orphaned-workers", next_build_exit=proc.returncode, seconds=round(waited, 1))
+    record("concurrency-orphaned-workers", next_build_exit=proc.returncode, seconds=round(waited, 1),
+           workers_died_with_parent=orphans_gone)
     assert proc.returncode == 0, proc.stderr
+    assert orphans_gone, "the killed build's parser workers are still running"
     problems, _ = check_store(repo / ".codeagent")
     assert not problems, problems
