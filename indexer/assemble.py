@@ -169,8 +169,9 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
             s.name_end_line, s.name_end_col, s.parent, NULL, s.body_hash
         FROM u JOIN m ON u.filename = m.file""")
     con.execute("""INSERT INTO refs SELECT m.path, u.language, r.ordinal, r.kind, r.target, r.module,
-        r.alias, r.source, NULL, r.start_line, r.start_col, r.end_line, r.end_col
-        FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file""")
+        r.alias, r.source, src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col
+        FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file
+        LEFT JOIN symbols src ON src.path = m.path AND src.ordinal = r.source AND r.source >= 0""")
     con.execute("""INSERT INTO postings SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
         FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
     con.execute("""INSERT INTO docs SELECT path, doc_kind, doc, sum(tf)::INTEGER FROM postings
@@ -178,9 +179,6 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
         WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
         AND symbols.path IN (SELECT path FROM m)""")
-    con.execute("""UPDATE refs SET source_id = s.symbol_id FROM symbols s
-        WHERE refs.path = s.path AND refs.source = s.ordinal AND refs.source >= 0
-        AND refs.path IN (SELECT path FROM m)""")
     con.execute("DROP VIEW raw")
     con.execute("DROP TABLE IF EXISTS raw_stored")
     con.unregister("raw_fresh")
