@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from . import format as fmt
 from .errors import IndexIncompatible, StoreCorrupt
@@ -94,7 +94,7 @@ class Manifest:
             "source": self.source,
             "counts": self.counts,
             "extras": self.extras,
-            "files": [asdict(f) for f in sorted(self.files, key=lambda f: f.path)],
+            "files": [dict(vars(f)) for f in sorted(self.files, key=lambda f: f.path)],  # asdict is ~10x slower
         }
 
     def canonical_bytes(self) -> bytes:
