@@ -86,7 +86,7 @@ def main() -> None:
         except Exception as exc:  # every failure is a finding: count it, keep reading
             counts["errors"] += 1
             errors.append(f"{type(exc).__name__}: {exc}")
-        time.sleep(0.01)  # leave CPU to the builder: the machine may have 2 cores
+        time.sleep(0.025)  # leave CPU to the builder: the machine may have 2 cores
     counts["manifests_seen"] = len(seen)
     print(json.dumps({"counts": counts, "errors": errors[:10], "seen": sorted(seen)}))
 

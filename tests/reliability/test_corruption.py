@@ -119,6 +119,22 @@ def _query_outcome(repo: Path, mode: str) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
+SERVE_CASES = ("duckdb_flipped_byte", "usearch_truncated")
+
+
+def _served_error(repo: Path) -> str | None:
+    """The error code `codeagent serve` answers search_code with (None: it answered)."""
+    from mcp_raw import RawServer
+
+    server = RawServer(repo)
+    try:
+        reply = server.call(1, "search_code", {"query": "Thing1", "semantic_weight": 0.5})
+    finally:
+        server.close()
+    assert reply is not None and "Traceback" not in json.dumps(reply)
+    return (reply.get("result", {}).get("structuredContent") or {}).get("error", {}).get("code")
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_damage_is_detected_reported_and_refused(repo: Path, case: str) -> None:
     damage, kind = CASES[case]
@@ -133,6 +149,7 @@ def test_damage_is_detected_reported_and_refused(repo: Path, case: str) -> None:
         assert rc >= 0, f"{case}: `search --mode {mode}` died from signal {-rc}"
         assert "Traceback" not in out, f"{case}: `search --mode {mode}` crashed:\n{out[-1500:]}"
         assert rc in (0, 5, 7), f"{case}: `search --mode {mode}` exit {rc}:\n{out[-800:]}"
+    served_code = _served_error(repo) if case in SERVE_CASES else None
     build = codeagent("build", repo, "--embedder", "hash", "--json", env=ENV)
     outcome["build_exit"] = build.returncode
     assert "Traceback" not in build.stderr, f"{case}: build crashed:\n{build.stderr[-1500:]}"
@@ -149,6 +166,8 @@ def test_damage_is_detected_reported_and_refused(repo: Path, case: str) -> None:
     if kind == "corrupt_assembly":
         assert outcome["text_exit"] == 7 and outcome["semantic_exit"] == 7, (
             f"{case}: queries must refuse a damaged assembly with exit 7: {outcome}")
+        if case in SERVE_CASES:
+            assert served_code == "store_corrupt", f"{case}: the MCP server answered {served_code}"
     assert kind in kinds, f"{case}: verify reported {kinds}, expected {kind}"
     if build.returncode == 0 and after.returncode != 0:
         # A no-op build does not re-hash what it does not read; the damage must stay reported.

@@ -38,6 +38,7 @@ class CrashRun:
     checkpoints: int = 0
     problems: list[str] = field(default_factory=list)
     ops: dict = field(default_factory=dict)
+    spans: list = field(default_factory=list)  # (seconds, output) of builds run to completion
 
 
 def _timed_build(repo: Path, env: dict | None) -> tuple[float, dict]:
@@ -52,7 +53,8 @@ def _timed_build(repo: Path, env: dict | None) -> tuple[float, dict]:
 def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict | None) -> str | None:
     """Run the next build to completion and compare it with a clean build in a fresh store."""
     run.checkpoints += 1
-    _, out = _timed_build(repo, env)
+    run.spans.append(_timed_build(repo, env))
+    out = run.spans[-1][1]
     if "error" in out:
         run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
         return None
@@ -101,7 +103,8 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
     prev = out["manifest_id"]
     for i in range(kills):
         mutator.step()
-        delay = rng.uniform(0.0, 1.1 * span)
+        # Half the kills anywhere, half late (assembly, ref swap, prune: the end of a build).
+        delay = span * (rng.uniform(0.0, 1.0) if i % 2 else rng.uniform(0.6, 1.15))
         child = spawn_build(repo, env=env)
         time.sleep(delay)
         run.attempts += 1
@@ -116,6 +119,7 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
             break
         if (i + 1) % CHECKPOINT == 0 or i == kills - 1:
             prev = _checkpoint(run, repo, store, root, env)
+            span = (span + run.spans[-1][0]) / 2  # follow the machine's current speed
             if run.problems and stop_on_problem:
                 break
     run.ops = dict(mutator.ops)
