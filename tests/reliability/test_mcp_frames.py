@@ -35,6 +35,37 @@ def _request(rid, method="tools/call", params=None) -> dict:
     return msg
 
 
+BAD_SHAPES = [  # JSON-RPC requests of the wrong shape, each with an id that must be answered
+    lambda r: {"jsonrpc": "1.0", "id": r, "method": "ping"},
+    lambda r: {"jsonrpc": 2, "id": r, "method": "ping"},
+    lambda r: {"id": r, "method": "ping"},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": 123},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": None},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": ["tools/call"]},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": "tools/call", "params": "oops"},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": "tools/call", "params": [1, 2]},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": "no/such/method"},
+    lambda r: {"jsonrpc": "2.0", "id": r, "method": ""},
+    lambda r: {"jsonrpc": "2.0", "id": str(r), "method": "tools/call", "params": {}},
+    lambda r: _request(r, params={"name": "no_such_tool", "arguments": {}}),
+    lambda r: _request(r, params={"name": "read_file"}),
+    lambda r: _request(r, params={"name": "read_file", "arguments": "README.md"}),
+    lambda r: _request(r, params={"name": "read_file", "arguments": {"path": 7}}),
+    lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "README.md", "x": 1}}),
+    lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "README.md", "line_start": -5}}),
+    lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "p" * 5000}}),
+    lambda r: _request(r, params={"name": "search_files", "arguments": {"pattern": ""}}),
+    lambda r: _request(r, params={"name": "search_files", "arguments": {"pattern": "a", "max_results": 10**12}}),
+    lambda r: _request(r, params={"name": "get_directory_tree", "arguments": {"depth": "deep"}}),
+    lambda r: _request(r, params={"name": "search_code", "arguments": {"query": "\ud800\udfff"}}),
+    lambda r: _request(r, params={"name": "get_symbol", "arguments": {"symbol_id": None}}),
+    lambda r: _request(r, params={"name": 42, "arguments": {}}),
+    lambda r: _request(r, "tools/list", {"cursor": 12}),
+    lambda r: _request(r, "resources/read", {"uri": "file:///etc/passwd"}),
+    lambda r: _request(r, "initialize", {"protocolVersion": 5}),
+]
+
+
 def hostile_frames(rng: random.Random, start: int) -> list[tuple[bytes, object]]:
     """(frame bytes ending in a newline, id that must be answered or None)."""
     frames: list[tuple[bytes, object]] = []
@@ -54,37 +85,8 @@ def hostile_frames(rng: random.Random, start: int) -> list[tuple[bytes, object]]
         add(good[: rng.randrange(1, len(good) - 1)], False)
     for _ in range(50):
         add(b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":"ping","params":{"s":"\xff\xfe\xc0"}}', False)
-    bad_shapes = [
-        lambda r: {"jsonrpc": "1.0", "id": r, "method": "ping"},
-        lambda r: {"jsonrpc": 2, "id": r, "method": "ping"},
-        lambda r: {"id": r, "method": "ping"},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": 123},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": None},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": ["tools/call"]},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": "tools/call", "params": "oops"},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": "tools/call", "params": [1, 2]},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": "no/such/method"},
-        lambda r: {"jsonrpc": "2.0", "id": r, "method": ""},
-        lambda r: {"jsonrpc": "2.0", "id": str(r), "method": "tools/call", "params": {}},
-        lambda r: _request(r, params={"name": "no_such_tool", "arguments": {}}),
-        lambda r: _request(r, params={"name": "read_file"}),
-        lambda r: _request(r, params={"name": "read_file", "arguments": "README.md"}),
-        lambda r: _request(r, params={"name": "read_file", "arguments": {"path": 7}}),
-        lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "README.md", "x": 1}}),
-        lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "README.md", "line_start": -5}}),
-        lambda r: _request(r, params={"name": "read_file", "arguments": {"path": "p" * 5000}}),
-        lambda r: _request(r, params={"name": "search_files", "arguments": {"pattern": ""}}),
-        lambda r: _request(r, params={"name": "search_files", "arguments": {"pattern": "a", "max_results": 10**12}}),
-        lambda r: _request(r, params={"name": "get_directory_tree", "arguments": {"depth": "deep"}}),
-        lambda r: _request(r, params={"name": "search_code", "arguments": {"query": "\ud800\udfff"}}),
-        lambda r: _request(r, params={"name": "get_symbol", "arguments": {"symbol_id": None}}),
-        lambda r: _request(r, params={"name": 42, "arguments": {}}),
-        lambda r: _request(r, "tools/list", {"cursor": 12}),
-        lambda r: _request(r, "resources/read", {"uri": "file:///etc/passwd"}),
-        lambda r: _request(r, "initialize", {"protocolVersion": 5}),
-    ]
     for i in range(540):
-        add(bad_shapes[i % len(bad_shapes)](rid), True)
+        add(BAD_SHAPES[i % len(BAD_SHAPES)](rid), True)
     for depth in (100, 500, 900, 1000, 10_000, 100_000):
         for _ in range(5):
             head = f'{{"jsonrpc":"2.0","id":{rid},"method":"ping","params":{{"a":'.encode()
