@@ -57,7 +57,7 @@ def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict |
     out = run.spans[-1][1]
     if "error" in out:
         run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
-        return None
+        return check_store(store, open_db=False)[1]
     expected = clean_manifest_id(repo, fresh / f"clean-{run.checkpoints}")
     if out["manifest_id"] != expected:
         run.problems.append(f"checkpoint {run.checkpoints}: manifest {out['manifest_id'][:12]} "
