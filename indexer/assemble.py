@@ -5,10 +5,10 @@ The assembled directory is built under the store's tmp/ and renamed into
 missing or half-written. When the previous manifest of the ref is assembled, its database
 is copied and only the changed paths are replaced.
 
-Tables (ASSEMBLY_VERSION 2): meta, files, chunks, symbols, refs, postings (per-path rows,
-copied from shards) plus docs (BM25 document lengths, per path too); term_df and corpus are
-views (BM25 corpus statistics, always those of this manifest, so an incremental build never
-recomputes them); then derived per manifest by DERIVED_STEPS: edges, modules, symbol_names
+Tables (ASSEMBLY_VERSION 3): meta, files, chunks, symbols, refs, term_postings (per-path
+rows copied from shards; term_postings is kept sorted by term, see format.py) plus docs (BM25
+document lengths, per path too); postings, term_df and corpus are views (BM25 corpus
+statistics, always those of this manifest, so an incremental build never recomputes them); then derived per manifest by DERIVED_STEPS: edges, modules, symbol_names
 (fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
 During the steps two temp tables name what changed: delta_removed(path) and
 delta_added(path); a step may use them to work incrementally (on a full assembly every path
@@ -35,7 +35,10 @@ from ..manifest import FileEntry, Manifest
 from ..errors import StoreCorrupt
 from ..store import Store, complete_marker, write_assembly_sums
 
-PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "postings", "docs")
+PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
+# The appended (unsorted) tail of term_postings may grow to this fraction of the table before
+# an incremental assembly re-sorts it.
+POSTINGS_TAIL_FRACTION = 0.15
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -53,9 +56,11 @@ CREATE TABLE symbols(path VARCHAR, language VARCHAR, ordinal INTEGER, symbol_id 
 CREATE TABLE refs(path VARCHAR, language VARCHAR, ordinal INTEGER, kind VARCHAR, target VARCHAR,
     module VARCHAR, alias VARCHAR, source INTEGER, source_id VARCHAR, start_line INTEGER,
     start_col INTEGER, end_line INTEGER, end_col INTEGER);
-CREATE TABLE postings(path VARCHAR, doc_kind VARCHAR, doc INTEGER, term VARCHAR, tf INTEGER);
+CREATE TABLE term_postings(term VARCHAR, path VARCHAR, doc_kind VARCHAR, doc INTEGER, tf INTEGER,
+    length INTEGER);
 CREATE TABLE docs(path VARCHAR, doc_kind VARCHAR, doc INTEGER, length INTEGER);
-CREATE VIEW term_df AS SELECT term, count(*)::INTEGER AS df FROM postings GROUP BY term;
+CREATE VIEW postings AS SELECT path, doc_kind, doc, term, tf FROM term_postings;
+CREATE VIEW term_df AS SELECT term, count(*)::INTEGER AS df FROM term_postings GROUP BY term;
 CREATE VIEW corpus AS SELECT count(*)::BIGINT AS n_docs, coalesce(avg(length), 0)::DOUBLE AS avgdl
     FROM docs;
 """
@@ -172,10 +177,16 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         r.alias, r.source, src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col
         FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file
         LEFT JOIN symbols src ON src.path = m.path AND src.ordinal = r.source AND r.source >= 0""")
-    con.execute("""INSERT INTO postings SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
+    con.execute("""CREATE TEMP TABLE new_postings AS SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
         FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
-    con.execute("""INSERT INTO docs SELECT path, doc_kind, doc, sum(tf)::INTEGER FROM postings
-        WHERE path IN (SELECT path FROM m) GROUP BY ALL""")
+    con.execute("""CREATE TEMP TABLE new_docs AS SELECT path, doc_kind, doc, sum(tf)::INTEGER AS length
+        FROM new_postings GROUP BY ALL""")
+    con.execute("INSERT INTO docs SELECT * FROM new_docs")
+    # Sorted by term, so BM25 reads only the row groups of the query's terms (zone maps).
+    con.execute("""INSERT INTO term_postings SELECT n.term, n.path, n.doc_kind, n.doc, n.tf, d.length
+        FROM new_postings n JOIN new_docs d USING (path, doc_kind, doc) ORDER BY n.term""")
+    con.execute("DROP TABLE new_postings")
+    con.execute("DROP TABLE new_docs")
     con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
         WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
         AND symbols.path IN (SELECT path FROM m)""")
@@ -201,7 +212,27 @@ def _same_assembly_version(con) -> bool:
     return rows == [(str(fmt.ASSEMBLY_VERSION),)]
 
 
-def _write_meta(con, manifest: Manifest, manifest_id: str) -> None:
+def _meta_value(con, key: str) -> str | None:
+    rows = con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _postings_tail(con, full: bool) -> int:
+    """Rows appended to term_postings since it was last sorted; re-sorts past the threshold."""
+    if full:
+        return 0
+    appended = int(_meta_value(con, "postings_tail_rows") or 0) + con.execute(
+        "SELECT count(*) FROM term_postings WHERE path IN (SELECT path FROM delta_added)").fetchall()[0][0]
+    total = con.execute("SELECT count(*) FROM term_postings").fetchall()[0][0]
+    if appended <= POSTINGS_TAIL_FRACTION * total:
+        return appended
+    con.execute("CREATE TABLE term_postings_sorted AS SELECT * FROM term_postings ORDER BY term")
+    con.execute("DROP TABLE term_postings")
+    con.execute("ALTER TABLE term_postings_sorted RENAME TO term_postings")
+    return 0
+
+
+def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -> None:
     import json
 
     con.execute("DELETE FROM meta")
@@ -211,6 +242,7 @@ def _write_meta(con, manifest: Manifest, manifest_id: str) -> None:
         "extractor_version": manifest.extractor_version,
         "assembly_version": str(fmt.ASSEMBLY_VERSION),
         "embedder_id": manifest.embedder_id or "", "counts": json.dumps(manifest.counts),
+        "postings_tail_rows": str(postings_tail),
     }
     con.executemany("INSERT INTO meta VALUES (?, ?)", list(rows.items()))
 
@@ -256,7 +288,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:
                     step(con, manifest)
-            _write_meta(con, manifest, manifest_id)
+            _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None))
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -24,7 +24,10 @@ MANIFEST_FORMAT = "codeagent-manifest"
 # another version is never used as the base of an incremental one.
 #   1: docs/term_df/corpus as tables recomputed per manifest.
 #   2: docs per path; term_df and corpus views (incremental builds never recompute them).
-ASSEMBLY_VERSION = 2
+#   3: term_postings(term, path, doc_kind, doc, tf, length) sorted by term replaces postings
+#      (now a view): BM25 reads only its terms' row groups; incremental builds append a
+#      sorted tail, re-sorted past 15% of the table (meta postings_tail_rows).
+ASSEMBLY_VERSION = 3
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

@@ -149,3 +149,35 @@ def test_assembly_in_an_older_layout_is_rebuilt_not_reused(git_repo):
     again = _build(git_repo.path)
     assert again.manifest_id == first.manifest_id
     assert store.is_assembled(first.manifest_id)
+
+
+def _postings_layout(store: Store, manifest_id: str) -> tuple[int, int, int]:
+    """(rows out of term order, tail rows recorded in meta, total rows) of term_postings."""
+    import duckdb
+
+    con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        disorder = con.execute("""SELECT count(*) FROM (SELECT term, lag(term) OVER (ORDER BY rowid)
+            AS prev FROM term_postings) WHERE prev > term""").fetchall()[0][0]
+        tail = int(con.execute("SELECT value FROM meta WHERE key = 'postings_tail_rows'").fetchall()[0][0])
+        total = con.execute("SELECT count(*) FROM term_postings").fetchall()[0][0]
+    finally:
+        con.close()
+    return disorder, tail, total
+
+
+def test_term_postings_stay_sorted_with_a_bounded_tail(git_repo):
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    git_repo.write_many({f"m{i}.py": "".join(f"def {w}_{i}_{j}(): return {j}\n" for j, w in enumerate(words))
+                         for i in range(20)})
+    first = _build(git_repo.path)
+    store = Store(git_repo.path / ".codeagent")
+    assert _postings_layout(store, first.manifest_id)[:2] == (0, 0)
+    git_repo.write("m0.py", "def zulu(): return 'appended'\n")
+    small = _build(git_repo.path)
+    disorder, tail, total = _postings_layout(store, small.manifest_id)
+    assert 0 < tail <= 0.15 * total
+    git_repo.write_many({f"m{i}.py": "".join(f"def yankee_{i}_{j}(): return 'x{j}'\n" for j in range(60))
+                         for i in range(1, 8)})
+    big = _build(git_repo.path)
+    assert _postings_layout(store, big.manifest_id)[:2] == (0, 0)

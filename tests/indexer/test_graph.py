@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer import graph
+from codeagent.indexer.assemble import PER_PATH_TABLES
 from codeagent.indexer.graph import NAME_CAP
 from codeagent.indexer.module_names import (FileModule, fq_name, import_binding, python_module,
                                             resolve_js_relative, resolve_python_relative,
@@ -291,7 +292,7 @@ def _graph_after_removing(db: Path, copy: Path, gone: list[str], incremental: bo
     shutil.copyfile(db, copy)
     con = duckdb.connect(str(copy))
     try:
-        for table in ("files", "symbols", "refs", "chunks", "postings"):
+        for table in PER_PATH_TABLES:
             con.execute(f"DELETE FROM {table} WHERE path IN (SELECT unnest(?::VARCHAR[]))", [gone])
         if incremental:
             con.execute("CREATE TEMP TABLE delta_removed AS SELECT unnest(?::VARCHAR[]) AS path", [gone])
@@ -344,7 +345,7 @@ def test_incremental_addition_equals_full_recompute(reexport_db, tmp_path, added
     con = duckdb.connect(str(copy))
     try:
         con.execute(f"ATTACH '{reexport_db}' AS orig (READ_ONLY)")
-        tables = ("files", "symbols", "refs", "chunks", "postings")
+        tables = PER_PATH_TABLES
         for table in tables:
             con.execute(f"DELETE FROM {table} WHERE path IN (SELECT unnest(?::VARCHAR[]))", [added])
         con.execute("DROP TABLE graph_version")
