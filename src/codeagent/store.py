@@ -63,7 +63,7 @@ def _write_in_place(path: Path, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data[: len(data) // 2])
         fh.flush()
-        time.sleep(0.02)  # a slow disk: widens the torn window
+        time.sleep(0.05)  # a slow disk: widens the torn window
         fh.write(data[len(data) // 2:])
 
 
