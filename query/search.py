@@ -129,10 +129,23 @@ def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, S
     return [k for k in lists.get(name, []) if by_key[k].score >= STRONG]
 
 
+def _is_text(value: str) -> bool:
+    """UTF-8 encodable (no lone surrogates, as undecodable argv bytes become) and NUL-free."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in value
+
+
 def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     """Run one search over `view`; see SearchRequest for the knobs and MODES for the modes."""
     if not request.query.strip():
         raise InvalidParameter("empty query")
+    for name in ("query", "language", "kind", "path", "extension"):
+        value = getattr(request, name)
+        if value is not None and not _is_text(value):
+            raise InvalidParameter(f"{name} is not valid UTF-8 text (undecodable bytes or a NUL)")
     if request.mode not in MODES:
         raise InvalidParameter(f"unknown search mode {request.mode!r}; choose one of {', '.join(MODES)}")
     if request.limit < 1:

@@ -123,3 +123,17 @@ def test_path_mode_tiers_and_filters(poly):
     assert paths("app server") == [("app/server.py", 0.5)]
     assert paths("main", language="go") == [("cmd/main.go", 0.7)]
     assert paths("server", path="web/**") == []
+
+
+def test_undecodable_query_bytes_are_an_invalid_argument(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import POLY, build_repo
+
+    repo = build_repo(tmp_path / "repo", POLY)
+    proc = subprocess.run([sys.executable, "-m", "codeagent", "search", os.fsdecode(b"\xff\xfe"),
+                           "--repo", str(repo.path), "--ref", "main"], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "not valid UTF-8" in proc.stderr and "Traceback" not in proc.stderr
