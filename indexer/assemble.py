@@ -33,6 +33,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..manifest import FileEntry, Manifest
 from ..errors import StoreCorrupt
+from ..plugins import import_optional
 from ..store import Store, complete_marker, write_assembly_sums
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
@@ -92,14 +93,7 @@ STEP_MODULES = ("codeagent.indexer.graph", "codeagent.indexer.ann")
 
 
 def _load_step_modules() -> None:
-    import importlib
-
-    for name in STEP_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    import_optional(STEP_MODULES)
 
 
 def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[FileEntry]]:

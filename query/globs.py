@@ -73,15 +73,20 @@ def _translate(glob: str) -> str:
     return "".join(out)
 
 
-def glob_to_regex(glob: str) -> str:
-    """An RE2 pattern matching whole repository-relative paths that `glob` selects."""
+def _normalize(glob: str) -> tuple[str, bool]:
+    """(the glob as both matchers read it, whether it is anchored at the repository root)."""
     g = glob.strip()
     if not g:
         raise InvalidParameter("empty path glob")
     if g.endswith("/"):
         g += "**"
     anchored = "/" in g.rstrip("/")
-    g = _collapse(g.lstrip("/"))
+    return _collapse(g.lstrip("/")), anchored
+
+
+def glob_to_regex(glob: str) -> str:
+    """An RE2 pattern matching whole repository-relative paths that `glob` selects."""
+    g, anchored = _normalize(glob)
     body = _translate(g)
     prefix = "" if anchored or g.startswith("**") else "(?:.*/)?"
     return f"^{prefix}{body}(?:/.*)?$"
@@ -202,13 +207,7 @@ def _step(toks: list[tuple], states: set[int], ch: str) -> set[int]:
 def glob_matcher(glob: str):
     """A predicate on repository-relative paths with the semantics of `glob_to_regex`, by
     NFA simulation: O(len(path) x len(glob)) whatever the glob, safe for user input."""
-    g = glob.strip()
-    if not g:
-        raise InvalidParameter("empty path glob")
-    if g.endswith("/"):
-        g += "**"
-    anchored = "/" in g.rstrip("/")
-    g = _collapse(g.lstrip("/"))
+    g, anchored = _normalize(glob)
     programs = []
     for alt in _expand_braces(g):
         toks = _tokens(alt)

@@ -8,12 +8,12 @@ The semantic retriever (vectors) registers itself as "semantic" when its module 
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import IndexMissing, InvalidParameter
+from ..plugins import import_optional
 from . import ranking
 from .index import IndexView
 from .intent import classify_intent
@@ -70,12 +70,7 @@ def register_retriever(name: str, fn: Retriever) -> Retriever:
 def _load_builtin() -> None:
     from . import fulltext, grep, paths, symbols  # noqa: F401  (they register themselves)
 
-    for name in RETRIEVER_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    import_optional(RETRIEVER_MODULES)
 
 
 def _run(name: str, view: IndexView, req: SearchRequest) -> Candidates:
