@@ -117,12 +117,13 @@ class _Builder:
             return FileEntry(path, blob, size, language, fmt.STATUS_SKIPPED, value[5:], key, "")
         return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, value)
 
-    def record(self, path: str, blob: str, language: str, size: int, result: ParseResult) -> FileEntry:
+    def record(self, blob: str, language: str, size: int, result: ParseResult) -> FileEntry:
+        """Store one parse result under its shard key; the entry's path is filled by the caller."""
         key = shard_key(blob, language)
         self.parsed += 1
         if result.shard is None:
             self.store.put_action(key, f"skip:{result.reason}")
-            return FileEntry(path, blob, size, language, fmt.STATUS_SKIPPED, result.reason, key, "")
+            return FileEntry("", blob, size, language, fmt.STATUS_SKIPPED, result.reason, key, "")
         existed = self.store.has(hash_bytes(result.shard))
         shard_id = self.store.put(result.shard)
         self.shards_written += 0 if existed else 1
@@ -132,7 +133,7 @@ class _Builder:
 
             self.tables[shard_id] = table_from_ipc(result.table)
             self._table_bytes += len(result.table)
-        return FileEntry(path, blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
+        return FileEntry("", blob, size, language, fmt.STATUS_INDEXED, "", key, shard_id)
 
     def _executor(self):
         if self._pool is None:
@@ -163,7 +164,7 @@ class _Builder:
         else:
             parsed = (parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
         for k, res in zip(keys, parsed):
-            results[k] = self.record("", k[0], k[1], unique[k][1], res)
+            results[k] = self.record(k[0], k[1], unique[k][1], res)
             self.progress("parse", self.parsed, self.to_parse)
         return [FileEntry(f.path, blob, len(data), lang, results[(blob, lang)].status,
                           results[(blob, lang)].reason, results[(blob, lang)].shard_key,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import format as fmt
 from . import sources
 from .errors import IndexMissing, InvalidParameter
+from .hashing import hash_bytes
 from .manifest import Manifest
 from .store import Store
 
@@ -109,7 +111,7 @@ def freshness(store: Store, repo: Path | None, manifest: Manifest) -> Freshness:
         return Freshness("fresh" if sha == manifest.commit else "stale",
                          detail="" if sha == manifest.commit else f"{ref} moved to {sha[:12]}")
     cache = sources.JsonCache(store, "worktree-stat.json")
-    files = sources.walk_worktree(repo, store, cache, fmt.DEFAULT_MAX_FILE_BYTES * 1024)
+    files = sources.walk_worktree(repo, store, cache, sys.maxsize)  # no size cap: compare every blob
     indexed = {f.path: f for f in manifest.files}
     current = {f.path for f in files}
     added = sorted(current - indexed.keys())
@@ -117,17 +119,15 @@ def freshness(store: Store, repo: Path | None, manifest: Manifest) -> Freshness:
     modified = []
     for f in files:
         old = indexed.get(f.path)
-        if old is None or f.skip:
+        if old is None or f.skip or not old.blob:  # no blob recorded: nothing to compare with
             continue
         blob = f.blob
         if not blob:
             try:
-                from .hashing import hash_bytes
-
                 blob = hash_bytes(sources.read_worktree_file(repo, f))
             except OSError:
                 continue
-        if old.blob and blob != old.blob:
+        if blob != old.blob:
             modified.append(f.path)
     state = "fresh" if not (added or removed or modified) else "stale"
     return Freshness(state, tuple(added), tuple(removed), tuple(modified))
