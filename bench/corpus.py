@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -21,6 +22,17 @@ def stdlib_files() -> list[Path]:
         dirs[:] = sorted(d for d in dirs if d not in ("site-packages", "__pycache__"))
         out.extend(Path(dirpath) / f for f in sorted(files) if f.endswith(".py"))
     return out
+
+
+def stdlib_sources() -> Iterator[tuple[Path, bytes]]:
+    """(path, bytes) of every stdlib .py file that decodes as UTF-8 (what the build parses)."""
+    for path in stdlib_files():
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        yield path, data
 
 
 def git(repo: Path, *args: str) -> str:

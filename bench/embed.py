@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import median, percentile, print_table, stdlib_files  # noqa: E402
+from corpus import median, percentile, print_table, stdlib_sources  # noqa: E402
 
 from codeagent.embedding import get_embedder  # noqa: E402
 from codeagent.indexer import ann  # noqa: E402
@@ -42,12 +42,7 @@ def stdlib_items(limit: int) -> list[str]:
     from codeagent.indexer.vectors import shard_items
 
     texts: list[str] = []
-    for path in stdlib_files():
-        data = path.read_bytes()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
+    for _path, data in stdlib_sources():
         texts.extend(t for _k, _o, t in shard_items(shard_row(data, "python", "", extract(data, "python"))))
         if len(texts) >= limit:
             break

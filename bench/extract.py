@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import STDLIB, stdlib_files  # noqa: E402
+from corpus import STDLIB, stdlib_sources  # noqa: E402
 
 from codeagent.indexer.extract import extract  # noqa: E402
 
@@ -38,12 +38,7 @@ OURS_VARIABLE = {"variable", "constant", "field"}
 
 def load(limit: int | None) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
-    for path in stdlib_files():
-        data = path.read_bytes()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
+    for path, data in stdlib_sources():
         files[str(path.relative_to(STDLIB))] = data
         if limit and len(files) >= limit:
             break
