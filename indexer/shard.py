@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 
 from ..format import SCHEMA_VERSION
 from ..hashing import hash_bytes, short_id
-from ..tokenize import term_counts
-from ..types import NO_PARENT, Extraction, Span, Symbol
+from ..types import Extraction, Span, Symbol
+from .postings import body_pieces, postings_array
 
 _SPAN_FIELDS = [
     ("start_line", pa.int32()), ("start_col", pa.int32()), ("end_line", pa.int32()),
@@ -90,48 +90,16 @@ def symbol_documents(symbols: list[Symbol], source: bytes) -> list[str]:
     """Each symbol's BM25 document: name, qualified name, signature, doc and its own body with
     its child symbols' spans cut out (they are documents of their own), so a class's methods
     are neither tokenised again nor counted twice."""
-    children: dict[int, list[Span]] = {}
-    for s in symbols:
-        if s.parent != NO_PARENT:
-            children.setdefault(s.parent, []).append(s.span)
     docs = []
-    for i, sym in enumerate(symbols):
-        start, end = sym.span.start_byte, sym.span.end_byte
-        pieces, pos = [], start
-        for c in sorted(children.get(i, ()), key=lambda c: (c.start_byte, c.end_byte)):
-            if c.start_byte < start or c.end_byte > end or c.end_byte <= pos:
-                continue  # defined elsewhere (Go receivers, C++ `A::f`) or already cut
-            if c.start_byte > pos:
-                pieces.append(source[pos:c.start_byte])
-            pos = c.end_byte
-        pieces.append(source[pos:end])
-        body = b"\n".join(pieces).decode("utf-8", "replace")
+    for sym, pieces in zip(symbols, body_pieces(symbols)):
+        body = b"\n".join(source[a:b] for a, b in pieces).decode("utf-8", "replace")
         docs.append("\n".join((sym.name, sym.qualified_name, sym.signature, sym.doc, body)))
     return docs
 
 
 def _postings(extraction: Extraction, source: bytes) -> pa.Array:
-    """The file's postings as one list<struct> value, built column-wise (it is the bulk)."""
-    kinds: list[str] = []
-    docs: list[int] = []
-    terms: list[str] = []
-    tfs: list[int] = []
-    texts = [("s", i, doc) for i, doc in enumerate(symbol_documents(extraction.symbols, source))]
-    texts += [("c", i, f"{c.heading}\n{c.text}" if c.heading else c.text)
-              for i, c in enumerate(extraction.chunks)]
-    for kind, i, text in texts:
-        counts = sorted(term_counts(text).items())
-        if not counts:
-            continue
-        doc_terms, doc_tfs = zip(*counts)
-        kinds.extend([kind] * len(counts))
-        docs.extend([i] * len(counts))
-        terms.extend(doc_terms)
-        tfs.extend(doc_tfs)
-    values = pa.StructArray.from_arrays(
-        [pa.array(kinds, pa.string()), pa.array(docs, pa.int32()), pa.array(terms, pa.string()),
-         pa.array(tfs, pa.int32())], fields=list(POSTING_TYPE))
-    return pa.ListArray.from_arrays(pa.array([0, len(terms)], pa.int32()), values)
+    """The file's postings as one list<struct> value (postings.py; they are the bulk)."""
+    return postings_array(extraction, source, SHARD_SCHEMA.field("postings").type)
 
 
 def shard_row(source: bytes, language: str, blob: str, extraction: Extraction) -> dict:
