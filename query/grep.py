@@ -4,12 +4,17 @@ pattern.
 
 Lines are matched one by one (like grep and ripgrep): a pattern does not span lines.
 Files are first filtered by one match over their whole text, then only matching files
-are split into lines.
+are split into lines. On the in-memory copy (memtext.py), where lines are kept split, a
+pattern whose required literals RE2 cannot skip ahead to (one starting with `^` or a
+class has no literal prefix, so RE2 would read every byte of every file holding them) is
+not matched against whole files: files are filtered by the literals alone, and RE2 only reads the
+lines that hold them.
 """
 
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from ..errors import InvalidParameter
 from .filters import FileFilter, allowed_paths, make_filter
@@ -29,7 +34,8 @@ MAX_CONTEXT = 10
 MAX_PATTERN = 1000
 
 _FILES_SQL = """
-SELECT path FROM files WHERE text IS NOT NULL AND {file_match} AND {where} ORDER BY path
+SELECT path FROM files WHERE text IS NOT NULL AND line_count > 0 AND {file_match} AND {where}
+ORDER BY path
 """
 _LINES_SQL = """
 WITH f AS (SELECT path, line_count, string_split(text, chr(10)) AS lines FROM files
@@ -37,25 +43,51 @@ WITH f AS (SELECT path, line_count, string_split(text, chr(10)) AS lines FROM fi
 l AS (SELECT path, line_count, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
 SELECT path, n, line FROM l WHERE n <= line_count AND {line_match} ORDER BY path, n
 """
+# The in-memory copy's lines of candidate files that may not match (the file condition is
+# not exact).
+_FLINES_SQL = """
+WITH l AS (SELECT path, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM flines
+           WHERE path IN (SELECT unnest(?::VARCHAR[])))
+SELECT path, n, line FROM l WHERE {line_match} ORDER BY path, n
+"""
 FIRST_BATCH = 16
+_PREFIX_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ")
 
 
-def _matchers(pattern: str, regex: bool, case_sensitive: bool) -> tuple[str, str, list]:
-    """SQL conditions on `text` (whole file) and `line`, and their parameters: the file
-    condition is tried on literal `contains` first when the pattern requires a literal."""
+class _Conditions(NamedTuple):
+    """SQL conditions on a file's `text` and on a `line`, and their parameters. `by_match`:
+    the file condition is the pattern matched over the whole text (a file with a matching
+    line passes, and nearly only those); else it is the required literals alone, which only
+    the in-memory copy (its `flines`) takes."""
+    file: str
+    line: str
+    file_params: list
+    line_param: str
+    by_match: bool = True
+
+
+def _matchers(pattern: str, regex: bool, case_sensitive: bool, whole_text: bool = True) -> _Conditions:
+    """RE2 runs only where the pattern's required literals are found (`contains` first).
+    With `whole_text` False (lines are cheap to read) and no literal prefix for RE2 to skip
+    ahead to, the file condition is the literals alone."""
     if not regex and case_sensitive:
-        return "contains(text, ?)", "contains(line, ?)", [pattern, pattern]
+        return _Conditions("contains(text, ?)", "contains(line, ?)", [pattern], pattern)
     expr = pattern if regex else escape_re2(pattern)
     opts = "'c'" if case_sensitive else "'i'"
     # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
-    file_cond, params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
+    file_cond, file_params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
     line_cond = f"regexp_matches(line, ?, {opts})"
-    # Constants (not parameters) so DuckDB evaluates the cheap `contains` before RE2.
-    for lit in reversed(required_literals(pattern) if regex and case_sensitive else []):
-        lit_sql = "'" + lit.replace("'", "''") + "'"
-        file_cond = f"contains(text, {lit_sql}) AND {file_cond}"
-        line_cond = f"contains(line, {lit_sql}) AND {line_cond}"
-    return file_cond, line_cond, [*params, expr]
+    literals = required_literals(pattern) if regex and case_sensitive else []
+    if not literals:
+        return _Conditions(file_cond, line_cond, file_params, expr)
+    # Constants (not parameters) so DuckDB can scan for them; CASE makes RE2 run after them.
+    found = " AND ".join(f"contains({{col}}, '{lit.replace(chr(39), chr(39) * 2)}')"
+                         for lit in sorted(literals, key=len, reverse=True))
+    line_cond = f"CASE WHEN {found.format(col='line')} THEN {line_cond} ELSE false END"
+    if not whole_text and pattern[0] not in _PREFIX_START:
+        return _Conditions(found.format(col="text"), line_cond, [], expr, by_match=False)
+    return _Conditions(f"CASE WHEN {found.format(col='text')} THEN {file_cond} ELSE false END",
+                       line_cond, file_params, expr)
 
 
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
@@ -82,29 +114,42 @@ def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: boo
               filt: FileFilter, limit: int, timeout: float | None) -> tuple[list[tuple], int, int, bool]:
     """(rows of (path, line_number, line), matches counted, files matched, complete).
 
-    Files are matched whole first, then split into lines in batches (in path order) until
-    `limit` lines are found; `complete` is False when files were left unsplit, and then the
-    count is a lower bound.
+    Candidate files are found first, then their lines are read in batches (in path order)
+    until `limit` lines are found; `complete` is False when files were left unread, and then
+    the count is a lower bound (and the files count may include files whose whole text
+    matches in no single line).
     """
     import duckdb
 
-    file_match, line_match, params = _matchers(pattern, regex, case_sensitive)
+    cond = _matchers(pattern, regex, case_sensitive, whole_text=not view.keep_text_in_memory)
     where, fparams = filt.where("path")
     cur = text_cursor(view)
     rows: list[tuple] = []
     try:
         with view.deadline(timeout, cur):
-            paths = [r[0] for r in cur.execute(
-                _FILES_SQL.format(file_match=file_match, where=where), [*params[:-1], *fparams]).fetchall()]
-            sql = _LINES_SQL.format(line_match=line_match)
-            done, batch = 0, FIRST_BATCH
-            while done < len(paths) and len(rows) <= limit:
-                rows.extend(cur.execute(sql, [paths[done:done + batch], params[-1]]).fetchall())
+            files = [r[0] for r in cur.execute(_FILES_SQL.format(file_match=cond.file, where=where),
+                                               [*cond.file_params, *fparams]).fetchall()]
+            sql = (_LINES_SQL if cond.by_match else _FLINES_SQL).format(line_match=cond.line)
+            done, batch = 0, max(FIRST_BATCH, limit // 4)  # a few matches a file
+            while done < len(files) and len(rows) <= limit:
+                rows.extend(cur.execute(sql, [files[done:done + batch], cond.line_param]).fetchall())
                 done += batch
                 batch *= 4
+            n_files = _files_matched(cur, cond, sql, rows, files[done:])
     except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
         raise _sql_error(pattern, exc) from exc
-    return rows, len(rows), len(paths), done >= len(paths)
+    return rows, len(rows), n_files, done >= len(files)
+
+
+def _files_matched(cur, cond: _Conditions, lines_sql: str, rows: list[tuple], unread: list[str]) -> int:
+    """Files with a match among `rows`, plus the `unread` candidates: all of them when they
+    passed the whole-text match (rarely one matches in no single line), else those whose
+    lines match."""
+    found = len({r[0] for r in rows})
+    if not unread or cond.by_match:
+        return found + len(unread)
+    return found + cur.execute(f"SELECT count(DISTINCT path) FROM ({lines_sql})",
+                               [unread, cond.line_param]).fetchall()[0][0]
 
 
 def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: bool = True,
@@ -129,10 +174,13 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
     matches: list[GrepMatch] = []
     used = 0
     for path, n, line in rows:
-        text = lines.get(path, [])
-        before = text[max(n - 1 - context, 0):n - 1] if context else []
-        after = text[n:n + context] if context else []
-        used += len(path) + len(line) + sum(len(x) + 1 for x in before + after) + 16
+        if context:
+            text = lines.get(path, [])
+            before, after = text[max(n - 1 - context, 0):n - 1], text[n:n + context]
+            used += sum(map(len, before)) + sum(map(len, after)) + len(before) + len(after)
+        else:
+            before, after = [], []
+        used += len(path) + len(line) + 16
         if used > max_bytes and matches:
             truncated = True
             break

@@ -4,6 +4,9 @@ long-lived readers.
 Reading 30 MB of text out of DuckDB's on-disk storage costs more than scanning it, so a
 server keeps one copy per manifest in an in-memory DuckDB (same RE2 engine, same SQL) and
 regex search runs several times faster. One-shot CLI calls read the file directly.
+
+The copy also keeps every file's lines split once (`flines(path, lines)`), for the grep
+queries that read the lines of many files which mostly do not match (see grep.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import threading
 from .index import IndexView, thread_cursor
 
 _LOAD_SQL = "SELECT path, language, status, line_count, text FROM files"
+_FLINES_SQL = """CREATE TABLE flines AS SELECT path, string_split(text, chr(10))[:line_count] AS lines
+FROM files WHERE text IS NOT NULL ORDER BY path"""
 
 
 class TextCopy:
@@ -26,6 +31,7 @@ class TextCopy:
         self.con = duckdb.connect(":memory:")
         self.con.register("files_arrow", table)
         self.con.execute("CREATE TABLE files AS SELECT * FROM files_arrow ORDER BY path")
+        self.con.execute(_FLINES_SQL)
         self.con.unregister("files_arrow")
         self._local = threading.local()
         self._lock = threading.Lock()
