@@ -9,43 +9,16 @@ view, so a long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
-import threading
 from collections import defaultdict
-from typing import NamedTuple
+from collections.abc import Iterable
 
 from ..tokenize import split_identifier
 from .index import IndexView
+from .symbol_table import SymbolRow, SymbolTable
 
-_load_lock = threading.Lock()
+__all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
+
 MAX_FUZZY_GRAMS = 14
-
-# Column order of `SymbolRow`, then the lookup keys (lower name, folded qualified names).
-_FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
-         "'/', '.'), chr(92), '.')")
-_LOAD_SQL = """
-SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
-       {fq} AS fq_name, coalesce(s.signature, ''), s.start_line, s.end_line, s.parent_id IS NULL,
-       regexp_matches(s.path, '{test}'),
-       lower(s.name), """ + _FOLD.format("s.qualified_name") + """, """ + _FOLD.format("{fq}") + """
-FROM symbols s {join}
-"""
-TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
-
-
-class SymbolRow(NamedTuple):
-    symbol_id: str
-    stable_id: str
-    path: str
-    language: str
-    kind: str
-    name: str
-    qualified_name: str
-    fq_name: str
-    signature: str
-    line_start: int
-    line_end: int
-    top_level: bool
-    in_tests: bool
 
 
 def fold_qualified(name: str) -> str:
@@ -97,15 +70,12 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
 class NameIndex:
     """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
 
-    def __init__(self, rows: list[tuple]) -> None:
-        """`rows`: SymbolRow fields followed by lower(name), folded qualified and fq names."""
-        width = len(SymbolRow._fields)
-        self.rows: list[SymbolRow] = []
+    def __init__(self, rows: list[SymbolRow], keys: Iterable[tuple[str, str, str]]) -> None:
+        """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL)."""
+        self.rows = rows
         self.by_name: dict[str, list[int]] = defaultdict(list)
         self.by_qualified: dict[str, list[int]] = defaultdict(list)
-        for i, r in enumerate(rows):
-            self.rows.append(SymbolRow(*r[:width]))
-            name, qualified, fq = r[width:]
+        for i, (name, qualified, fq) in enumerate(keys):
             self.by_name[name].append(i)
             self.by_qualified[qualified].append(i)
             if fq != qualified:
@@ -120,23 +90,8 @@ class NameIndex:
 
     @classmethod
     def load(cls, view: IndexView) -> "NameIndex":
-        """The view's name index, built on first use."""
-        cached = view.cache.get("name_index")
-        if cached is not None:
-            return cached
-        with _load_lock:
-            cached = view.cache.get("name_index")
-            if cached is not None:
-                return cached
-            if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name"):
-                sql = _LOAD_SQL.format(fq="coalesce(n.fq_name, s.qualified_name)",
-                                       join="LEFT JOIN symbol_names n USING (symbol_id)",
-                                       test=TEST_PATH_RE2)
-            else:
-                sql = _LOAD_SQL.format(fq="s.qualified_name", join="", test=TEST_PATH_RE2)
-            cached = cls(view.sql(sql))
-            view.cache["name_index"] = cached
-        return cached
+        """The view's name index, built with its symbol table on first use."""
+        return SymbolTable.load(view).names
 
     def exact_qualified(self, query: str) -> list[int]:
         return list(self.by_qualified.get(fold_qualified(query), ()))

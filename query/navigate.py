@@ -6,6 +6,7 @@ from ..errors import InvalidParameter, NotFound
 from .index import IndexView
 from .results import Outline, SourceSpan, SymbolDetail, SymbolInfo
 from .sourcetext import lines_of, span_text
+from .symbol_table import has_fq_keys, has_names, resident_table
 
 SYMBOL_COLUMNS = ("s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name, "
                   "coalesce(s.signature, ''), coalesce(s.doc, ''), coalesce(s.visibility, ''), "
@@ -26,13 +27,31 @@ def symbol_info(row: tuple) -> SymbolInfo:
 def symbols_where(view: IndexView, where: str, params: list, limit: int = 50) -> list[SymbolInfo]:
     """Symbols meeting a SQL condition on the `symbols` table, with their module-qualified
     names; the condition is applied before the join."""
-    named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
+    named = has_names(view)
     join = "LEFT JOIN symbol_names n USING (symbol_id)" if named else ""
     columns = SYMBOL_COLUMNS.format(fq="n.fq_name" if named else "NULL::VARCHAR")
     rows = view.sql(f"""WITH s AS (SELECT * FROM symbols WHERE {where}
                                   ORDER BY path, start_line, ordinal LIMIT {int(limit)})
         SELECT {columns} FROM s {join} ORDER BY s.path, s.start_line, s.ordinal""", params)
     return [symbol_info(r) for r in rows]
+
+
+def symbols_with(view: IndexView, column: str, value: str, limit: int = 50) -> list[SymbolInfo]:
+    """Symbols whose `column` (symbol_table.COLUMNS) equals `value`, in (path, line, ordinal)
+    order: from the view's in-memory symbol table when it keeps one, else through SQL."""
+    table = resident_table(view)
+    if table is not None:
+        return table.infos(table.where(column, value)[:limit])
+    return symbols_where(view, f"{column} = ?", [value], limit)
+
+
+def _by_module_name(view: IndexView, handle: str, limit: int) -> list[SymbolInfo]:
+    table = resident_table(view)
+    if table is not None:
+        return table.infos(table.fq_matches(handle)[:limit])
+    return symbols_where(view, "symbol_id IN (SELECT symbol_id FROM symbol_names WHERE fq_name = ? "
+                               "OR fq_key = replace(replace(?, '::', '.'), '#', '.'))",
+                         [handle, handle], limit)
 
 
 def _describe(cands: list[SymbolInfo]) -> str:
@@ -48,17 +67,16 @@ def resolve_symbol(view: IndexView, handle: str) -> SymbolInfo:
     handle = handle.strip()
     if not handle:
         raise InvalidParameter("empty symbol handle")
-    for where in ("symbol_id = ?", "stable_id = ?"):
-        found = symbols_where(view, where, [handle], limit=1)
+    for column in ("symbol_id", "stable_id"):
+        found = symbols_with(view, column, handle, limit=1)
         if found:
             return found[0]
-    wheres = ["qualified_name = ?", "name = ?"]
-    if view.has_table("symbol_names") and view.has_column("symbol_names", "fq_key"):
-        wheres.insert(0, "symbol_id IN (SELECT symbol_id FROM symbol_names WHERE fq_name = ? "
-                         "OR fq_key = replace(replace(?, '::', '.'), '#', '.'))")
-    for where in wheres:
-        params = [handle, handle] if where.count("?") == 2 else [handle]
-        found = symbols_where(view, where, params, limit=50)
+    tiers = [lambda: symbols_with(view, "qualified_name", handle),
+             lambda: symbols_with(view, "name", handle)]
+    if has_fq_keys(view):
+        tiers.insert(0, lambda: _by_module_name(view, handle, 50))
+    for tier in tiers:
+        found = tier()
         if len(found) == 1:
             return found[0]
         if found:
@@ -76,7 +94,7 @@ def source_spans(view: IndexView, handle: str, *, with_text: bool = True) -> lis
     """Every source location of a symbol, primary first: the same stable id may be defined in
     several files (or several times in one), e.g. platform variants or overloads."""
     sym = resolve_symbol(view, handle)
-    same = symbols_where(view, "stable_id = ?", [sym.symbol_stable_id], limit=100)
+    same = symbols_with(view, "stable_id", sym.symbol_stable_id, limit=100)
     same.sort(key=lambda s: (s.symbol_id != sym.symbol_id, s.path, s.line_start))
     spans = []
     for s in same:
@@ -89,6 +107,9 @@ def source_spans(view: IndexView, handle: str, *, with_text: bool = True) -> lis
 
 
 def reference_count(view: IndexView, sym: SymbolInfo) -> int:
+    table = resident_table(view)
+    if table is not None and view.has_table("edges") and sym.symbol_id in table.by_id:
+        return table.reference_count(view, table.by_id[sym.symbol_id])
     if view.has_table("edges"):
         return view.sql("SELECT count(*) FROM edges WHERE dst_id = ? AND kind <> 'contains'",
                         [sym.symbol_id])[0][0]
@@ -99,7 +120,7 @@ def reference_count(view: IndexView, sym: SymbolInfo) -> int:
 def get_symbol(view: IndexView, handle: str) -> SymbolDetail:
     """Full metadata of one symbol with its children, source spans and reference count."""
     sym = resolve_symbol(view, handle)
-    children = symbols_where(view, "parent_id = ?", [sym.symbol_id], limit=500)
+    children = symbols_with(view, "parent_id", sym.symbol_id, limit=500)
     return SymbolDetail(symbol=sym, children=children, spans=source_spans(view, sym.symbol_id),
                         reference_count=reference_count(view, sym), metadata=view.metadata())
 
@@ -112,7 +133,7 @@ def file_outline(view: IndexView, path: str) -> Outline:
         raise NotFound(f"{path} is not in manifest {view.manifest_id[:12]}",
                        hint="paths are repository-relative with '/' separators")
     language, line_count, status, reason = row[0]
-    symbols = symbols_where(view, "path = ?", [path], limit=100_000)
+    symbols = symbols_with(view, "path", path, limit=100_000)
     completeness = "complete" if status == "indexed" else "partial"
     return Outline(path=path, language=language, line_count=line_count or 0, symbols=symbols,
                    metadata=view.metadata(completeness))
