@@ -40,6 +40,10 @@ PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs"
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
 # an incremental assembly re-sorts it.
 POSTINGS_TAIL_FRACTION = 0.15
+# An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
+# every row group it touched: the files table's text is one ZSTD row group, ~0.3 s on the
+# stdlib) until the WAL, copied along from assembly to assembly, passes this size.
+WAL_MAX_BYTES = 8 << 20
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -241,13 +245,29 @@ def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -
     con.executemany("INSERT INTO meta VALUES (?, ?)", list(rows.items()))
 
 
+def _connect(db_path: Path):
+    """A writer connection that checkpoints only when `_settle` says so."""
+    import duckdb
+
+    con = duckdb.connect(str(db_path))
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.execute(f"SET checkpoint_threshold = '{WAL_MAX_BYTES * 4}B'")
+    con.execute(f"SET auto_checkpoint_skip_wal_threshold = {WAL_MAX_BYTES * 4}")
+    return con
+
+
+def _settle(con, wal: Path, *, full: bool) -> None:
+    """Fold the WAL into the database file when it is a full assembly or the WAL has grown
+    past WAL_MAX_BYTES; otherwise leave it (readers replay it read-only)."""
+    if full or (wal.exists() and wal.stat().st_size > WAL_MAX_BYTES):
+        con.execute("CHECKPOINT")
+
+
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
              previous: tuple[Manifest, str] | None = None, *,
              tables: Mapping[str, object] | None = None) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
     Arrow table of shards the caller has in memory (read instead of their Parquet)."""
-    import duckdb
-
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
         return final
@@ -261,17 +281,22 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         if (previous is not None and store.is_assembled(previous[1])
                 and not store.assembly_problems(previous[1])):  # never copy a damaged base
             prev_dir = store.assembled_dir(previous[1])
-            shutil.copyfile(prev_dir / fmt.DUCKDB_FILE, db_path)
+            for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
+                if (prev_dir / name).exists():
+                    shutil.copyfile(prev_dir / name, work / name)
             base = previous[0]
-        con = duckdb.connect(str(db_path))
+        con = _connect(db_path)
         try:
             if base is not None and not _same_assembly_version(con):
                 con.close()
-                db_path.unlink()
-                con = duckdb.connect(str(db_path))
+                for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
+                    (work / name).unlink(missing_ok=True)
+                con = _connect(db_path)
                 base = prev_dir = None
             if base is None:
                 con.execute(SCHEMA_SQL)
+            else:
+                con.execute("BEGIN")
             remove, insert = _changed_paths(base, manifest)
             _path_table(con, "delta_removed", sorted(remove))
             _path_table(con, "delta_added", [f.path for f in insert])
@@ -283,7 +308,9 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 for step in DERIVED_STEPS:
                     step(con, manifest)
             _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None))
-            con.execute("CHECKPOINT")
+            if base is not None:
+                con.execute("COMMIT")
+            _settle(con, work / fmt.DUCKDB_WAL, full=base is None)
         finally:
             con.close()
         for artifact in ARTIFACT_STEPS:

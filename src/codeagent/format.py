@@ -65,6 +65,7 @@ LOGS_DIR = "logs"
 LOCK_FILE = "lock"
 STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"
+DUCKDB_WAL = DUCKDB_FILE + ".wal"  # an assembly's uncheckpointed changes (incremental builds)
 COMPLETE_MARKER = "COMPLETE"
 # JSON {file name: [size, blake3]} of every file in an assembled directory, written before
 # COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
