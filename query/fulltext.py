@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..errors import InvalidParameter
 from ..tokenize import tokenize
+from .doctable import doc_table
 from .filters import FileFilter, make_filter
 from .index import IndexView
 from .intent import classify_intent
@@ -57,14 +58,14 @@ def _literals(values) -> str:
 _SYMBOL_DOCS_SQL = """
 SELECT s.path, s.ordinal, s.symbol_id, s.stable_id, s.kind, s.name, {fq}, s.language,
        coalesce(s.signature, ''), s.start_line, s.end_line
-FROM symbols s {join} WHERE s.path IN (SELECT unnest(?::VARCHAR[]))
-  AND s.ordinal IN (SELECT unnest(?::INTEGER[]))
+FROM symbols s {join} WHERE {where} ORDER BY s.path, s.ordinal
 """
 _CHUNK_DOCS_SQL = """
 SELECT c.path, c.ordinal, c.kind, coalesce(c.heading, ''), c.start_line, c.end_line, f.language
-FROM chunks c JOIN files f USING (path) WHERE c.path IN (SELECT unnest(?::VARCHAR[]))
-  AND c.ordinal IN (SELECT unnest(?::INTEGER[]))
+FROM chunks c JOIN files f USING (path) WHERE {where} ORDER BY c.path, c.ordinal
 """
+_KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
+               "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
 
 
 def query_terms(query: str) -> list[str]:
@@ -88,21 +89,32 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
 
 
 def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    if not keys:
-        return {}
     named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
-    sql = _SYMBOL_DOCS_SQL.format(
-        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
-        join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
-    rows = view.sql(sql, [[k[0] for k in keys], [k[1] for k in keys]])
-    return {(r[0], r[1]): r for r in rows}
+    sql = _SYMBOL_DOCS_SQL.replace("{fq}", "coalesce(n.fq_name, s.qualified_name)" if named
+                                   else "s.qualified_name").replace(
+        "{join}", "LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
+    return _docs(view, sql, "s", keys)
 
 
 def _chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+    return _docs(view, _CHUNK_DOCS_SQL, "c", keys)
+
+
+def _docs(view: IndexView, sql: str, alias: str,
+          keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+    """Rows of `sql` (keyed by path, ordinal) for `keys`: from the view's in-memory table
+    when it is long-lived (doctable.py), else (and for keys it lacks) with SQL."""
     if not keys:
         return {}
-    rows = view.sql(_CHUNK_DOCS_SQL, [[k[0] for k in keys], [k[1] for k in keys]])
-    return {(r[0], r[1]): r for r in rows}
+    out: dict[tuple[str, int], tuple] = {}
+    if view.keep_text_in_memory:
+        out, keys = doc_table(view, sql.format(where="TRUE")).rows(keys)
+        if not keys:
+            return out
+    rows = view.sql(sql.format(where=_KEYS_WHERE.format(t=alias)),
+                    [[k[0] for k in keys], [k[1] for k in keys]])
+    out.update(((r[0], r[1]), r) for r in rows)
+    return out
 
 
 def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHit]:

@@ -115,3 +115,29 @@ def test_sorted_term_postings_give_the_same_ranking(tmp_path):
     for b, a in zip(before, after):
         assert [r[:4] for r in a] == [r[:4] for r in b]
         assert [round(r[4], 9) for r in a] == [round(r[4], 9) for r in b]
+
+
+def test_long_lived_view_answers_like_a_one_shot_view(poly_repo):
+    """The in-memory document table (doctable.py) gives the same hits as the SQL lookups."""
+    with open_index(poly_repo.path, ref="main") as disk, open_index(poly_repo.path, ref="main") as mem:
+        mem.keep_text_in_memory = True
+        for query in ["token bucket rate limiter", "http response", "ConnectionResetError", "helper value"]:
+            for kinds in (("s", "c"), ("s",), ("c",)):
+                a = search_text(disk, query, doc_kinds=kinds, limit=20)
+                b = search_text(mem, query, doc_kinds=kinds, limit=20)
+                assert [h.to_dict() for h in a.results] == [h.to_dict() for h in b.results]
+                assert a.total_candidates == b.total_candidates
+        assert sum(isinstance(k, tuple) and k[0] == "doc_table" for k in mem.cache) == 2
+
+
+def test_doc_table_reads_keys_it_lacks_with_sql(poly_repo):
+    from codeagent.query.doctable import doc_table
+    from codeagent.query.fulltext import _chunk_docs
+
+    with open_index(poly_repo.path, ref="main") as mem:
+        mem.keep_text_in_memory = True
+        table = doc_table(mem, "SELECT path, ordinal FROM chunks ORDER BY path, ordinal")
+        found, missing = table.rows([("app/server.py", 0), ("app/server.py", 10_000), ("nope.py", 0)])
+        assert list(found) == [("app/server.py", 0)]
+        assert missing == [("app/server.py", 10_000), ("nope.py", 0)]
+        assert _chunk_docs(mem, [("nope.py", 0)]) == {}
