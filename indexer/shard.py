@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from ..format import SCHEMA_VERSION
 from ..hashing import hash_bytes, short_id
-from ..types import Extraction, Span, Symbol
+from ..types import Chunk, Extraction, Reference, Span, Symbol
 from .postings import body_pieces, postings_array
 
 _SPAN_FIELDS = [
@@ -51,11 +51,6 @@ SHARD_SCHEMA = pa.schema([
     ("chunks", pa.list_(CHUNK_TYPE)), ("symbols", pa.list_(SYMBOL_TYPE)),
     ("refs", pa.list_(REF_TYPE)), ("postings", pa.list_(POSTING_TYPE)),
 ])
-
-
-def _span(s: Span) -> dict:
-    return {"start_line": s.start_line, "start_col": s.start_col, "end_line": s.end_line,
-            "end_col": s.end_col, "start_byte": s.start_byte, "end_byte": s.end_byte}
 
 
 def stable_ids(symbols: list[Symbol], language: str) -> list[str]:
@@ -102,39 +97,67 @@ def _postings(extraction: Extraction, source: bytes) -> pa.Array:
     return postings_array(extraction, source, SHARD_SCHEMA.field("postings").type)
 
 
-def shard_row(source: bytes, language: str, blob: str, extraction: Extraction) -> dict:
-    text = source.decode("utf-8")
-    ids = stable_ids(extraction.symbols, language)
-    symbols = []
-    for i, (s, sid) in enumerate(zip(extraction.symbols, ids)):
-        symbols.append({
-            "ordinal": i, "kind": s.kind, "name": s.name, "qualified_name": s.qualified_name,
-            "stable_id": sid, "signature": s.signature, "doc": s.doc, "visibility": s.visibility,
-            "modifiers": list(s.modifiers), **_span(s.span),
-            "name_line": s.name_span.start_line, "name_col": s.name_span.start_col,
-            "name_end_line": s.name_span.end_line, "name_end_col": s.name_span.end_col,
-            "parent": s.parent, "body_hash": s.body_hash or body_hash(source, s.span, s.name),
-        })
-    chunks = [{"ordinal": i, "kind": c.kind, "heading": c.heading, **_span(c.span),
-               "symbol": c.symbol, "text": c.text} for i, c in enumerate(extraction.chunks)]
-    refs = [{"ordinal": i, "kind": r.kind, "target": r.target, "module": r.module,
-             "alias": r.alias, "source": r.source, "start_line": r.span.start_line,
-             "start_col": r.span.start_col, "end_line": r.span.end_line,
-             "end_col": r.span.end_col} for i, r in enumerate(extraction.references)]
-    return {
-        "schema_version": SCHEMA_VERSION, "language": language, "blob": blob,
-        "size": len(source), "line_count": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-        "text": text, "chunks": chunks, "symbols": symbols, "refs": refs,
-    }
+def _list_of(field: str, columns: dict[str, list]) -> pa.Array:
+    """One list<struct> value from the struct's columns (cheaper than a list of dicts)."""
+    struct = SHARD_SCHEMA.field(field).type.value_type
+    values = pa.StructArray.from_arrays([pa.array(columns[f.name], f.type) for f in struct],
+                                        fields=list(struct))
+    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+
+
+def _span_columns(spans: list[Span], prefix: str = "", bytes_: bool = True) -> dict[str, list]:
+    out = {f"{prefix}start_line": [s.start_line for s in spans],
+           f"{prefix}start_col": [s.start_col for s in spans],
+           f"{prefix}end_line": [s.end_line for s in spans],
+           f"{prefix}end_col": [s.end_col for s in spans]}
+    if bytes_:
+        out["start_byte"] = [s.start_byte for s in spans]
+        out["end_byte"] = [s.end_byte for s in spans]
+    return out
+
+
+def _symbols(source: bytes, language: str, symbols: list[Symbol]) -> pa.Array:
+    names = _span_columns([s.name_span for s in symbols], "name_", bytes_=False)
+    return _list_of("symbols", {
+        "ordinal": list(range(len(symbols))), "kind": [s.kind for s in symbols],
+        "name": [s.name for s in symbols], "qualified_name": [s.qualified_name for s in symbols],
+        "stable_id": stable_ids(symbols, language), "signature": [s.signature for s in symbols],
+        "doc": [s.doc for s in symbols], "visibility": [s.visibility for s in symbols],
+        "modifiers": [list(s.modifiers) for s in symbols], **_span_columns([s.span for s in symbols]),
+        "name_line": names["name_start_line"], "name_col": names["name_start_col"],
+        "name_end_line": names["name_end_line"], "name_end_col": names["name_end_col"],
+        "parent": [s.parent for s in symbols],
+        "body_hash": [s.body_hash or body_hash(source, s.span, s.name) for s in symbols],
+    })
+
+
+def _chunks(chunks: list[Chunk]) -> pa.Array:
+    return _list_of("chunks", {
+        "ordinal": list(range(len(chunks))), "kind": [c.kind for c in chunks],
+        "heading": [c.heading for c in chunks], **_span_columns([c.span for c in chunks]),
+        "symbol": [c.symbol for c in chunks], "text": [c.text for c in chunks],
+    })
+
+
+def _refs(refs: list[Reference]) -> pa.Array:
+    return _list_of("refs", {
+        "ordinal": list(range(len(refs))), "kind": [r.kind for r in refs],
+        "target": [r.target for r in refs], "module": [r.module for r in refs],
+        "alias": [r.alias for r in refs], "source": [r.source for r in refs],
+        **_span_columns([r.span for r in refs], bytes_=False),
+    })
 
 
 def shard_table(source: bytes, language: str, blob: str, extraction: Extraction) -> pa.Table:
-    """The shard as a one-row Arrow table (SHARD_SCHEMA)."""
-    row = shard_row(source, language, blob, extraction)
-    columns = {name: pa.array([row[name]], SHARD_SCHEMA.field(name).type)
-               for name in SHARD_SCHEMA.names if name != "postings"}
-    columns["postings"] = _postings(extraction, source)
-    return pa.Table.from_pydict(columns, schema=SHARD_SCHEMA)
+    """The shard as a one-row Arrow table (SHARD_SCHEMA), built column by column."""
+    text = source.decode("utf-8")
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    scalars = {"schema_version": SCHEMA_VERSION, "language": language, "blob": blob,
+               "size": len(source), "line_count": line_count, "text": text}
+    columns = [pa.array([scalars[f.name]], f.type) for f in list(SHARD_SCHEMA)[:6]]
+    columns += [_chunks(extraction.chunks), _symbols(source, language, extraction.symbols),
+                _refs(extraction.references), _postings(extraction, source)]
+    return pa.Table.from_arrays(columns, schema=SHARD_SCHEMA)
 
 
 def encode_shard(source: bytes, language: str, blob: str, extraction: Extraction) -> bytes:
