@@ -35,6 +35,7 @@ from ..manifest import FileEntry, Manifest
 from ..errors import StoreCorrupt
 from ..plugins import import_optional
 from ..store import Store, complete_marker, write_assembly_sums
+from .graph_sql import target_key
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
@@ -60,7 +61,8 @@ CREATE TABLE symbols(path VARCHAR, language VARCHAR, ordinal INTEGER, symbol_id 
     parent_id VARCHAR, body_hash VARCHAR);
 CREATE TABLE refs(path VARCHAR, language VARCHAR, ordinal INTEGER, kind VARCHAR, target VARCHAR,
     module VARCHAR, alias VARCHAR, source INTEGER, source_id VARCHAR, start_line INTEGER,
-    start_col INTEGER, end_line INTEGER, end_col INTEGER);
+    start_col INTEGER, end_line INTEGER, end_col INTEGER, tkey VARCHAR, head VARCHAR,
+    last VARCHAR);
 CREATE TABLE term_postings(term VARCHAR, path VARCHAR, doc_kind VARCHAR, doc INTEGER, tf INTEGER,
     length INTEGER);
 CREATE TABLE docs(path VARCHAR, doc_kind VARCHAR, doc INTEGER, length INTEGER);
@@ -171,10 +173,11 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
             s.start_col, s.end_line, s.end_col, s.start_byte, s.end_byte, s.name_line, s.name_col,
             s.name_end_line, s.name_end_col, s.parent, NULL, s.body_hash
         FROM u JOIN m ON u.filename = m.file""")
-    con.execute("""INSERT INTO refs SELECT m.path, u.language, r.ordinal, r.kind, r.target, r.module,
-        r.alias, r.source, src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col
+    con.execute(f"""INSERT INTO refs SELECT *, split_part(tkey, '.', 1), split_part(tkey, '.', -1)
+        FROM (SELECT m.path, u.language, r.ordinal, r.kind, r.target, r.module, r.alias, r.source,
+            src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col, {target_key('r.target')} AS tkey
         FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file
-        LEFT JOIN symbols src ON src.path = m.path AND src.ordinal = r.source AND r.source >= 0""")
+        LEFT JOIN symbols src ON src.path = m.path AND src.ordinal = r.source AND r.source >= 0)""")
     con.execute("""CREATE TEMP TABLE new_postings AS SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
         FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
     con.execute("""CREATE TEMP TABLE new_docs AS SELECT path, doc_kind, doc, sum(tf)::INTEGER AS length
@@ -245,6 +248,21 @@ def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -
     con.executemany("INSERT INTO meta VALUES (?, ?)", list(rows.items()))
 
 
+def _copy_verified(prev_dir: Path, work: Path) -> dict[str, tuple[int, int, str]]:
+    """Copy the previous assembly's database (and WAL); returns name -> (size, mtime_ns,
+    blake3) of each copy, its digest taken from the verified SUMS of the original."""
+    import json
+
+    sums = json.loads((prev_dir / fmt.ASSEMBLY_SUMS).read_bytes())
+    copied = {}
+    for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
+        if (prev_dir / name).exists():
+            shutil.copyfile(prev_dir / name, work / name)
+            st = (work / name).stat()
+            copied[name] = (st.st_size, st.st_mtime_ns, sums[name][1])
+    return copied
+
+
 def _connect(db_path: Path):
     """A writer connection that checkpoints only when `_settle` says so."""
     import duckdb
@@ -278,12 +296,11 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         db_path = work / fmt.DUCKDB_FILE
         base: Manifest | None = None
         prev_dir: Path | None = None
+        copied: dict[str, tuple[int, int, str]] = {}
         if (previous is not None and store.is_assembled(previous[1])
                 and not store.assembly_problems(previous[1])):  # never copy a damaged base
             prev_dir = store.assembled_dir(previous[1])
-            for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
-                if (prev_dir / name).exists():
-                    shutil.copyfile(prev_dir / name, work / name)
+            copied = _copy_verified(prev_dir, work)
             base = previous[0]
         con = _connect(db_path)
         try:
@@ -315,7 +332,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             con.close()
         for artifact in ARTIFACT_STEPS:
             artifact(store, manifest, manifest_id, work, prev_dir)
-        write_assembly_sums(work)
+        write_assembly_sums(work, copied)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():  # an assembly in an older layout: move it aside, then replace it

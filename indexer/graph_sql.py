@@ -33,7 +33,7 @@ def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
 
-def _key(expr: str) -> str:
+def target_key(expr: str) -> str:
     """Separator-neutral form (module_names.key); a JS/Java `new ` before a callee is dropped."""
     folded = f"replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.')"
     return f"trim(CASE WHEN starts_with({expr}, 'new ') THEN substr({folded}, 5) ELSE {folded} END, '.')"
@@ -71,7 +71,7 @@ WHERE b.local = '*' AND d.parent_id IS NULL AND b.path IN (SELECT path FROM g_ch
 NAMES_SQL = f"""
 CREATE OR REPLACE TEMP TABLE g_new_modules AS
 SELECT DISTINCT split_part(k, '.', 1) AS top FROM (
-    SELECT {_key('module')} AS k FROM modules WHERE path NOT IN (SELECT path FROM g_modules)
+    SELECT {target_key('module')} AS k FROM modules WHERE path NOT IN (SELECT path FROM g_modules)
     UNION ALL
     SELECT mkey FROM g_modules WHERE path NOT IN (SELECT path FROM modules))
 WHERE k <> '';
@@ -95,7 +95,7 @@ SELECT s.symbol_id, s.path, m.module,
     s.name, s.kind, s.language, s.qk, s.parent_id, coalesce(p.kind, ''), s.start_line,
     CASE WHEN s.kind IN {_in(CLASS_KINDS)} THEN s.symbol_id WHEN p.kind IN {_in(CLASS_KINDS)} THEN p.symbol_id
          WHEN pp.kind IN {_in(CLASS_KINDS)} THEN pp.symbol_id END
-FROM (SELECT *, {_key('qualified_name')} AS qk FROM symbols
+FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols
       WHERE path IN (SELECT path FROM g_changed)) s
 JOIN g_modules m USING (path)
 LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id
@@ -112,10 +112,9 @@ _RECV = """CASE WHEN head IN ('self', 'cls', 'this') OR (language = 'rust' AND h
 
 def _raw_refs(where: str) -> str:
     return f"""
-    SELECT *, {_RECV} AS recv FROM (
-    SELECT path, ordinal, language, kind, target, source_id, start_line, tkey,
-        split_part(tkey, '.', 1) AS head, split_part(tkey, '.', -1) AS last
-    FROM (SELECT *, {_key('target')} AS tkey FROM refs WHERE kind <> 'import' AND {where}))"""
+    SELECT path, ordinal, language, kind, target, source_id, start_line, tkey, head, last,
+        {_RECV} AS recv
+    FROM refs WHERE kind <> 'import' AND {where}"""
 
 
 def _project(source: str, rid_base: str) -> str:

@@ -27,7 +27,9 @@ MANIFEST_FORMAT = "codeagent-manifest"
 #   3: term_postings(term, path, doc_kind, doc, tf, length) sorted by term replaces postings
 #      (now a view): BM25 reads only its terms' row groups; incremental builds append a
 #      sorted tail, re-sorted past 15% of the table (meta postings_tail_rows).
-ASSEMBLY_VERSION = 3
+#   4: refs carry tkey/head/last (the target's separator-neutral key and its first and last
+#      segments), computed once at insert instead of on every graph update.
+ASSEMBLY_VERSION = 4
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

@@ -414,13 +414,19 @@ def _drop_inherited_locks() -> None:
 os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
-def write_assembly_sums(directory: Path) -> None:
-    """Record size and blake3 of every file of an assembly being built (before COMPLETE)."""
+def write_assembly_sums(directory: Path, known: dict[str, tuple[int, int, str]] | None = None) -> None:
+    """Record size and blake3 of every file of an assembly being built (before COMPLETE).
+    `known`: name -> (size, mtime_ns, blake3) of files copied from a verified assembly; a
+    file whose size and mtime are still those is not hashed again."""
     sums = {}
     for path in sorted(directory.iterdir()):
         if path.is_file() and path.name not in (fmt.ASSEMBLY_SUMS, fmt.COMPLETE_MARKER):
-            with open(path, "rb") as fh:
-                sums[path.name] = [path.stat().st_size, hash_stream(fh)]
+            st = path.stat()
+            size, mtime, digest = (known or {}).get(path.name, (-1, -1, ""))
+            if (size, mtime) != (st.st_size, st.st_mtime_ns):
+                with open(path, "rb") as fh:
+                    digest = hash_stream(fh)
+            sums[path.name] = [st.st_size, digest]
     (directory / fmt.ASSEMBLY_SUMS).write_text(json.dumps(sums, sort_keys=True))
 
 
