@@ -18,6 +18,7 @@ from ..tokenize import split_identifier
 from .filters import FileFilter, allowed_paths, kinds_for, make_filter
 from .index import IndexView
 from .names import NameIndex, SymbolRow
+from .ref_table import RefTable
 from .results import COMPLETE, PARTIAL, SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
 from .sourcetext import file_lines, snippet
@@ -111,13 +112,20 @@ def _hit(row: SymbolRow, score: float, how: str, lines: list[str] | None) -> Sea
                      language=row.language, signature=row.signature, match=how)
 
 
-def _reference_hits(view: IndexView, name: str, filt: FileFilter, limit: int) -> list[SearchHit]:
-    """Uses of `name` (calls, imports, type references) from the refs table."""
+def _reference_rows(view: IndexView, name: str, filt: FileFilter, limit: int) -> list[tuple]:
+    """(path, language, kind, target, start_line, end_line) of uses of `name` (no dot)."""
+    if view.keep_text_in_memory:  # a long-lived reader: see ref_table.py
+        return RefTable.load(view).uses(name, allowed_paths(view, filt), limit)
     where, params = filt.where("r.path")
-    rows = view.sql(f"""
+    return view.sql(f"""
         SELECT r.path, r.language, r.kind, r.target, r.start_line, r.end_line
         FROM refs r WHERE (r.target = ? OR ends_with(r.target, ?)) AND {where}
-        ORDER BY r.path, r.start_line LIMIT {int(limit)}""", [name, "." + name, *params])
+        ORDER BY r.path, r.start_line, r.ordinal LIMIT {int(limit)}""", [name, "." + name, *params])
+
+
+def _reference_hits(view: IndexView, name: str, filt: FileFilter, limit: int) -> list[SearchHit]:
+    """Uses of `name` (calls, imports, type references) from the refs table."""
+    rows = _reference_rows(view, name, filt, limit)
     lines = file_lines(view, [r[0] for r in rows])
     return [SearchHit(path=p, line_start=ls, line_end=le, kind=kind, name=name, qualified_name=target,
                       symbol_id=None, symbol_stable_id=None, score=0.3,
