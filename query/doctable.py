@@ -1,9 +1,8 @@
-"""The fields BM25 hits show (symbol or chunk, by path and ordinal), held in memory by
-long-lived views.
+"""Chunk fields BM25 hits show (kind, heading, lines, language), by path and ordinal, held in
+memory by long-lived views (symbols come from symbol_table.py).
 
-Finding ten symbols by (path, ordinal) in DuckDB scans the whole `symbols` table joined to
-`symbol_names` (about 19 ms CPU on the standard library, more than the BM25 query itself).
-A server loads both tables' few shown columns once per manifest, ordered by path and
+Finding ten chunks by (path, ordinal) in DuckDB scans the whole `chunks` table joined to
+`files`. A server loads the few shown columns once per manifest, ordered by path and
 ordinal, and answers by offset: a path's documents are numbered 0..n-1 (checked on every
 lookup; a row that does not carry the asked key is left out and read with SQL instead).
 """

@@ -19,6 +19,7 @@ from .ranking import BM25_B, BM25_K1
 from .results import COMPLETE, SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
 from .sourcetext import file_lines, snippet
+from .symbol_table import resident_table
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
 MAX_QUERY_TERMS = 32
@@ -93,24 +94,45 @@ def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str
     sql = _SYMBOL_DOCS_SQL.replace("{fq}", "coalesce(n.fq_name, s.qualified_name)" if named
                                    else "s.qualified_name").replace(
         "{join}", "LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
-    return _docs(view, sql, "s", keys)
+    return _docs(view, sql, "s", keys, _resident_symbols)
+
+
+def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
+    """Symbol rows from the view's resident symbol table (long-lived views), and keys left."""
+    table = resident_table(view)
+    if table is None:
+        return {}, keys
+    found, missing = {}, []
+    for path, ordinal in keys:
+        row = table.at(path, ordinal)
+        if row is None:
+            missing.append((path, ordinal))
+            continue
+        r = table.rows[row]
+        found[(path, ordinal)] = (path, ordinal, r.symbol_id, r.stable_id, r.kind, r.name, r.fq_name,
+                                  r.language, r.signature, r.line_start, r.line_end)
+    return found, missing
 
 
 def _chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    return _docs(view, _CHUNK_DOCS_SQL, "c", keys)
+    return _docs(view, _CHUNK_DOCS_SQL, "c", keys, _resident_chunks)
 
 
-def _docs(view: IndexView, sql: str, alias: str,
-          keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    """Rows of `sql` (keyed by path, ordinal) for `keys`: from the view's in-memory table
-    when it is long-lived (doctable.py), else (and for keys it lacks) with SQL."""
+def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
+    if not view.keep_text_in_memory:
+        return {}, keys
+    return doc_table(view, _CHUNK_DOCS_SQL.format(where="TRUE")).rows(keys)
+
+
+def _docs(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
+          resident) -> dict[tuple[str, int], tuple]:
+    """Rows of `sql` (keyed by path, ordinal) for `keys`: from memory when the view is
+    long-lived (`resident`), else (and for keys it lacks) with SQL."""
     if not keys:
         return {}
-    out: dict[tuple[str, int], tuple] = {}
-    if view.keep_text_in_memory:
-        out, keys = doc_table(view, sql.format(where="TRUE")).rows(keys)
-        if not keys:
-            return out
+    out, keys = resident(view, keys)
+    if not keys:
+        return out
     rows = view.sql(sql.format(where=_KEYS_WHERE.format(t=alias)),
                     [[k[0] for k in keys], [k[1] for k in keys]])
     out.update(((r[0], r[1]), r) for r in rows)

@@ -118,7 +118,7 @@ def test_sorted_term_postings_give_the_same_ranking(tmp_path):
 
 
 def test_long_lived_view_answers_like_a_one_shot_view(poly_repo):
-    """The in-memory document table (doctable.py) gives the same hits as the SQL lookups."""
+    """The resident symbol and chunk tables give the same hits as the SQL lookups."""
     with open_index(poly_repo.path, ref="main") as disk, open_index(poly_repo.path, ref="main") as mem:
         mem.keep_text_in_memory = True
         for query in ["token bucket rate limiter", "http response", "ConnectionResetError", "helper value"]:
@@ -127,7 +127,8 @@ def test_long_lived_view_answers_like_a_one_shot_view(poly_repo):
                 b = search_text(mem, query, doc_kinds=kinds, limit=20)
                 assert [h.to_dict() for h in a.results] == [h.to_dict() for h in b.results]
                 assert a.total_candidates == b.total_candidates
-        assert sum(isinstance(k, tuple) and k[0] == "doc_table" for k in mem.cache) == 2
+        assert "symbol_table" in mem.cache
+        assert sum(isinstance(k, tuple) and k[0] == "doc_table" for k in mem.cache) == 1
 
 
 def test_doc_table_reads_keys_it_lacks_with_sql(poly_repo):
