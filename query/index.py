@@ -23,6 +23,7 @@ from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..manifest import load_manifest
 from ..store import Store
 from .results import COMPLETE, Metadata
+from .watchdog import WATCHDOG
 
 FRESHNESS_TTL = 2.0
 _freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
@@ -137,15 +138,14 @@ class IndexView:
             yield
             return
         cur = cursor or self.cursor()
-        timer = threading.Timer(seconds, cur.interrupt)
         started = time.monotonic()
-        timer.start()
+        token = WATCHDOG.arm(seconds, cur.interrupt)
         try:
             yield
         except duckdb.InterruptException as exc:
             raise _timeout(seconds) from exc
         finally:
-            timer.cancel()
+            WATCHDOG.disarm(token)
         if time.monotonic() - started > seconds:  # the interrupt fell between two queries
             raise _timeout(seconds)
 
