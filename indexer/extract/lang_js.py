@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .rules import Def, Ref, Rules, callee_name, one_line, text
+from .rules import Def, Ref, Rules, callee_name, node_bytes, one_line, text
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
                               "generator_function"})
@@ -107,7 +107,8 @@ class JsRules(Rules):
         fn = _function_value(node) if node.type in ("public_field_definition", "field_definition") else None
         if fn is not None:  # `handler = (e: Event): void => {...}`
             body = fn.child_by_field_name("body")
-            head = fn.text[:body.start_byte - fn.start_byte] if body is not None else fn.text
+            head = node_bytes(fn)
+            head = head[:body.start_byte - fn.start_byte] if body is not None else head
             return one_line(d.name + head.decode("utf-8", "replace").strip().removesuffix("=>").strip())
         sig = super().signature(node, d)
         return one_line(sig.removesuffix("=>").strip())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -57,11 +58,23 @@ class Ref:
     alias: str = ""
 
 
+# The bytes of the tree being walked: a tree parsed through a read callback (to bound its
+# time) has none attached, and its node.text would call back into Python for every node.
+SOURCE: ContextVar[bytes | None] = ContextVar("codeagent_extract_source", default=None)
+
+
+def node_bytes(node: Node) -> bytes:
+    """The node's source bytes."""
+    source = SOURCE.get()
+    if source is None:
+        return node.text or b""
+    return source[node.start_byte:node.end_byte]
+
+
 def text(node: Node | None) -> str:
     if node is None:
         return ""
-    raw = node.text
-    return raw.decode("utf-8", "replace") if raw is not None else ""
+    return node_bytes(node).decode("utf-8", "replace")
 
 
 def one_line(s: str, limit: int = MAX_SIGNATURE) -> str:
@@ -169,7 +182,7 @@ class Rules:
         body = self.body(node) or node.child_by_field_name("value")
         end = body.start_byte if body is not None else node.end_byte
         base = node.start_byte
-        raw = node.text[:end - base]
+        raw = node_bytes(node)[:end - base]
         for child in reversed(self._header_noise(node, end)):
             raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
         sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:=; ").strip()

@@ -16,7 +16,7 @@ from ...types import Extraction
 from ..parse import ExtractTimeout
 from .chunks import code_chunks
 from .generic import GenericRules
-from .rules import Rules
+from .rules import SOURCE, Rules
 from .walk import walk
 
 PARSE_BUDGET_S = 5.0
@@ -70,11 +70,9 @@ def parse(source: bytes, language: str, budget_s: float = PARSE_BUDGET_S) -> Tre
         return time.monotonic() > deadline
 
     try:
-        tree = parser.parse(read, progress_callback=over_budget)
-        # A tree parsed through a callback has no bytes attached, so every node.text calls
-        # back into Python (~0.2 ms); re-parsing from bytes against the old tree is ~5x
-        # cheaper than the first parse and makes node.text a slice.
-        return parser.parse(source, old_tree=tree)
+        # Only a read callback takes a progress callback. The tree has no bytes attached:
+        # walk it with rules.SOURCE set (extract_tree does), not through node.text.
+        return parser.parse(read, progress_callback=over_budget)
     except ValueError as exc:  # tree-sitter aborts with "Parsing failed" when we stop it
         if time.monotonic() > deadline:
             raise ExtractTimeout(f"{language} parse exceeded {budget_s:.0f}s") from exc
@@ -86,7 +84,11 @@ def extract_tree(source: bytes, language: str) -> Extraction | None:
     tree = parse(source, language)
     if tree is None:
         return None
-    walked = walk(tree.root_node, rules_for(language), tree.language)
+    token = SOURCE.set(source)
+    try:
+        walked = walk(tree.root_node, rules_for(language), tree.language)
+    finally:
+        SOURCE.reset(token)
     symbol_at = {}
     for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):
         symbol_at.setdefault((node.start_byte, node.end_byte), i)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
-from .rules import SEP, Def, Rules
+from .rules import SEP, Def, Rules, node_bytes
 
 
 def node_span(node: Node) -> Span:
@@ -19,7 +19,7 @@ def node_span(node: Node) -> Span:
     some grammars) ends on its last line instead of column 0 of the next."""
     s, e = node.start_point, node.end_point
     if e.column == 0 and e.row > s.row:
-        body = node.text.rstrip(b"\r\n")
+        body = node_bytes(node).rstrip(b"\r\n")
         last_nl = body.rfind(b"\n")
         end_col = len(body) - last_nl - 1 if last_nl >= 0 else s.column + len(body)
         return Span(s.row + 1, s.column, s.row + 1 + body.count(b"\n"), end_col,
