@@ -5,8 +5,11 @@ reference kind may resolve to), g_changed (paths whose rows are recomputed: ever
 full recompute), g_bind_new (one binding per import reference of those paths).
 
 Incremental rule: a reference outside the changed paths is resolved again when its last
-name segment is an "affected" name (a symbol or import name, old or new, of a changed
-path) or one of its edges pointed into a changed path; every other edge stays as it was.
+name segment is an "affected" name or one of its edges pointed to a symbol row that changed.
+Affected: the names of the changed paths' symbol_names rows that differ (start_line aside,
+which no resolution outside the row's own file reads) and the locals of their import
+bindings that differ, old or new; an edit that leaves every definition and import as it
+was affects no other file's references. Every other edge stays as it was.
 Imports and overrides edges are cheap and recomputed whole.
 """
 
@@ -75,11 +78,19 @@ SELECT DISTINCT split_part(k, '.', 1) AS top FROM (
     UNION ALL
     SELECT mkey FROM g_modules WHERE path NOT IN (SELECT path FROM modules))
 WHERE k <> '';
+CREATE OR REPLACE TEMP TABLE g_mod_diff AS
+WITH old AS (SELECT path, language, module, package, sep, declared FROM modules
+             WHERE path IN (SELECT path FROM g_changed)),
+new AS (SELECT path, language, module, package, sep, declared FROM g_modules
+        WHERE path IN (SELECT path FROM g_changed))
+(SELECT * FROM old EXCEPT SELECT * FROM new) UNION ALL (SELECT * FROM new EXCEPT SELECT * FROM old);
 CREATE OR REPLACE TABLE modules AS
     SELECT path, language, module, package, sep, declared FROM g_modules;
 CREATE OR REPLACE TEMP TABLE g_aff(name VARCHAR);
-INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
-INSERT INTO g_aff SELECT local FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+CREATE OR REPLACE TEMP TABLE g_old_names AS
+SELECT * EXCLUDE (start_line) FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+CREATE OR REPLACE TEMP TABLE g_old_binds AS
+SELECT * FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
 {_STAR_NAMES}
 DELETE FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
 DELETE FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
@@ -100,7 +111,13 @@ FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols
 JOIN g_modules m USING (path)
 LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id
 LEFT JOIN symbols pp ON pp.path = p.path AND pp.symbol_id = p.parent_id;
-INSERT INTO g_aff SELECT name FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+CREATE OR REPLACE TEMP TABLE g_sym_diff AS
+WITH new AS (SELECT * EXCLUDE (start_line) FROM symbol_names WHERE path IN (SELECT path FROM g_changed))
+SELECT 'old' AS side, * FROM (SELECT * FROM g_old_names EXCEPT SELECT * FROM new)
+UNION ALL
+SELECT 'new', * FROM (SELECT * FROM new EXCEPT SELECT * FROM g_old_names);
+INSERT INTO g_aff SELECT name FROM g_sym_diff;
+DROP TABLE g_old_names;
 """
 
 # The receiver a reference's first segment names: the enclosing class (self) or its bases.
@@ -130,7 +147,11 @@ LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
 
 _PREP = f"""
 INSERT INTO import_bindings SELECT path, ordinal, local, fq_key, mkey, file FROM g_bind_new;
-INSERT INTO g_aff SELECT local FROM g_bind_new;
+CREATE OR REPLACE TEMP TABLE g_bind_diff AS
+(SELECT * FROM g_old_binds EXCEPT SELECT * FROM g_bind_new)
+UNION ALL (SELECT * FROM g_bind_new EXCEPT SELECT * FROM g_old_binds);
+INSERT INTO g_aff SELECT local FROM g_bind_diff;
+DROP TABLE g_old_binds;
 {_STAR_NAMES}
 CREATE OR REPLACE TEMP TABLE g_affected AS SELECT DISTINCT name FROM g_aff WHERE name <> '';
 DROP TABLE g_aff;
@@ -151,9 +172,10 @@ SELECT b.path, b.local, min(b.fq_key) AS fq_key,
     bool_or(split_part(b.mkey, '.', 1) IN (SELECT split_part(mkey, '.', 1) FROM g_modules)) AS internal
 FROM import_bindings b WHERE b.local <> '' GROUP BY b.path, b.local;
 CREATE OR REPLACE TEMP TABLE g_redo AS
-WITH r0 AS MATERIALIZED ({_raw_refs('TRUE')}),
+WITH r0 AS ({_raw_refs('TRUE')}),
 dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
-          WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_path IN (SELECT path FROM g_changed))
+          WHERE kind IN {_in(RESOLVE_KINDS)}
+            AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old'))
 SELECT * FROM r0 WHERE path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
 UNION ALL
 SELECT * FROM (
@@ -163,7 +185,9 @@ SELECT * FROM (
     SELECT r0.* FROM r0 JOIN import_bindings b ON b.path = r0.path AND b.local = r0.head
     WHERE split_part(b.mkey, '.', 1) IN (SELECT top FROM g_new_modules))
 WHERE path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected);
-DELETE FROM edges WHERE kind IN ('imports', 'overrides');
+CREATE OR REPLACE TEMP TABLE g_old_inherits AS
+SELECT src_id, dst_id, kind, confidence FROM edges
+WHERE kind IN ('inherits', 'implements') AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges USING (SELECT DISTINCT path, start_line, target FROM g_redo) r
@@ -259,11 +283,28 @@ WITH RECURSIVE anc(cls, base, depth, conf) AS (
 SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 """
 
+# Imports and overrides edges of unchanged files can only change when a definition, an
+# import binding, a module or an inheritance of the changed files did; otherwise ("quiet")
+# only the changed files' own rows are recomputed.
 _DERIVED = f"""
+CREATE OR REPLACE TEMP TABLE g_quiet AS SELECT NOT (
+    EXISTS (SELECT 1 FROM g_sym_diff) OR EXISTS (SELECT 1 FROM g_bind_diff)
+    OR EXISTS (SELECT 1 FROM g_mod_diff) OR EXISTS (SELECT 1 FROM g_new_modules)
+    OR EXISTS ((SELECT * FROM g_old_inherits EXCEPT SELECT src_id, dst_id, kind, confidence
+                FROM edges WHERE kind IN ('inherits', 'implements')
+                AND src_path IN (SELECT path FROM g_changed))
+               UNION ALL
+               (SELECT src_id, dst_id, kind, confidence FROM edges
+                WHERE kind IN ('inherits', 'implements') AND src_path IN (SELECT path FROM g_changed)
+                EXCEPT SELECT * FROM g_old_inherits))) AS quiet;
+CREATE OR REPLACE TEMP TABLE g_redone AS
+SELECT path FROM g_changed UNION SELECT path FROM g_modules WHERE NOT (SELECT quiet FROM g_quiet);
+DELETE FROM edges WHERE kind IN ('imports', 'overrides') AND src_path IN (SELECT path FROM g_redone);
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id,
     coalesce(d.path, sub.path, mf.path, nullif(b.file, '')), 'imports', 'exact', r.target
-FROM refs r JOIN import_bindings b ON b.path = r.path AND b.ordinal = r.ordinal
+FROM (SELECT * FROM refs WHERE kind = 'import' AND path IN (SELECT path FROM g_redone)) r
+JOIN import_bindings b ON b.path = r.path AND b.ordinal = r.ordinal
 LEFT JOIN g_export e ON e.alias = b.fq_key
 LEFT JOIN symbol_names d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
 LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules WHERE mkey <> '' GROUP BY mkey) sub
@@ -276,13 +317,16 @@ SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
 FROM symbol_names WHERE parent_id IS NOT NULL AND path IN (SELECT path FROM g_changed);
 INSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
-FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) m
+FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}
+      AND path IN (SELECT path FROM g_redone)) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
 JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
 DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
 DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected; DROP TABLE g_new_modules; DROP TABLE g_rebased;
+DROP TABLE g_sym_diff; DROP TABLE g_bind_diff; DROP TABLE g_mod_diff; DROP TABLE g_old_inherits;
+DROP TABLE g_quiet; DROP TABLE g_redone;
 """
 
 # Member references through self/super of classes whose ancestry was just re-resolved.

@@ -378,3 +378,41 @@ def test_module_naming_and_bindings_never_raise(path, target, module, alias, lan
     b = import_binding(fm, target, module, alias, {"a", "a.b", "a/b"})
     assert isinstance(b.local, str) and isinstance(b.fq, str) and isinstance(b.module, str)
     assert isinstance(include_file(target, path or "x", language, {"b.h": ["a/b.h"]}), str)
+
+
+def _edge_rows(db: Path) -> set[tuple]:
+    """Every edge with its lines, endpoints named by fq name (symbol ids are per manifest)."""
+    return set(_query(db, """
+        SELECT e.kind, e.confidence, coalesce(a.fq_name, ''), e.src_path, e.src_line,
+               coalesce(b.fq_name, ''), e.dst_path, e.target
+        FROM edges e LEFT JOIN symbol_names a ON a.symbol_id = e.src_id
+        LEFT JOIN symbol_names b ON b.symbol_id = e.dst_id"""))
+
+
+QUIET_EDITS = [
+    ("a subclass two levels down", {"extra.py": "from pkg.app import Child\n\nclass Leaf(Child):\n"
+                                                "    def run(self):\n        return 0\n"}),
+    ("shift the base module by a comment", {"pkg/util.py": "# moved\n\n" + PROJECT["pkg/util.py"]}),
+    ("edit a body only", {"pkg/app.py": PROJECT["pkg/app.py"].replace("return Child()", "return Child()  # same")}),
+    ("change only a base class", {"pkg/app.py": PROJECT["pkg/app.py"].replace("class Child(Base)", "class Child(object)")}),
+    ("put it back", {"pkg/app.py": PROJECT["pkg/app.py"]}),
+    ("an empty module appears", {"pkg/empty.py": "", "other.py": "import pkg.empty\n" + "def mystery():\n    pass\n"}),
+]
+
+
+def test_quiet_edits_keep_every_edge_line_of_a_fresh_build(project, tmp_path) -> None:
+    """Edits that change no definition or import recompute only the edited files' rows;
+    the result, lines included, must be a fresh build's."""
+    _build(project)
+    for n, (message, files) in enumerate(QUIET_EDITS):
+        for rel, text in files.items():
+            project.write(rel, text)
+        sha = project.commit(message)
+        _, incremental = _build(project)
+        assert graph.LAST_TIMINGS["full"] == 0.0, message
+        fresh = build(BuildOptions(repo=project.path, rev=sha, store_dir=tmp_path / f"q{n}", jobs=1))
+        fresh_db = Store(tmp_path / f"q{n}").assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
+        assert _edge_rows(incremental) == _edge_rows(fresh_db), message
+    overrides = {r for r in _edge_rows(incremental) if r[0] == "overrides"}
+    assert ("overrides", "exact", "extra.Leaf.run", "extra.py", 4, "pkg.util.Base.run",
+            "pkg/util.py", "run") in overrides, overrides
