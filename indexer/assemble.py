@@ -43,8 +43,10 @@ PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs"
 POSTINGS_TAIL_FRACTION = 0.15
 # An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
 # every row group it touched: the files table's text is one ZSTD row group, ~0.3 s on the
-# stdlib) until the WAL, copied along from assembly to assembly, passes this size.
-WAL_MAX_BYTES = 8 << 20
+# stdlib) until the WAL, copied along from assembly to assembly, passes this size. Every
+# open replays the WAL (~20 ms CPU per MB), so the limit trades that against the checkpoint;
+# a body edit of one stdlib file adds ~0.3 MB.
+WAL_MAX_BYTES = 4 << 20
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
