@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 
 # Basename patterns (case-insensitive) of files whose contents are never indexed or served.
 SECRET_PATTERNS = (
@@ -14,10 +15,12 @@ SECRET_PATTERNS = (
 )
 
 
+_SECRET = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
+
+
 def is_secret(rel: str) -> bool:
     """Does this path name a file whose contents we withhold (keys, .env, credentials)?"""
-    name = posixpath.basename(rel).lower()
-    return any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS)
+    return _SECRET.match(posixpath.basename(rel).lower()) is not None
 
 
 def looks_binary(data: bytes) -> bool:
