@@ -36,18 +36,19 @@ _POSTINGS_SORTED = """SELECT path, doc_kind, doc, term, tf, length FROM term_pos
 _POSTINGS_JOINED = """SELECT p.path, p.doc_kind, p.doc, p.term, p.tf, d.length
   FROM postings p JOIN docs d USING (path, doc_kind, doc) WHERE p.term IN ({terms})"""
 _SORTED_COLUMNS = {"term", "path", "doc_kind", "doc", "tf", "length"}
+# The corpus statistics (n_docs, avgdl) are the manifest's, read once per view and inlined;
+# the total is counted over the materialized scores (cheaper than a window over them).
 _BM25_SQL = """
 WITH p AS ({postings}),
 df AS (SELECT term, count(*) AS df FROM p GROUP BY term),
-c AS (SELECT n_docs, avgdl FROM corpus),
-scored AS (
+scored AS MATERIALIZED (
   SELECT p.path, p.doc_kind, p.doc, count(*) AS matched,
-         sum(ln(1 + (c.n_docs - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
-             / (p.tf + {k1} * (1 - {b} + {b} * p.length / c.avgdl))) AS bm25
-  FROM p JOIN df USING (term), c
+         sum(ln(1 + ({n_docs} - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
+             / (p.tf + {k1} * (1 - {b} + {b} * p.length / {avgdl}))) AS bm25
+  FROM p JOIN df USING (term)
   WHERE p.doc_kind IN ({kinds}) AND {where}
   GROUP BY ALL)
-SELECT path, doc_kind, doc, matched, bm25, count(*) OVER () AS total FROM scored
+SELECT path, doc_kind, doc, matched, bm25, (SELECT count(*) FROM scored) AS total FROM scored
 ORDER BY matched DESC, bm25 DESC, path, doc_kind, doc LIMIT {limit}
 """
 
@@ -84,9 +85,18 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
     where, params = (filt or FileFilter()).where("p.path")
     sorted_ = _SORTED_COLUMNS <= view.tables.get("term_postings", set())
     postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=_literals(terms))
+    n_docs, avgdl = _corpus(view)
     sql = _BM25_SQL.format(postings=postings, kinds=_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
-                           where=where, limit=int(limit))
+                           where=where, limit=int(limit), n_docs=int(n_docs), avgdl=repr(float(avgdl)))
     return view.sql(sql, params)
+
+
+def _corpus(view: IndexView) -> tuple[int, float]:
+    """(n_docs, avgdl) of the view's manifest, memoised on the view."""
+    got = view.cache.get("bm25_corpus")
+    if got is None:
+        got = view.cache["bm25_corpus"] = tuple(view.sql("SELECT n_docs, avgdl FROM corpus")[0])
+    return got
 
 
 def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
