@@ -43,8 +43,8 @@ WITH p AS ({postings}),
 df AS (SELECT term, count(*) AS df FROM p GROUP BY term),
 scored AS MATERIALIZED (
   SELECT p.path, p.doc_kind, p.doc, count(*) AS matched,
-         sum(ln(1 + ({n_docs} - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
-             / (p.tf + {k1} * (1 - {b} + {b} * p.length / {avgdl}))) AS bm25
+         sum(ln(1 + ({n_docs}::BIGINT - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
+             / (p.tf + {k1} * (1 - {b} + {b} * p.length / {avgdl}::DOUBLE))) AS bm25
   FROM p JOIN df USING (term)
   WHERE p.doc_kind IN ({kinds}) AND {where}
   GROUP BY ALL)
