@@ -177,10 +177,22 @@ class Remote:
         """Point `name` at a manifest (the commit point), then refresh the refs.json listing."""
         self._require_writable()
         self.backend.write(f"refs/{_check_name('ref', name)}", f"{manifest_id}\n".encode())
-        refs = self.refs_index()
+        refs = self._listing()
         refs[name] = {"manifest": manifest_id, "commit": commit}
         body = {"format": "codeagent-remote", "version": REMOTE_FORMAT, "refs": dict(sorted(refs.items()))}
         self.backend.write(REFS_INDEX, json.dumps(body, indent=1, sort_keys=True).encode())
+
+
+    def _listing(self) -> dict[str, dict]:
+        """refs.json's entries rebuilt from the authoritative refs/ files where the backend can
+        list them, so a ref another publisher set since our last read is kept (and one a lost
+        race dropped comes back); commits come from the old listing where it agrees."""
+        old = self.refs_index()
+        if self.backend.list("refs") is None:
+            return old
+        return {ref: {"manifest": mid, "commit": (old.get(ref) or {}).get("commit")
+                      if (old.get(ref) or {}).get("manifest") == mid else None}
+                for ref, mid in self.list_refs().items()}
 
 
 def is_bundle_spec(spec: str) -> bool:

@@ -107,6 +107,23 @@ def test_refs_commits_and_chunk_lists_round_trip(backend: Pair) -> None:
         assert r.read_chunk_list(m2) == b'{"chunks": []}'
 
 
+def test_refs_listing_keeps_a_ref_another_publisher_set(backend: Pair) -> None:
+    """Publisher B set refs/heads/b after publisher A read refs.json: A's rewrite of the
+    listing must still name B's ref (the listing is rebuilt from the refs/ files)."""
+    m1, m2 = hash_bytes(b"m1"), hash_bytes(b"m2")
+
+    def write(w: Remote) -> None:
+        w.put_object(m1, b"m1")
+        w.put_object(m2, b"m2")
+        w.set_ref("heads/main", m1, "c" * 40)
+        w.backend.write("refs/heads/b", f"{m2}\n".encode())
+        w.set_ref("heads/main", m2, "d" * 40)
+
+    with _written(backend, write) as r:
+        assert r.refs_index() == {"heads/b": {"manifest": m2, "commit": None},
+                                  "heads/main": {"manifest": m2, "commit": "d" * 40}}
+
+
 @pytest.mark.parametrize("name", ["", "../x", "heads/../../etc", "heads//x", "heads/.tmp-1"])
 def test_unsafe_names_are_refused(backend: Pair, name: str) -> None:
     with _written(backend, lambda w: None) as r:
