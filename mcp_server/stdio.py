@@ -6,6 +6,11 @@ one line: a longer line is discarded as it streams in (memory stays bounded) and
 an error. A line that is not JSON gets a parse error (id null); JSON that is not a valid
 JSON-RPC message gets an invalid-request error carrying its id when it has one. Only valid
 messages reach the SDK, so a malformed frame never stops the server.
+
+Pipes are read and written without a worker thread (non-blocking descriptors polled by the
+event loop): a thread hop per read, write and flush cost three thread wake-ups per request,
+which on a loaded machine was most of a symbol lookup's round trip. Terminals and files keep
+blocking I/O in a worker thread (a non-blocking flag would leak to the shell's terminal).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
@@ -80,13 +87,20 @@ class FrameReader:
         self.fd = fd
         self.max_frame = max_frame
         self.reply: Reply | None = None
+        self.polled = _make_polled(fd)
 
     async def _send(self, msg: SessionMessage | None) -> None:
         if msg is not None and self.reply is not None:
             await self.reply(msg)
 
     async def _read(self) -> bytes:
-        return await anyio.to_thread.run_sync(os.read, self.fd, READ_CHUNK, abandon_on_cancel=True)
+        if not self.polled:
+            return await anyio.to_thread.run_sync(os.read, self.fd, READ_CHUNK, abandon_on_cancel=True)
+        while True:
+            try:
+                return os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self.fd)
 
     async def __aiter__(self) -> AsyncIterator[str]:
         buf = bytearray()
@@ -120,6 +134,52 @@ class FrameReader:
                 yield text
 
 
+def _make_polled(fd: int) -> bool:
+    """Switch a pipe or socket to non-blocking I/O for the event loop; False for anything
+    else (terminal, file) or on Windows, which then keeps blocking I/O in a worker thread."""
+    if sys.platform == "win32":
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return False
+    os.set_blocking(fd, False)
+    return True
+
+
+class FrameWriter:
+    """Text frames written to a file descriptor (the `stdout` the SDK's stdio_server takes)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.polled = _make_polled(fd)
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            if not self.polled:
+                data = data[await anyio.to_thread.run_sync(os.write, self.fd, data):]
+                continue
+            try:
+                data = data[os.write(self.fd, data):]
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+
+    async def flush(self) -> None:
+        """Nothing is buffered: `write` returns once every byte is in the descriptor."""
+
+
+def take_stdout() -> int:
+    """A private duplicate of fd 1; fd 1 itself then writes to stderr, so stray prints (ours
+    or a library's) can never tear a protocol frame."""
+    private = os.dup(1)
+    os.set_inheritable(private, False)
+    os.dup2(2, 1)
+    return private
+
+
 def take_stdin() -> int:
     """A private duplicate of fd 0; fd 0 itself then reads /dev/null, so child processes
     (git, builds) can never consume protocol bytes."""
@@ -136,7 +196,8 @@ async def serve_stdio(server, max_frame: int = MAX_FRAME) -> None:
     from mcp.server.stdio import stdio_server
 
     reader = FrameReader(take_stdin(), max_frame)
-    async with stdio_server(stdin=reader) as (read_stream, write_stream):  # type: ignore[arg-type]
+    writer = FrameWriter(take_stdout())
+    async with stdio_server(stdin=reader, stdout=writer) as (read_stream, write_stream):  # type: ignore[arg-type]
         replies = write_stream.clone()
         reader.reply = replies.send
         try:
