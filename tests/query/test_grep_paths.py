@@ -19,13 +19,13 @@ WORDS = ["raise", "Error(", "def ", "class ", "ValueError", "_handler(", "self",
          "return", "  ", "\t", "(", ")", "import os", "OSError", "it's", "a", "Z", "9"]
 
 
-def _corpus(seed: int = 7, files: int = 24) -> dict[str, str]:
+def _corpus(seed: int = 7, files: int = 48) -> dict[str, str]:
     rnd = random.Random(seed)
     out = {}
     for i in range(files):
         lines = ["".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 6))) for _ in range(rnd.randint(0, 40))]
         text = "\n".join(lines) + ("\n" if rnd.random() < 0.7 else "")
-        out[f"pkg{i % 3}/m{i:02d}.py"] = text
+        out[f"pkg{i % 3}/m{i:02d}.py"] = text if i != 5 else "it's a 'quoted' path\n"
     out["empty.py"] = ""
     return out
 
@@ -96,3 +96,4 @@ def test_literal_only_prefilter_is_taken_and_exact(views):
     assert _matchers(r"^\s*raise \w+Error\(", True, True).by_match
     for pattern in [r"^\s*raise \w+Error\(", r"[A-Z]{3,}_[A-Z]+ = \d+", "it's", r"\(x"]:
         assert _answer(disk, pattern, context=1) == _answer(mem, pattern, context=1)
+
