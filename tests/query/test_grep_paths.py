@@ -96,4 +96,3 @@ def test_literal_only_prefilter_is_taken_and_exact(views):
     assert _matchers(r"^\s*raise \w+Error\(", True, True).by_match
     for pattern in [r"^\s*raise \w+Error\(", r"[A-Z]{3,}_[A-Z]+ = \d+", "it's", r"\(x"]:
         assert _answer(disk, pattern, context=1) == _answer(mem, pattern, context=1)
-
