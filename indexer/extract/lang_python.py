@@ -28,7 +28,7 @@ def _string_value(node: Node) -> str:
 def _string_statement(node: Node) -> Node | None:
     """The string literal a statement consists of, if it is just one."""
     if node.type == "expression_statement" and node.named_child_count == 1:
-        node = node.named_children[0]
+        node = node.named_child(0)
     return node if node.type == "string" else None
 
 
@@ -63,8 +63,11 @@ class PythonRules(Rules):
     span_wrappers = frozenset({"decorated_definition"})
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
-        if node.type == "assignment":
+        t = node.type
+        if t == "assignment":
             return self._assignment(node)
+        if t not in self.definitions:  # calls, imports...: most of the nodes visited
+            return []
         d = super().definition(node, parent_kind)
         if d is not None and d.kind == "method" and d.name == "__init__":
             d = Def("constructor", d.name, d.name_node)
@@ -121,7 +124,8 @@ class PythonRules(Rules):
                 stmt = holder  # comments before a body's first statement hang on its owner
             return super().doc(stmt, Def(d.kind, d.name, d.name_node))
         body = node.child_by_field_name("body")
-        first = _string_statement(body.named_children[0]) if body is not None and body.named_children else None
+        first = body.named_child(0) if body is not None and body.named_child_count else None
+        first = _string_statement(first) if first is not None else None
         return _string_value(first) if first is not None else ""
 
     def _decorators(self, node: Node) -> list[str]:
@@ -131,12 +135,12 @@ class PythonRules(Rules):
         out = []
         for dec in wrapper.named_children:
             if dec.type == "decorator" and dec.named_child_count:
-                out.append(callee_name(text(dec.named_children[0])).rsplit(".", 1)[-1])
+                out.append(callee_name(text(dec.named_child(0))).rsplit(".", 1)[-1])
         return out
 
     def modifiers(self, node: Node, d: Def) -> tuple[str, ...]:
         mods: list[str] = []
-        if node.type == "function_definition" and node.children and text(node.children[0]) == "async":
+        if node.type == "function_definition" and node.child_count and text(node.child(0)) == "async":
             mods.append("async")
         for name in self._decorators(node):
             mod = _DECORATOR_MODIFIERS.get(name)
@@ -152,6 +156,8 @@ class PythonRules(Rules):
 
     def references(self, node: Node) -> list[Ref]:
         t = node.type
+        if t == "call":
+            return self.call_references(node, "function")
         if t == "import_statement":
             return [self._import(n, "") for n in node.children_by_field_name("name")]
         if t == "import_from_statement":
@@ -168,7 +174,7 @@ class PythonRules(Rules):
             return [Ref("inherit", callee_name(text(c)), c) for c in supers.named_children
                     if c.type in ("identifier", "attribute", "subscript", "call")]
         if t == "decorator" and node.named_child_count:
-            inner = node.named_children[0]
+            inner = node.named_child(0)
             if inner.type in ("identifier", "attribute"):
                 return [Ref("call", text(inner), inner)]
         return super().references(node)

@@ -214,7 +214,7 @@ class Rules:
         sib = anchor.prev_named_sibling
         while sib is not None and sib.type not in self.comment_types and sib.named_child_count \
                 and sib.end_point.row >= line - 1:
-            sib = sib.named_children[-1]  # a grammar that hangs the comment on the previous node
+            sib = sib.named_child(sib.named_child_count - 1)  # a grammar that hangs the comment on the previous node
         while sib is not None and sib.type in self.comment_types and sib.end_point.row >= line - 1:
             if sib.end_point.row == anchor.start_point.row and sib is not anchor.prev_sibling:
                 break
@@ -274,14 +274,18 @@ class Rules:
         """References made at `node` (not its descendants: the walker visits those)."""
         field = self.calls.get(node.type)
         if field is not None:
-            callee = node.child_by_field_name(field) if field else node.named_children[0] if node.named_child_count else None
-            if callee is not None:
-                name = callee_name(text(callee))
-                if name:
-                    return [Ref("call", name, callee)]
-            return []
+            return self.call_references(node, field)
         if node.type in self.type_refs:
             return self.type_ref(node)
+        return []
+
+    def call_references(self, node: Node, field: str) -> list[Ref]:
+        """The call at `node` to the callee in `field` ("": the first named child)."""
+        callee = node.child_by_field_name(field) if field else node.named_child(0) if node.named_child_count else None
+        if callee is not None:
+            name = callee_name(text(callee))
+            if name:
+                return [Ref("call", name, callee)]
         return []
 
     def type_ref(self, node: Node) -> list[Ref]:

@@ -17,14 +17,14 @@ from .rules import SEP, Def, Rules, node_bytes
 def node_span(node: Node) -> Span:
     """The node's span; one that ends with its newline (preprocessor lines, `//` comments in
     some grammars) ends on its last line instead of column 0 of the next."""
-    s, e = node.start_point, node.end_point
-    if e.column == 0 and e.row > s.row:
+    (s_row, s_col), (e_row, e_col) = node.start_point, node.end_point
+    if e_col == 0 and e_row > s_row:
         body = node_bytes(node).rstrip(b"\r\n")
         last_nl = body.rfind(b"\n")
-        end_col = len(body) - last_nl - 1 if last_nl >= 0 else s.column + len(body)
-        return Span(s.row + 1, s.column, s.row + 1 + body.count(b"\n"), end_col,
+        end_col = len(body) - last_nl - 1 if last_nl >= 0 else s_col + len(body)
+        return Span(s_row + 1, s_col, s_row + 1 + body.count(b"\n"), end_col,
                     node.start_byte, node.start_byte + len(body))
-    return Span(s.row + 1, s.column, e.row + 1, e.column, node.start_byte, node.end_byte)
+    return Span(s_row + 1, s_col, e_row + 1, e_col, node.start_byte, node.end_byte)
 
 
 @dataclass
@@ -86,16 +86,17 @@ class _Walker:
             if d.scope:
                 inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
         for ref in self.rules.references(node):
-            rng = (ref.node.start_byte, ref.node.end_byte)
-            if ref.kind in ("inherit", "implement"):
-                self.claimed.append(rng)
-            elif ref.kind == "call":
+            kind, ref_node = ref.kind, ref.node
+            rng = ref_node.byte_range
+            if kind == "call":
                 self.callees.add(rng)
-            elif ref.kind == "type_ref" and (
-                    rng in self.name_ranges or rng in self.callees or _within(ref.node, self.claimed)):
+            elif kind in ("inherit", "implement"):
+                self.claimed.append(rng)
+            elif kind == "type_ref" and (
+                    rng in self.name_ranges or rng in self.callees or _within(ref_node, self.claimed)):
                 continue
             if ref.target:
-                out.references.append(Reference(ref.kind, ref.target, node_span(ref.node),
+                out.references.append(Reference(kind, ref.target, node_span(ref_node),
                                                 inner.symbol, ref.module, ref.alias))
         return inner
 
@@ -147,8 +148,11 @@ def _depth(node: Node) -> int:
 
 def _preorder(nodes: list[Node]) -> list[Node]:
     """Nodes in document pre-order (a parent before a child with the same range)."""
-    keyed = sorted((n.start_byte, -n.end_byte, i) for i, n in enumerate(nodes))
+    ranges = [n.byte_range for n in nodes]
+    keyed = sorted([(s, -e, i) for i, (s, e) in enumerate(ranges)])
     out = [nodes[i] for _, _, i in keyed]
+    if len(set(ranges)) == len(ranges):
+        return out
     i = 0
     while i < len(keyed):
         j = i + 1
