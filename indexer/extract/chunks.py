@@ -22,7 +22,8 @@ def _end_row(node: Node) -> int:
 
 
 def _lines(node: Node) -> int:
-    return _end_row(node) - node.start_point.row + 1
+    (start_row, _), (end_row, end_col) = node.start_point, node.end_point
+    return (end_row - 1 if end_col == 0 and end_row > start_row else end_row) - start_row + 1
 
 
 def _members(node: Node) -> list[Node] | None:
@@ -62,7 +63,8 @@ def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node
             continue
         same_line = bool(current) and n.start_point.row <= _end_row(current[-1])
         if current and not same_line and (
-                _span_lines(current + [n]) > MAX_LINES or _span_lines(current) >= MIN_LINES):
+                _end_row(n) - current[0].start_point.row + 1 > MAX_LINES
+                or _span_lines(current) >= MIN_LINES):
             carried = _leading_trivia(current)
             if len(carried) < len(current):
                 del current[len(current) - len(carried):]
@@ -113,10 +115,11 @@ def _main_symbol(group: list[Node], symbol_at: dict[tuple[int, int], int]) -> in
         stack = [n]
         while stack:  # the node itself, or a definition wrapped by it (export, decorators)
             m = stack.pop()
-            idx = symbol_at.get((m.start_byte, m.end_byte))
+            idx = symbol_at.get(m.byte_range)
+            lines = _lines(m)
             if idx is not None:
-                if _lines(m) > best_lines:
-                    best, best_lines = idx, _lines(m)
+                if lines > best_lines:
+                    best, best_lines = idx, lines
                 break
-            stack.extend(k for k in m.named_children if _lines(k) * 2 >= _lines(m))
+            stack.extend(k for k in m.named_children if _lines(k) * 2 >= lines)
     return best
