@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from .index import IndexView
+from .symbol_table import settle
 
 _load_lock = threading.Lock()
 _LOAD_SQL = """
@@ -51,6 +52,7 @@ class RefTable:
                 if cached is None:
                     cached = cls(view.cursor().sql(_LOAD_SQL).to_arrow_table())
                     view.cache["ref_table"] = cached
+                    settle(view)
         return cached
 
     def uses(self, name: str, allowed: set[str] | None, limit: int) -> list[tuple]:

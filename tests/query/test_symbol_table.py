@@ -3,6 +3,9 @@ table belongs to its manifest (a ref swap brings a new one)."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from codeagent.errors import CodeagentError
@@ -102,5 +105,11 @@ def test_follower_table_follows_a_ref_swap(git_repo):
             assert (d.symbol.name, d.symbol.line_start, d.spans[0].text) == ("beta", 5, "def beta():\n    return 2")
         assert "beta" not in {r.name for r in before.rows}
         assert {r.name for r in after.rows} == {"alpha", "beta"}
+        assert gc.get_freeze_count() > 0  # rows out of the cyclic GC's way...
+        old_table = weakref.ref(before)
+        del before, old
+        gc.collect()
+        assert old_table() is None  # ...yet the retired manifest's table is freed
     finally:
         follower.close()
+    assert gc.get_freeze_count() == 0
