@@ -3,8 +3,9 @@ their members, so a chunk is roughly MIN_LINES..MAX_LINES lines."""
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 
+import numpy as np
 from tree_sitter import Node
 
 from ...types import NO_PARENT, Chunk, Span
@@ -12,7 +13,6 @@ from ...types import NO_PARENT, Chunk, Span
 MIN_LINES = 20
 MAX_LINES = 80
 MAX_SPLIT_DEPTH = 4
-_NEWLINE = re.compile(rb"\n")
 
 
 def _end_row(node: Node) -> int:
@@ -95,7 +95,9 @@ def _span_lines(nodes: list[Node]) -> int:
 def code_chunks(root: Node, source: bytes, symbol_at: dict[tuple[int, int], int]) -> list[Chunk]:
     """Chunks over the top-level nodes of `root`; `symbol_at` maps a node's byte range to the
     index of the symbol defined there."""
-    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)] + [len(source)]
+    newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10) + 1
+    line_starts = [0, *newlines.tolist(), len(source)]
+    symbol_starts = sorted(start for start, _ in symbol_at)
     chunks = []
     for first, last, group in _groups(root.named_children):
         start = line_starts[first]
@@ -105,11 +107,14 @@ def code_chunks(root: Node, source: bytes, symbol_at: dict[tuple[int, int], int]
             continue
         end_col = len(body.rstrip("\r\n").rsplit("\n", 1)[-1].encode("utf-8"))
         span = Span(first + 1, 0, last + 1, end_col, start, end)
-        chunks.append(Chunk("code", span, body, symbol=_main_symbol(group, symbol_at)))
+        chunks.append(Chunk("code", span, body, symbol=_main_symbol(group, symbol_at, symbol_starts)))
     return chunks
 
 
-def _main_symbol(group: list[Node], symbol_at: dict[tuple[int, int], int]) -> int:
+def _main_symbol(group: list[Node], symbol_at: dict[tuple[int, int], int],
+                 symbol_starts: list[int]) -> int:
+    """The biggest symbol among the group's nodes, or among the definitions they wrap; the
+    search skips subtrees no symbol range starts in (sorted `symbol_starts`)."""
     best, best_lines = NO_PARENT, 0
     for n in group:
         stack = [n]
@@ -121,5 +126,7 @@ def _main_symbol(group: list[Node], symbol_at: dict[tuple[int, int], int]) -> in
                 if lines > best_lines:
                     best, best_lines = idx, lines
                 break
-            stack.extend(k for k in m.named_children if _lines(k) * 2 >= lines)
+            i = bisect_left(symbol_starts, m.start_byte)
+            if i < len(symbol_starts) and symbol_starts[i] <= m.end_byte:
+                stack.extend(k for k in m.named_children if _lines(k) * 2 >= lines)
     return best
