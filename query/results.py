@@ -7,7 +7,7 @@ can follow up without searching again.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 COMPLETE = "complete"
 PARTIAL = "partial"  # something could not be searched (e.g. no symbols extracted yet)
@@ -60,11 +60,14 @@ class SearchHit:
 
     def to_dict(self, extended: bool = False) -> dict:
         """The documented `search --json` keys; `extended` adds result_type, result_id, language..."""
-        d = asdict(self)
+        d = {f: getattr(self, f) for f in _SEARCH_HIT_FIELDS}  # asdict, without deep copies
         d["score"] = round(self.score, 6)
         if extended:
             return d
         return {k: d[k] for k in self.ISSUE_KEYS}
+
+
+_SEARCH_HIT_FIELDS = tuple(f.name for f in fields(SearchHit))  # all scalars
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,13 @@ class SymbolInfo:
     fq_name: str = ""  # module-qualified name (`json.decoder.JSONDecoder`) when the graph has it
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """asdict(self), without its recursive deep copy (outlines list thousands)."""
+        d = {f: getattr(self, f) for f in _SYMBOL_INFO_FIELDS}
+        d["modifiers"] = list(self.modifiers)
+        return d
+
+
+_SYMBOL_INFO_FIELDS = tuple(f.name for f in fields(SymbolInfo))
 
 
 @dataclass(frozen=True)

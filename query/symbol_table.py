@@ -126,6 +126,7 @@ class SymbolTable:
         hot = [_column(table, name) for name in HOT]
         self.rows: list[SymbolRow] = [SymbolRow(*r) for r in zip(*hot)]
         self.cold = pa.table({n: table.column(n) for n in COLD}).combine_chunks()
+        self._cold_arrays = {n: self.cold.column(n).combine_chunks() for n in COLD}
         self.by_id: dict[str, int] = {r.symbol_id: i for i, r in enumerate(self.rows)}
         self.by_stable = _multimap(r.stable_id for r in self.rows)
         self.children = _multimap(self.by_id.get(p) for p in self.cold.column("parent_id").to_pylist())
@@ -212,8 +213,7 @@ class SymbolTable:
         """SymbolInfo of each row, in the order given."""
         if not rows:
             return []
-        cold = self.cold.take(rows)
-        c = {n: cold.column(n).to_pylist() for n in _INFO_COLD}
+        c = {n: self._cold_values(n, rows) for n in _INFO_COLD}
         out = []
         for k, i in enumerate(rows):
             r = self.rows[i]
@@ -225,6 +225,14 @@ class SymbolTable:
                 col_start=c["start_col"][k], col_end=c["end_col"][k], name_line=c["name_line"][k],
                 parent_id=c["parent_id"][k], body_hash=c["body_hash"][k], fq_name=r.fq_name))
         return out
+
+    def _cold_values(self, name: str, rows: list[int]) -> list:
+        array = self._cold_arrays[name]
+        if len(rows) <= 32:  # per value beats a take() call's fixed cost for a few rows
+            return [array[i].as_py() for i in rows]
+        import pyarrow as pa
+
+        return array.take(pa.array(rows, type=pa.int64())).to_pylist()
 
     def at(self, path: str, ordinal: int) -> int | None:
         """The row of the symbol at `ordinal` in `path`."""

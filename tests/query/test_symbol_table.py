@@ -3,6 +3,7 @@ table belongs to its manifest (a ref swap brings a new one)."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import weakref
 
@@ -10,7 +11,8 @@ import pytest
 
 from codeagent.errors import CodeagentError
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.query import IndexFollower, file_outline, get_symbol, open_index, source_spans
+from codeagent.query import (IndexFollower, file_outline, find_symbols, get_symbol, open_index,
+                             source_spans)
 from codeagent.query.symbol_table import SymbolTable, resident_table
 
 from .conftest import POLY, build_repo
@@ -54,6 +56,8 @@ def test_memory_answers_like_sql_for_every_symbol(views):
     for p in paths:
         assert _answer(mem, file_outline, p) == _answer(sql, file_outline, p), p
     assert get_symbol(mem, "crate.validate_token").symbol.fq_name == "crate::validate_token"
+    for s in file_outline(mem, "app/server.py").symbols:
+        assert s.to_dict() == dataclasses.asdict(s)
     assert resident_table(sql) is None, "the SQL view must not have loaded the table"
     assert "symbol_table" in mem.cache
 
@@ -69,6 +73,8 @@ def test_memory_answers_carry_real_content(views):
     with pytest.raises(CodeagentError) as err:
         get_symbol(mem, "RateLimiter")  # defined in app/server.py and app/other.py
     assert err.value.code == "invalid_parameter" and "app/other.py" in err.value.message
+    for h in find_symbols(mem, "check_rate_limit").results:
+        assert h.to_dict(True) == {**dataclasses.asdict(h), "score": round(h.score, 6)}
     spans = source_spans(mem, "app.other.helper")
     assert [(s.path, s.line_start, s.is_primary) for s in spans][0] == ("app/other.py", 1, True)
 
