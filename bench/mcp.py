@@ -122,6 +122,7 @@ def main() -> None:
     repo = stdlib_repo(args.corpus)
     subprocess.run([sys.executable, "-m", "codeagent", "build", str(repo)], check=True,
                    stdout=subprocess.DEVNULL)
+    load_before = os.getloadavg()[0]
     stdio, memory = anyio.run(run, repo, args.calls)
     rows = []
     for tool, samples in stdio.items():
@@ -135,7 +136,8 @@ def main() -> None:
         rows.append([tool, len(samples), f"{p50:.1f}", f"{p95:.1f}", f"{median(memory[tool]):.1f}",
                      f"{peer:.1f}", f"{p95 / peer:.2f}" if peer else "-",
                      f"<= {target}" if target else "", verdict])
-    print(f"stdlib corpus at {repo}; {args.calls} calls per tool; load {os.getloadavg()[0]:.1f}")
+    print(f"stdlib corpus at {repo}; {args.calls} calls per tool; "
+          f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print_table(["tool", "n", "stdio p50 ms", "stdio p95 ms", "memory p50 ms", "memory p95 ms",
                  "p95 ratio", "target p95", ""], rows)
 
