@@ -105,8 +105,15 @@ def vector_artifact(view: IndexView) -> VectorArtifact:
         with _load_lock:
             cached = view.cache.get("vectors")
             if cached is None:
-                cached = VectorArtifact(view.store.assembled_dir(view.manifest_id))
+                try:
+                    cached = VectorArtifact(view.store.assembled_dir(view.manifest_id))
+                except (IndexMissing, IndexIncompatible) as exc:
+                    # a manifest's artifacts never change: remember why there are none
+                    cached = (type(exc), exc.message, exc.hint)
                 view.cache["vectors"] = cached
+    if isinstance(cached, tuple):
+        kind, message, hint = cached
+        raise kind(message, hint=hint)  # a fresh one: a re-raised object keeps growing its traceback
     return cached
 
 
