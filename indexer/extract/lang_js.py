@@ -107,8 +107,7 @@ class JsRules(Rules):
         fn = _function_value(node) if node.type in ("public_field_definition", "field_definition") else None
         if fn is not None:  # `handler = (e: Event): void => {...}`
             body = fn.child_by_field_name("body")
-            head = node_bytes(fn)
-            head = head[:body.start_byte - fn.start_byte] if body is not None else head
+            head = node_bytes(fn, body.start_byte if body is not None else None)
             return one_line(d.name + head.decode("utf-8", "replace").strip().removesuffix("=>").strip())
         sig = super().signature(node, d)
         return one_line(sig.removesuffix("=>").strip())

@@ -63,12 +63,13 @@ class Ref:
 SOURCE: ContextVar[bytes | None] = ContextVar("codeagent_extract_source", default=None)
 
 
-def node_bytes(node: Node) -> bytes:
-    """The node's source bytes."""
+def node_bytes(node: Node, end: int | None = None) -> bytes:
+    """The node's source bytes (up to byte offset `end` when given)."""
     source = SOURCE.get()
+    stop = node.end_byte if end is None else end
     if source is None:
-        return node.text or b""
-    return source[node.start_byte:node.end_byte]
+        return (node.text or b"")[:stop - node.start_byte]
+    return source[node.start_byte:stop]
 
 
 def text(node: Node | None) -> str:
@@ -182,7 +183,7 @@ class Rules:
         body = self.body(node) or node.child_by_field_name("value")
         end = body.start_byte if body is not None else node.end_byte
         base = node.start_byte
-        raw = node_bytes(node)[:end - base]
+        raw = node_bytes(node, end)
         for child in reversed(self._header_noise(node, end)):
             raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
         sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:=; ").strip()
