@@ -1,6 +1,7 @@
 """Extraction throughput and ctags recall on the Python standard library.
 
-    python bench/extract.py [--limit N] [--misses K]
+    python bench/extract.py [--limit N] [--misses K] [--repeat R]
+    python bench/extract.py --stages [--limit N] [--repeat R]   # CPU per parse-worker step
 
 Measures, in one run on the same .py files: our tree-sitter extraction (symbols/s, refs/s)
 and universal-ctags (`ctags --languages=Python --output-format=json --fields=+n`), then the
@@ -66,6 +67,59 @@ def run_ctags(files: dict[str, bytes]) -> tuple[float, list[dict]]:
     return elapsed, [t for t in tags if t.get("_type") == "tag"]
 
 
+def stage_times(files: dict[str, bytes], repeat: int) -> dict[str, float]:
+    """CPU seconds (median over `repeat` runs) of each step a parse worker takes per file."""
+    from codeagent.hashing import hash_bytes
+    from codeagent.indexer import shard
+    from codeagent.indexer.extract import treesitter
+    from codeagent.indexer.extract.chunks import code_chunks
+    from codeagent.indexer.extract.rules import SOURCE
+    from codeagent.indexer.extract.walk import walk
+    from codeagent.types import Extraction
+
+    rules = treesitter.rules_for("python")
+    runs: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        spent: Counter[str] = Counter()
+
+        def timed(stage: str, fn, *args):
+            start = time.process_time()
+            out = fn(*args)
+            spent[stage] += time.process_time() - start
+            return out
+
+        for data in files.values():
+            tree = timed("tree-sitter parse", treesitter.parse, data, "python")
+            SOURCE.set(data)
+            walked = timed("walk (rules)", walk, tree.root_node, rules, tree.language)
+            symbol_at: dict[tuple[int, int], int] = {}
+            for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):  # as extract_tree
+                symbol_at.setdefault(node.byte_range, i)
+                symbol_at.setdefault((sym.span.start_byte, sym.span.end_byte), i)
+            chunks = timed("chunks", code_chunks, tree.root_node, data, symbol_at)
+            ex = Extraction(walked.symbols, walked.references, chunks)
+            timed("postings", shard._postings, ex, data)
+            timed("rows (symbols, chunks, refs)", lambda: (
+                shard._symbols(data, "python", ex.symbols), shard._chunks(ex.chunks), shard._refs(ex.references)))
+            table = shard.shard_table(data, "python", hash_bytes(data), ex)
+            timed("Parquet write", shard.encode_table, table)
+            timed("Arrow IPC", shard.table_to_ipc, table)
+        for stage, seconds in spent.items():
+            runs.setdefault(stage, []).append(seconds)
+    return {stage: statistics.median(v) for stage, v in runs.items()}
+
+
+def print_stages(files: dict[str, bytes], repeat: int) -> None:
+    stages = stage_times(files, repeat)
+    ctags_t = statistics.median([run_ctags(files)[0] for _ in range(repeat)])
+    total = sum(stages.values())
+    print(f"parse-worker steps on {len(files)} .py files, {sum(map(len, files.values())) / 1e6:.1f} MB, "
+          f"CPU s, median of {repeat} (the first run tokenises every word: workers start cold)")
+    for stage, seconds in stages.items():
+        print(f"  {stage:<30}{seconds:>8.2f}{seconds / total:>8.0%}")
+    print(f"  {'total':<30}{total:>8.2f}   ctags wall {ctags_t:.2f} s: {total / ctags_t:.1f}x")
+
+
 def recall(tags: list[dict], defs: dict[str, list], kinds: set[str], ours: set[str]) -> tuple[int, int, list]:
     have = {(rel, s.name, s.name_span.start_line) for rel, syms in defs.items() for s in syms
             if s.kind in ours}
@@ -79,8 +133,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N files")
     ap.add_argument("--misses", type=int, default=10, help="print up to K missed ctags tags")
     ap.add_argument("--repeat", type=int, default=1, help="timed runs (median reported)")
+    ap.add_argument("--stages", action="store_true", help="CPU per parse-worker step instead")
     args = ap.parse_args()
     files = load(args.limit)
+    if args.stages:
+        return print_stages(files, args.repeat)
     lines = sum(d.count(b"\n") for d in files.values())
     ours_times, ctags_times = [], []
     for _ in range(args.repeat):
