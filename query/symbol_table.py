@@ -36,7 +36,7 @@ SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified
        coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
        coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
        coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
-       {named} AS named
+       {has_fq} AS has_fq
 FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
@@ -44,7 +44,7 @@ HOT = ("symbol_id", "stable_id", "path", "language", "kind", "name", "qualified_
        "signature", "start_line", "end_line", "top_level", "in_tests")
 KEYS = ("name_key", "qualified_key", "fq_key_folded")
 COLD = ("doc", "visibility", "modifiers", "start_col", "end_col", "name_line", "parent_id",
-        "body_hash", "ordinal", "raw_fq_key", "named")
+        "body_hash", "ordinal", "raw_fq_key", "has_fq")
 _SHARED = ("path", "language", "kind", "name")  # few distinct values: one object each
 _INFO_COLD = COLD[:8]
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
@@ -82,7 +82,7 @@ def load_sql(view: IndexView) -> str:
         fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
         join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
         raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
-        named="n.symbol_id IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
+        has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
 
 
 def _column(table, name: str) -> list:
@@ -184,10 +184,10 @@ class SymbolTable:
         by_fq = self._exact_map("fq_name")
         cand = set(_rows(by_fq.get(handle))) | set(_rows(by_fq.get(key)))
         cand |= set(_rows(self._exact_map("raw_fq_key").get(key)))
-        named = self.cold.column("named")
-        raw_key = self.cold.column("raw_fq_key")
-        return sorted(i for i in cand if named[i].as_py()
-                      and (self.rows[i].fq_name == handle or raw_key[i].as_py() == key))
+        has_fq = self._cold_arrays["has_fq"]
+        raw_key = self._cold_arrays["raw_fq_key"]
+        return sorted(i for i in cand if (has_fq[i].as_py() and self.rows[i].fq_name == handle)
+                      or raw_key[i].as_py() == key)
 
     def _exact_map(self, column: str) -> dict:
         got = self._exact.get(column)
@@ -200,12 +200,15 @@ class SymbolTable:
         return got
 
     def _build_exact(self, column: str) -> dict:
-        if column == "raw_fq_key":  # only where it differs from fq_name: fq_matches checks both
+        """Exact-value maps; `fq_name` holds symbol_names' own names only, `raw_fq_key` the
+        fq_keys that map `fq_name` does not already cover (fq_matches checks both)."""
+        has_fq = self.cold.column("has_fq").to_pylist()
+        if column == "raw_fq_key":
             keys = self.cold.column(column).to_pylist()
-            return _multimap(k if k != r.fq_name else None for k, r in zip(keys, self.rows))
+            return _multimap(None if h and k == r.fq_name else k
+                             for k, r, h in zip(keys, self.rows, has_fq))
         if column == "fq_name":
-            named = self.cold.column("named").to_pylist()
-            return _multimap(r.fq_name if n else None for r, n in zip(self.rows, named))
+            return _multimap(r.fq_name if h else None for r, h in zip(self.rows, has_fq))
         return _multimap(getattr(r, column) for r in self.rows)
 
     # ---- materialising ------------------------------------------------------------------------
