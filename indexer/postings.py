@@ -59,18 +59,29 @@ def _scan(data: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     digit = (b >= 48) & (b <= 57)
     word = alpha | digit
     prev_word = np.concatenate(([False], word[:-1]))
-    last_non_digit = np.maximum.accumulate(np.where(digit, -1, np.arange(len(b))))
-    before = np.concatenate(([-1], last_non_digit[:-1]))
-    opens_run = (before < 0) | ~word[np.maximum(before, 0)]
-    second = alpha & np.concatenate(([False], digit[:-1])) & opens_run
-    starts = np.flatnonzero((word & ~prev_word) | second)
     next_word = np.concatenate((word[1:], [False]))
-    ends = np.flatnonzero((word & ~next_word) | np.concatenate((second[1:], [False]))) + 1
-    packed = np.cumsum(word, dtype=np.int64)  # word characters up to and including each byte
-    offsets = np.concatenate((packed[starts] - 1, packed[-1:])).astype(np.int32)
+    # a letter right after the digits that open a run starts a second match (rare: 0x1F, 2to3)
+    second = [c for c in (np.flatnonzero(alpha[1:] & digit[:-1]) + 1).tolist() if _opens_run(data, c)]
+    starts = np.flatnonzero(word & ~prev_word)
+    ends = np.flatnonzero(word & ~next_word) + 1
+    if second:
+        starts = np.sort(np.concatenate((starts, second)))
+        ends = np.sort(np.concatenate((ends, second)))
+    offsets = np.concatenate(([0], np.cumsum(ends - starts))).astype(np.int32)
     words = pa.Array.from_buffers(pa.binary(), len(starts), [
         None, pa.py_buffer(offsets), pa.py_buffer(b[word].tobytes())])
     return starts, ends, words
+
+
+def _opens_run(data: bytes, pos: int) -> bool:
+    """Are the bytes before `pos` digits back to the start of their run of word characters?"""
+    j = pos - 1
+    while j >= 0 and 48 <= data[j] <= 57:
+        j -= 1
+    if j < 0:
+        return True
+    c = data[j] | 32
+    return not (97 <= c <= 122 or data[j] == 95)
 
 
 def _cuts_word(starts: np.ndarray, ends: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -135,53 +146,34 @@ def _doc_words(extraction: Extraction, source: bytes) -> tuple[np.ndarray, np.nd
     return doc, match, words
 
 
-class _TokenTable:
-    """Process-wide: a word's token ids (tokenised once per process), token id -> token."""
-
-    MAX_WORDS = 1 << 19  # forget everything past this many words (ids are per file)
-
-    def __init__(self) -> None:
-        self.of_word: dict[bytes, tuple[int, ...]] = {}
-        self.ids: dict[str, int] = {}
-        self.tokens: list[str] = []
-
-    def _learn(self, word: bytes) -> tuple[int, ...]:
-        out = []
-        for t in word_tokens(word.decode("ascii")):
-            i = self.ids.get(t)
-            if i is None:
-                i = self.ids[t] = len(self.tokens)
-                self.tokens.append(t)
-            out.append(i)
-        found = self.of_word[word] = tuple(out)
-        return found
-
-    def lookup(self, words: list[bytes]) -> list[tuple[int, ...]]:
-        if len(self.of_word) > self.MAX_WORDS:
-            self.__init__()
-        found = list(map(self.of_word.get, words))
-        if None in found:
-            found = [f if f is not None else self._learn(w) for f, w in zip(found, words)]
-        return found
+_WORD_TOKENS: dict[bytes, tuple[str, ...]] = {}  # per process: each word tokenised once
+_MAX_WORDS = 1 << 19  # then start over (bounded memory on huge trees)
 
 
-_TABLE = _TokenTable()
+def _tokens_of(words: list[bytes]) -> list[tuple[str, ...]]:
+    if len(_WORD_TOKENS) > _MAX_WORDS:
+        _WORD_TOKENS.clear()
+    found = list(map(_WORD_TOKENS.get, words))
+    if None in found:
+        for k, (f, w) in enumerate(zip(found, words)):
+            if f is None:
+                found[k] = _WORD_TOKENS[w] = word_tokens(w.decode("ascii"))
+    return found
 
 
 def _word_terms(words: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
-    """(word id of each occurrence, per distinct word its token count and offset into the
-    flat token list, the flat list of term ranks) and the file's terms in sorted order."""
+    """(word id of each occurrence, per distinct word its token count, the flat list of its
+    tokens' ranks) and the file's terms in sorted order."""
     encoded = pc.dictionary_encode(words)
     word_id = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    tokens = _TABLE.lookup(encoded.dictionary.to_pylist())
+    tokens = _tokens_of(encoded.dictionary.to_pylist())
     tok_len = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    flat = np.fromiter(chain.from_iterable(tokens), np.int64, int(tok_len.sum()))
-    used, local = np.unique(flat, return_inverse=True)
-    names = pa.array(list(map(_TABLE.tokens.__getitem__, used.tolist())), pa.string())
-    order = pc.sort_indices(names).to_numpy()
+    flat = pc.dictionary_encode(pa.array(list(chain.from_iterable(tokens)), pa.string()))
+    order = pc.sort_indices(flat.dictionary).to_numpy()
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    return word_id, tok_len, rank[local.reshape(-1)], names.take(pa.array(order))
+    local = flat.indices.to_numpy(zero_copy_only=False)
+    return word_id, tok_len, rank[local], flat.dictionary.take(pa.array(order))
 
 
 def _count(key: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
