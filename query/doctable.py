@@ -10,6 +10,7 @@ lookup; a row that does not carry the asked key is left out and read with SQL in
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 from .index import IndexView
 
@@ -54,4 +55,5 @@ def doc_table(view: IndexView, sql: str) -> DocTable:
             if got is None:
                 got = DocTable(view.cursor().sql(sql).to_arrow_table())
                 view.cache[key] = got
+                view.loaded(partial(doc_table, sql=sql))
     return got

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from .results import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
 FRESHNESS_TTL = 2.0
+WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
 _freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
 _freshness_lock = threading.Lock()
 _freshness_refreshing: set[tuple[str, str]] = set()
@@ -92,6 +93,7 @@ class IndexView:
         self.cache: dict[str, Any] = {}  # per-manifest memo for query helpers (name tables...)
         self.keep_text_in_memory = False  # long-lived readers: see memtext.py
         self._on_close: list = []
+        self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -184,6 +186,12 @@ class IndexView:
     def on_close(self, fn) -> None:
         self._on_close.append(fn)
 
+    def loaded(self, loader: Callable[["IndexView"], object]) -> None:
+        """Record that `loader(view)` filled one of this view's in-memory tables, so an
+        IndexFollower can load the same ones for the next manifest before it is asked."""
+        if loader not in self.loaders:
+            self.loaders.append(loader)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -269,6 +277,9 @@ class IndexFollower:
         self._leases: dict[int, int] = {}
         self._retired: dict[int, IndexView] = {}
         self.keep_text_in_memory = True  # a long-lived reader: see memtext.py
+        self.warm_on_swap = True  # see _watch
+        self._watcher: threading.Thread | None = None
+        self._stop = threading.Event()
 
     def _pointer(self) -> str:
         if self.ref_name is None:
@@ -318,8 +329,44 @@ class IndexFollower:
                 self._retired.pop(id(view)).close()
                 self._leases.pop(id(view), None)
 
+    def _watch(self) -> None:
+        """Background: when a build moves the ref, open the new manifest and load the
+        in-memory tables the current view had (symbols, references, texts: ~1 s on the
+        stdlib) before a request needs them. A request that comes first uses the new view
+        too and waits on the same table's load instead of starting its own."""
+        while not self._stop.wait(WATCH_INTERVAL):
+            try:
+                mid = self._pointer()
+                with self._lock:
+                    cur = self._current
+                if cur is None or cur.manifest_id == mid:
+                    continue
+                loaders = list(cur.loaders)
+                fresh = self._acquire()
+                try:
+                    for load in loaders:
+                        if self._stop.is_set():
+                            break
+                        load(fresh)
+                finally:
+                    self._release(fresh)
+            except Exception as exc:  # a vanished or broken index: requests report it
+                if not self._stop.is_set():
+                    import sys
+
+                    print(f"codeagent: warming the new index failed: {exc}", file=sys.stderr)
+
+    def _start_watcher(self) -> None:
+        if self.warm_on_swap and self._watcher is None:
+            with self._lock:
+                if self._watcher is None:
+                    self._watcher = threading.Thread(target=self._watch, name="codeagent-index-watch",
+                                                     daemon=True)
+                    self._watcher.start()
+
     @contextmanager
     def view(self) -> Iterator[IndexView]:
+        self._start_watcher()
         v = self._acquire()
         try:
             yield v
@@ -327,6 +374,7 @@ class IndexFollower:
             self._release(v)
 
     def close(self) -> None:
+        self._stop.set()
         with self._lock:
             for v in [self._current, *self._retired.values()]:
                 if v is not None:

@@ -64,4 +64,5 @@ def text_copy(view: IndexView) -> TextCopy:
                 copy = TextCopy(view)
                 view.cache["text_copy"] = copy
                 view.on_close(copy.close)
+                view.loaded(text_copy)
     return copy

@@ -52,6 +52,7 @@ class RefTable:
                 if cached is None:
                     cached = cls(view.cursor().sql(_LOAD_SQL).to_arrow_table())
                     view.cache["ref_table"] = cached
+                    view.loaded(cls.load)
                     settle(view)
         return cached
 

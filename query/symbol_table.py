@@ -153,6 +153,7 @@ class SymbolTable:
             if cached is None:
                 cached = cls(view.cursor().sql(load_sql(view)).to_arrow_table())
                 view.cache["symbol_table"] = cached
+                view.loaded(cls.load)
                 settle(view)
         return cached
 

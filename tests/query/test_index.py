@@ -84,3 +84,37 @@ def test_follower_swaps_and_finishes_in_flight_requests(git_repo):
             assert v.manifest_id == second.manifest_id
     finally:
         follower.close()
+
+
+def test_follower_loads_the_next_manifests_tables_before_a_request(git_repo):
+    """After a build moves the ref, the follower's watcher opens the new manifest and loads
+    the in-memory tables the old view had, so no request pays for them."""
+    from codeagent.query import index as index_mod
+    from codeagent.query.symbol_table import SymbolTable
+
+    git_repo.write("m.py", "def alpha():\n    pass\n")
+    git_repo.commit()
+    build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    follower = IndexFollower(git_repo.path, ref="main")
+    try:
+        with follower.view() as v:
+            SymbolTable.load(v)
+        git_repo.write("m.py", "def alpha():\n    pass\n\n\ndef gamma():\n    pass\n")
+        git_repo.commit()
+        second = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+        deadline = time.monotonic() + 20 * index_mod.WATCH_INTERVAL
+        current = None
+        while time.monotonic() < deadline:
+            current = follower._current
+            if current is not None and current.manifest_id == second.manifest_id \
+                    and "symbol_table" in current.cache:
+                break
+            time.sleep(0.05)
+        assert current is not None and current.manifest_id == second.manifest_id
+        assert {r.name for r in current.cache["symbol_table"].rows} == {"alpha", "gamma"}
+        with follower.view() as v:
+            assert v is current
+    finally:
+        follower.close()
+    follower._watcher.join(4 * index_mod.WATCH_INTERVAL)
+    assert not follower._watcher.is_alive()
