@@ -336,25 +336,30 @@ class IndexFollower:
         too and waits on the same table's load instead of starting its own."""
         while not self._stop.wait(WATCH_INTERVAL):
             try:
-                mid = self._pointer()
-                with self._lock:
-                    cur = self._current
-                if cur is None or cur.manifest_id == mid:
-                    continue
-                loaders = list(cur.loaders)
-                fresh = self._acquire()
-                try:
-                    for load in loaders:
-                        if self._stop.is_set():
-                            break
-                        load(fresh)
-                finally:
-                    self._release(fresh)
+                self._warm_if_moved()
             except Exception as exc:  # a vanished or broken index: requests report it
                 if not self._stop.is_set():
                     import sys
 
                     print(f"codeagent: warming the new index failed: {exc}", file=sys.stderr)
+
+    def _warm_if_moved(self) -> None:
+        """One look of the watcher (a function of its own: no view outlives it in a frame)."""
+        mid = self._pointer()
+        with self._lock:
+            cur = self._current
+        if cur is None or cur.manifest_id == mid:
+            return
+        loaders = list(cur.loaders)
+        del cur
+        fresh = self._acquire()
+        try:
+            for load in loaders:
+                if self._stop.is_set():
+                    break
+                load(fresh)
+        finally:
+            self._release(fresh)
 
     def _start_watcher(self) -> None:
         if self.warm_on_swap and self._watcher is None:

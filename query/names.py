@@ -9,7 +9,7 @@ view, so a long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from ..tokenize import split_identifier
@@ -40,6 +40,19 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
     n, m = len(a), len(b)
     if abs(n - m) > limit:
         return limit + 1
+    if a == b:
+        return 0
+    start = 0
+    while start < n and start < m and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < n - start and end < m - start and a[n - 1 - end] == b[m - 1 - end]:
+        end += 1
+    if start or end:  # shared ends cost nothing: align only the middles
+        a, b = a[start:n - end], b[start:m - end]
+        n, m = len(a), len(b)
+        if not n or not m:
+            return min(max(n, m), limit + 1)
     big = limit + 1
     prev2: list[int] = []
     prev = [j if j <= limit else big for j in range(m + 1)]
@@ -161,11 +174,10 @@ class NameIndex:
         # The rarest grams only: the q-gram bound holds for any subset of the query's grams.
         grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
         need = max(1, len(grams) - 4 * max_distance)
-        counts: dict[str, int] = defaultdict(int)
+        counts: Counter[str] = Counter()
         for g in grams:
             for names in postings[g]:
-                for name in names:
-                    counts[name] += 1
+                counts.update(names)
         ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
                         key=lambda kv: -kv[1])[:cap * 8]
         out = [(name, d) for name, _ in ranked
