@@ -47,10 +47,10 @@ def body_pieces(symbols: list[Symbol]) -> list[list[tuple[int, int]]]:
 
 
 def _scan(data: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """Start and end offsets of the WORD_BYTES matches of `data`, in order, and the matched
-    words as a binary array (built from the bytes without a Python object per word). A run
-    of word characters is one match, or two when it opens with digits and goes on with a
-    letter; every word character is in exactly one match."""
+    """Start and end offsets of the matches of tokenize's word pattern in `data`, in order,
+    and the matched words as a binary array (built from the bytes without a Python object
+    per word). A run of word characters is one match, or two when it opens with digits and
+    goes on with a letter; every word character is in exactly one match."""
     if not data:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), pa.array([], pa.binary())
     b = np.frombuffer(data, np.uint8)
