@@ -10,9 +10,11 @@ name only). Exact edges come first.
 from __future__ import annotations
 
 from ..errors import IndexIncompatible, InvalidParameter
+from .edge_table import EDGE_ORDER, EdgeTable
 from .index import IndexView
 from .navigate import resolve_symbol
 from .results import COMPLETE, TRUNCATED, GraphEdge, GraphNode, GraphResponse, SymbolInfo
+from .symbol_table import resident_table
 
 EDGE_KINDS = ("calls", "references", "imports", "inherits", "implements", "overrides", "contains")
 DIRECTIONS = ("in", "out", "both")
@@ -29,7 +31,7 @@ _EDGES_SQL = """
 SELECT e.src_id, e.dst_id, e.kind, e.confidence, e.src_path, e.src_line, coalesce(e.target, ''),
        e.dst_path, '{dir}' AS dir
 FROM edges e WHERE e.{key} IN (SELECT unnest(?::VARCHAR[])) AND {kinds}
-ORDER BY e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path
+ORDER BY """ + EDGE_ORDER + """
 LIMIT {limit}
 """
 _NODES_SQL = """
@@ -58,9 +60,14 @@ def _edge_rows(view: IndexView, ids: list[str], direction: str, kinds: list[str]
                limit: int) -> list[tuple]:
     kind_sql = ("e.kind IN (SELECT unnest(?::VARCHAR[]))" if kinds else "e.kind <> 'contains'")
     params: list = [ids] + ([kinds] if kinds else [])
+    table = EdgeTable.load(view) if view.keep_text_in_memory else None  # see edge_table.py
     rows: list[tuple] = []
     for d, key in (("in", "dst_id"), ("out", "src_id")):
-        if direction in (d, "both"):
+        if direction not in (d, "both"):
+            continue
+        if table is not None:
+            rows += [(*r, d) for r in table.rows(ids, key, kinds, limit)]
+        else:
             rows += view.sql(_EDGES_SQL.format(dir=d, key=key, kinds=kind_sql, limit=int(limit)), params)
     return rows
 
@@ -68,6 +75,11 @@ def _edge_rows(view: IndexView, ids: list[str], direction: str, kinds: list[str]
 def _nodes(view: IndexView, ids: set[str]) -> dict[str, tuple]:
     if not ids:
         return {}
+    table = resident_table(view)
+    if table is not None:
+        found = (table.rows[i] for i in (table.by_id.get(s) for s in ids) if i is not None)
+        return {r.symbol_id: (r.symbol_id, r.stable_id, r.name, r.fq_name, r.kind, r.path,
+                              r.line_start, r.line_end) for r in found}
     named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
     sql = _NODES_SQL.format(fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
                             join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "")

@@ -7,11 +7,23 @@ can follow up without searching again.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 COMPLETE = "complete"
 PARTIAL = "partial"  # something could not be searched (e.g. no symbols extracted yet)
 TRUNCATED = "truncated"  # a cap (limit, bytes, node budget, timeout) cut the answer
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def shallow_dict(obj) -> dict:
+    """asdict(obj) for a dataclass of plain values, without asdict's recursive deep copy
+    (graph answers and outlines list hundreds of rows)."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in fields(obj))
+    return {n: getattr(obj, n) for n in names}
 
 
 @dataclass(frozen=True)
@@ -60,14 +72,11 @@ class SearchHit:
 
     def to_dict(self, extended: bool = False) -> dict:
         """The documented `search --json` keys; `extended` adds result_type, result_id, language..."""
-        d = {f: getattr(self, f) for f in _SEARCH_HIT_FIELDS}  # asdict, without deep copies
+        d = shallow_dict(self)
         d["score"] = round(self.score, 6)
         if extended:
             return d
         return {k: d[k] for k in self.ISSUE_KEYS}
-
-
-_SEARCH_HIT_FIELDS = tuple(f.name for f in fields(SearchHit))  # all scalars
 
 
 @dataclass(frozen=True)
@@ -145,13 +154,9 @@ class SymbolInfo:
     fq_name: str = ""  # module-qualified name (`json.decoder.JSONDecoder`) when the graph has it
 
     def to_dict(self) -> dict:
-        """asdict(self), without its recursive deep copy (outlines list thousands)."""
-        d = {f: getattr(self, f) for f in _SYMBOL_INFO_FIELDS}
+        d = shallow_dict(self)
         d["modifiers"] = list(self.modifiers)
         return d
-
-
-_SYMBOL_INFO_FIELDS = tuple(f.name for f in fields(SymbolInfo))
 
 
 @dataclass(frozen=True)
@@ -163,7 +168,7 @@ class SourceSpan:
     text: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return shallow_dict(self)
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,7 @@ class GraphNode:
     depth: int = 1
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return shallow_dict(self)
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,7 @@ class GraphEdge:
     dst_path: str | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return shallow_dict(self)
 
 
 @dataclass(frozen=True)
