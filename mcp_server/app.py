@@ -152,6 +152,7 @@ def create_server(state: ServerState) -> CodeagentMCP:
     from .fs_tools import FileTools
     from .graph_tools import GraphTools
     from .index_tools import NavigationTools, SearchTools
+    from .schemas import compact_schema
 
     impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
              StatusTools(state)]
@@ -163,7 +164,10 @@ def create_server(state: ServerState) -> CodeagentMCP:
     for names, annotations in groups:
         for name, title in names:
             fn = next(getattr(i, name) for i in impls if hasattr(i, name))
-            tools.append(Tool.from_function(fn, title=title, annotations=annotations,
-                                            description=inspect.cleandoc(fn.__doc__ or ""),
-                                            structured_output=True))
+            tool = Tool.from_function(fn, title=title, annotations=annotations,
+                                      description=inspect.cleandoc(fn.__doc__ or ""),
+                                      structured_output=True)
+            if tool.fn_metadata.output_schema is not None:
+                tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema)
+            tools.append(tool)
     return CodeagentMCP(state, tools)
