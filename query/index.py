@@ -9,8 +9,10 @@ view they started with.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +29,8 @@ from .watchdog import WATCHDOG
 
 FRESHNESS_TTL = 2.0
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
+WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
+_watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
 _freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
 _freshness_lock = threading.Lock()
 _freshness_refreshing: set[tuple[str, str]] = set()
@@ -368,6 +372,16 @@ class IndexFollower:
                     self._watcher = threading.Thread(target=self._watch, name="codeagent-index-watch",
                                                      daemon=True)
                     self._watcher.start()
+                    _watching.add(self)
+
+    def _stop_watcher(self) -> None:
+        """Stop the watcher and wait for a load it is in the middle of: a daemon thread still
+        inside DuckDB when the interpreter exits aborts the process ("FATAL: exception not
+        rethrown")."""
+        self._stop.set()
+        watcher = self._watcher
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(WATCH_EXIT_WAIT)
 
     @contextmanager
     def view(self) -> Iterator[IndexView]:
@@ -379,7 +393,7 @@ class IndexFollower:
             self._release(v)
 
     def close(self) -> None:
-        self._stop.set()
+        self._stop_watcher()
         with self._lock:
             for v in [self._current, *self._retired.values()]:
                 if v is not None:
@@ -387,3 +401,9 @@ class IndexFollower:
             self._current = None
             self._retired.clear()
             self._leases.clear()
+
+
+@atexit.register
+def _stop_watchers() -> None:
+    for follower in list(_watching):
+        follower._stop_watcher()
