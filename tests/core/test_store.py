@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -173,3 +174,28 @@ def test_a_forked_child_writes_its_actions_at_once(store):
                 os._exit(0)
         os.waitpid(pid, 0)
     assert Store(store.root).get_action("c" * 64) == oid
+
+
+def test_assembly_sums_trusted_by_mtime_only_when_asked(store):
+    from codeagent.store import write_assembly_sums
+
+    mid = store.put(b"a manifest")
+    directory = store.assembled_dir(mid)
+    directory.mkdir(parents=True)
+    db = directory / fmt.DUCKDB_FILE
+    db.write_bytes(b"x" * 1000)
+    write_assembly_sums(directory)
+    assert store.assembly_problems(mid) == [] == store.assembly_problems(mid, trust_mtime=True)
+    st = db.stat()
+    db.write_bytes(b"y" * 1000)  # same size; bit rot keeps the mtime
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert store.assembly_problems(mid, trust_mtime=True) == []
+    assert store.assembly_problems(mid) != []
+    db.write_bytes(b"z" * 1000)  # a rewrite moves the mtime
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert store.assembly_problems(mid, trust_mtime=True) != []
+    sums = directory / fmt.ASSEMBLY_SUMS  # SUMS from before mtimes were recorded
+    sums.write_text(json.dumps({fmt.DUCKDB_FILE: [1000, hash_bytes(b"z" * 1000)]}))
+    assert store.assembly_problems(mid, trust_mtime=True) == [] == store.assembly_problems(mid)
+    db.write_bytes(b"w" * 1000)
+    assert store.assembly_problems(mid, trust_mtime=True) != []
