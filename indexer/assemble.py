@@ -300,7 +300,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         prev_dir: Path | None = None
         copied: dict[str, tuple[int, int, str]] = {}
         if (previous is not None and store.is_assembled(previous[1])
-                and not store.assembly_problems(previous[1])):  # never copy a damaged base
+                and not store.assembly_problems(previous[1], trust_mtime=True)):  # never copy a damaged base
             prev_dir = store.assembled_dir(previous[1])
             copied = _copy_verified(prev_dir, work)
             base = previous[0]

@@ -124,9 +124,8 @@ class _Builder:
         if result.shard is None:
             self.store.put_action(key, f"skip:{result.reason}")
             return FileEntry("", blob, size, language, fmt.STATUS_SKIPPED, result.reason, key, "")
-        existed = self.store.has(hash_bytes(result.shard))
-        shard_id = self.store.put(result.shard)
-        self.shards_written += 0 if existed else 1
+        shard_id, written = self.store.add(result.shard)
+        self.shards_written += written
         self.store.put_action(key, shard_id)
         if result.table is not None and self._table_bytes + len(result.table) <= FRESH_TABLE_BYTES:
             from .shard import table_from_ipc
@@ -287,16 +286,17 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
     builder.to_parse = len(need)
     builder.progress("parse", 0, len(need))
-    try:
-        entries.extend(_read_and_parse(builder, repo, is_commit, need, cache))
-    finally:
-        builder.close()
-    if not is_commit:
-        cache.retain({f.path for f in files})
+    with store.batched_actions():
+        try:
+            entries.extend(_read_and_parse(builder, repo, is_commit, need, cache))
+        finally:
+            builder.close()
+        if not is_commit:
+            cache.retain({f.path for f in files})
 
-    manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
-                        files=tuple(sorted(entries, key=lambda e: e.path)))
-    manifest = _attach_vectors(store, manifest, opts, previous)
+        manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
+                            files=tuple(sorted(entries, key=lambda e: e.path)))
+        manifest = _attach_vectors(store, manifest, opts, previous)
     data = manifest.canonical_bytes()
     manifest_id = hash_bytes(data)
     changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)

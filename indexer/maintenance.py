@@ -111,12 +111,10 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, dry_run: bool 
                 deleted += 1
                 if not dry_run:
                     store.delete_object(oid)
-        actions = 0
-        for key, value in list(store.iter_actions()):
-            if is_object_id(value) and value not in live:
-                actions += 1
-                if not dry_run:
-                    store.delete_action(key)
+        dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]
+        actions = len(dead)
+        if not dry_run:
+            store.delete_actions(dead)
         if not dry_run:
             for ref in refs:
                 if ref not in kept:

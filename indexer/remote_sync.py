@@ -132,15 +132,15 @@ def _assembly_base(store: Store, manifest: Manifest, local: dict[str, bytes]) ->
 
 
 def seed_actions(store: Store, manifest: Manifest, jobs: int = 8) -> int:
-    """Record shard key -> shard for every entry, so a local build reuses the synced shards."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """Record shard key -> shard for every entry, so a local build reuses the synced shards.
+    (`jobs` is unused since the entries are written as packs, not one file each.)"""
     todo = {}
     for f in manifest.files:
         if f.shard_key and (f.shard or f.reason) and store.get_action(f.shard_key) is None:
             todo[f.shard_key] = f.shard or f"skip:{f.reason}"
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda kv: store.put_action(*kv), todo.items()))
+    with store.batched_actions():
+        for key, value in todo.items():
+            store.put_action(key, value)
     return len(todo)
 
 

@@ -153,9 +153,7 @@ def _embed_group(store: Store, embedder: Embedder, group: list[str], reuse: _Reu
         vecs = [computed[h] if h in computed else reuse.by_hash[h] for _k, _o, h, _t in items]
         matrix = np.stack(vecs) if vecs else np.zeros((0, embedder.dim), dtype=np.float16)
         block = VectorBlock(embedder.id, embedder.dim, [(k, o, h) for k, o, h, _t in items], matrix)
-        object_id = store.put(block.encode())
-        store.put_action(vectors_action_key(embedder.id, shard_id), object_id)
-        out[shard_id] = object_id
+        out[shard_id] = store.put(block.encode())
         stats.shards_embedded += 1
     return out
 
@@ -198,6 +196,8 @@ def _embed_shards(store: Store, embedder: Embedder, pending: list[str], reuse: _
     out: dict[str, str] = {}
     for part, part_stats in results:
         out.update(part)
+        for shard_id, object_id in part.items():  # in this process: a pool worker cannot flush a batch
+            store.put_action(vectors_action_key(embedder.id, shard_id), object_id)
         if part_stats is not None:
             for name, value in part_stats.__dict__.items():
                 setattr(stats, name, getattr(stats, name) + value)

@@ -60,6 +60,7 @@ MINIFIED_LINE_BYTES = 5000  # a file whose mean line is longer than this is trea
 # Store layout, relative to the store root.
 OBJECTS_DIR = "objects"
 ACTIONS_DIR = "actions"  # shard key -> object id (like Bazel's action cache)
+ACTION_PACKS_DIR = "packs"  # under ACTIONS_DIR: entries written in batches (store._ActionCache)
 REFS_DIR = "refs"
 ASSEMBLED_DIR = "assembled"
 CACHE_DIR = "cache"
@@ -70,9 +71,10 @@ STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"
 DUCKDB_WAL = DUCKDB_FILE + ".wal"  # an assembly's uncheckpointed changes (incremental builds)
 COMPLETE_MARKER = "COMPLETE"
-# JSON {file name: [size, blake3]} of every file in an assembled directory, written before
-# COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
-# means an assembly from before SUMS existed: the next build re-assembles it).
+# JSON {file name: [size, blake3, mtime_ns]} of every file in an assembled directory, written
+# before COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
+# means an assembly from before SUMS existed: the next build re-assembles it; SUMS from before
+# mtime_ns was recorded have two fields).
 ASSEMBLY_SUMS = "SUMS"
 
 # Vectors (indexer/vectors.py writes the objects, indexer/ann.py the assembled files).

@@ -24,12 +24,12 @@ def hash_stream(stream: BinaryIO, chunk_size: int = 1 << 20) -> str:
 
 def hash_parts(*parts: str | bytes) -> str:
     """Hash of a tuple of fields, unambiguous because each part is length-prefixed."""
-    h = blake3.blake3()
+    buf = bytearray()
     for part in parts:
         b = part.encode("utf-8") if isinstance(part, str) else part
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()
+        buf += len(b).to_bytes(8, "little")
+        buf += b
+    return blake3.blake3(buf).hexdigest()
 
 
 def short_id(*parts: str | bytes, length: int = 16) -> str:
@@ -37,4 +37,4 @@ def short_id(*parts: str | bytes, length: int = 16) -> str:
 
 
 def is_object_id(text: str) -> bool:
-    return len(text) == HASH_HEX_LEN and all(c in "0123456789abcdef" for c in text)
+    return len(text) == HASH_HEX_LEN and not text.strip("0123456789abcdef")

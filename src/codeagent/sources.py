@@ -151,19 +151,21 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) ->
     is_git = (repo / ".git").exists()
     repo_real = os.path.realpath(repo)
     out: list[SourceFile] = []
-    store_rel = None
+    store_rel = ""  # the store's path relative to the repo when the store is inside it
     try:
-        store_rel = os.path.relpath(store.root, repo).replace(os.sep, "/")
+        rel = os.path.relpath(store.root, repo).replace(os.sep, "/")
+        store_rel = "" if rel.startswith("..") else rel
     except ValueError:
         pass
+    prefix = os.path.join(repo, "")
     for raw in _list_worktree_paths(repo, is_git, store.root):
         path, ok = _decode_path(raw)
-        if store_rel and not store_rel.startswith("..") and (path == store_rel or path.startswith(store_rel + "/")):
+        if store_rel and path.startswith(store_rel) and (path == store_rel or path[len(store_rel)] == "/"):
             continue
         if not ok:
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NON_UTF8_PATH))
             continue
-        full = os.path.join(repo, os.fsdecode(raw))
+        full = prefix + path
         try:
             st = os.lstat(full)
         except FileNotFoundError:

@@ -3,6 +3,10 @@
 Every write is atomic (temp file in the store, flush, rename); every read of an object
 re-hashes it before a caller sees the bytes. Objects are immutable: writing an id that
 exists is a no-op. Layout is documented in `format.py`.
+
+Hot paths (a build stores one object and one action entry per parsed file) work on string
+paths and create each fan-out directory once per process; action entries are buffered and
+written as packs of many entries (see `Store.put_action`).
 """
 
 from __future__ import annotations
@@ -10,10 +14,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import itertools
 import os
-import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +29,7 @@ from .hashing import hash_bytes, hash_stream, is_object_id
 _TMP_PREFIX = ".tmp-"
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_dir(path: Path | str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -46,7 +51,7 @@ def _fsync_dir(path: Path) -> None:
 _fault_writes = 0
 
 
-def _injected_fault(path: Path) -> OSError | None:
+def _injected_fault(path: Path | str) -> OSError | None:
     global _fault_writes
     spec = os.environ.get("CODEAGENT_TEST_FAULT")
     if not spec:
@@ -54,12 +59,12 @@ def _injected_fault(path: Path) -> OSError | None:
     _fault_writes += 1
     name, _, where = spec.partition("@")
     code = getattr(errno, name, errno.EIO)
-    if not where or (where.isdigit() and _fault_writes >= int(where)) or where in path.parts:
+    if not where or (where.isdigit() and _fault_writes >= int(where)) or where in Path(path).parts:
         return OSError(code, os.strerror(code), str(path))
     return None
 
 
-def _write_in_place(path: Path, data: bytes) -> None:
+def _write_in_place(path: Path | str, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data[: len(data) // 2])
         fh.flush()
@@ -67,7 +72,20 @@ def _write_in_place(path: Path, data: bytes) -> None:
         fh.write(data[len(data) // 2:])
 
 
-def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True) -> None:
+_tmp_names = itertools.count()
+_tmp_stem = ""
+
+
+def _tmp_name() -> str:
+    """A temp file name unique among live writers: pid, a random tag per process, a counter
+    (O_EXCL still refuses a clash with a file a dead process left behind)."""
+    global _tmp_stem
+    if not _tmp_stem.startswith(f"{_TMP_PREFIX}{os.getpid()}-"):  # first use, or a forked child
+        _tmp_stem = f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}-"
+    return f"{_tmp_stem}{next(_tmp_names)}"
+
+
+def atomic_write(path: Path | str, data: bytes, tmp_dir: Path | str, *, durable: bool = True) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a part.
 
     The temp file lives in `tmp_dir` (same filesystem), is flushed (and fsynced when
@@ -75,7 +93,7 @@ def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True
     """
     if os.environ.get("CODEAGENT_TEST_NONATOMIC") == "1":
         return _write_in_place(path, data)
-    tmp = tmp_dir / f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+    tmp = os.path.join(tmp_dir, _tmp_name())
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -92,14 +110,14 @@ def atomic_write(path: Path, data: bytes, tmp_dir: Path, *, durable: bool = True
             os.close(fd)
         os.replace(tmp, path)
         if durable:
-            _fsync_dir(path.parent)
+            _fsync_dir(os.path.dirname(path))
     except OSError as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise StoreWriteFailed(
-            f"could not write {path.name}: {os.strerror(exc.errno or errno.EIO)}",
+            f"could not write {os.path.basename(path)}: {os.strerror(exc.errno or errno.EIO)}",
             hint="free disk space or fix the store's file system, then build again; "
             "the previous index is untouched",
         ) from exc
@@ -140,6 +158,10 @@ class Store:
     def __init__(self, root: Path | str, *, create: bool = False, durable: bool = False) -> None:
         self.root = Path(root)
         self.durable = durable
+        self._objects_dir = os.path.join(self.root, fmt.OBJECTS_DIR)
+        self._tmp = os.path.join(self.root, fmt.TMP_DIR)
+        self._fanout_made: set[str] = set()
+        self._actions: _ActionCache | None = None
         if create:
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
@@ -169,36 +191,49 @@ class Store:
 
     @property
     def tmp_dir(self) -> Path:
-        return self.root / fmt.TMP_DIR
+        return Path(self._tmp)
 
     def object_path(self, object_id: str) -> Path:
+        return Path(self.object_file(object_id))
+
+    def object_file(self, object_id: str) -> str:
+        """`object_path` as a string (cheaper where many objects are named)."""
         if not is_object_id(object_id):
             raise InvalidParameter(f"not an object id: {object_id!r}")
-        return self.root / fmt.OBJECTS_DIR / object_id[:2] / object_id
+        return f"{self._objects_dir}/{object_id[:2]}/{object_id}"
 
     # ---- objects --------------------------------------------------------------------------
     def has(self, object_id: str) -> bool:
-        return self.object_path(object_id).exists()
+        return os.path.exists(self.object_file(object_id))
 
     def put(self, data: bytes) -> str:
         """Store `data`; returns its id. An existing object is never rewritten."""
+        return self.add(data)[0]
+
+    def add(self, data: bytes) -> tuple[str, bool]:
+        """`put` that also tells whether the object was new: (id, written)."""
         object_id = hash_bytes(data)
-        path = self.object_path(object_id)
-        if path.exists():
-            return object_id
-        path.parent.mkdir(exist_ok=True)
-        atomic_write(path, data, self.tmp_dir, durable=self.durable)
-        return object_id
+        return object_id, self._write_object(object_id, data)
 
     def put_verified(self, object_id: str, data: bytes) -> None:
         """Store bytes that claim to be `object_id` (e.g. downloaded); refuses a mismatch."""
         actual = hash_bytes(data)
         if actual != object_id:
             raise StoreCorrupt(f"object {object_id[:12]} re-hashes to {actual[:12]}")
-        path = self.object_path(object_id)
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            atomic_write(path, data, self.tmp_dir, durable=self.durable)
+        self._write_object(object_id, data)
+
+    def _write_object(self, object_id: str, data: bytes) -> bool:
+        path = self.object_file(object_id)
+        if os.path.exists(path):
+            return False
+        self._make_fanout(os.path.dirname(path))
+        atomic_write(path, data, self._tmp, durable=self.durable)
+        return True
+
+    def _make_fanout(self, directory: str) -> None:
+        if directory not in self._fanout_made:
+            os.makedirs(directory, exist_ok=True)
+            self._fanout_made.add(directory)
 
     def get(self, object_id: str) -> bytes:
         """Read and re-hash an object; retries once, then raises StoreCorrupt."""
@@ -237,37 +272,51 @@ class Store:
             pass
 
     # ---- action cache: shard key -> object id ---------------------------------------------
-    def _action_path(self, key: str) -> Path:
-        return self.root / fmt.ACTIONS_DIR / key[:2] / key
+    def _action_cache(self) -> "_ActionCache":
+        if self._actions is None:
+            self._actions = _ActionCache(self)
+        return self._actions
 
     def get_action(self, key: str) -> str | None:
         """The shard object id for a shard key, "skip:<reason>", or None when unknown."""
-        try:
-            value = self._action_path(key).read_text().strip()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if value.startswith("skip:"):
+        value = self._action_cache().get(key)
+        if value is None or value.startswith("skip:"):
             return value
         return value if is_object_id(value) and self.has(value) else None
 
     def put_action(self, key: str, object_id: str) -> None:
-        path = self._action_path(key)
-        path.parent.mkdir(exist_ok=True)
-        atomic_write(path, object_id.encode(), self.tmp_dir, durable=self.durable)
+        """Record key -> object id (or "skip:<reason>"). Inside `batched_actions` the entry is
+        buffered (visible to `get_action` at once) and written with others as one pack."""
+        self._action_cache().put(key, object_id)
+
+    @contextmanager
+    def batched_actions(self) -> Iterator[None]:
+        """Buffer `put_action`s; they are written on leaving the block (and every
+        ACTION_PACK_ENTRIES entries, so an interrupted build keeps most of its work)."""
+        cache = self._action_cache()
+        cache.depth += 1
+        try:
+            yield
+        except BaseException:
+            cache.depth -= 1
+            if cache.depth == 0:
+                try:
+                    cache.flush()
+                except (OSError, StoreWriteFailed):
+                    pass  # the error in flight says more
+            raise
+        cache.depth -= 1
+        if cache.depth == 0:
+            cache.flush()
 
     def iter_actions(self) -> Iterator[tuple[str, str]]:
-        base = self.root / fmt.ACTIONS_DIR
-        if not base.exists():
-            return
-        for sub in sorted(base.iterdir()):
-            for entry in sorted(sub.iterdir()):
-                yield entry.name, entry.read_text().strip()
+        yield from sorted(self._action_cache().all_entries().items())
+
+    def delete_actions(self, keys: Iterable[str]) -> None:
+        self._action_cache().delete(set(keys))
 
     def delete_action(self, key: str) -> None:
-        try:
-            self._action_path(key).unlink()
-        except FileNotFoundError:
-            pass
+        self.delete_actions((key,))
 
     # ---- refs -----------------------------------------------------------------------------
     def _ref_path(self, ref: str) -> Path:
@@ -333,21 +382,25 @@ class Store:
             return False
         return marker == complete_marker(manifest_id)
 
-    def assembly_problems(self, manifest_id: str, *, deep: bool = True) -> list[str]:
+    def assembly_problems(self, manifest_id: str, *, deep: bool = True,
+                          trust_mtime: bool = False) -> list[str]:
         """Why a manifest's assembled files cannot be trusted ([] when intact): each file is
-        checked against the size (and, when `deep`, the blake3) recorded in SUMS."""
+        checked against the size (and, when `deep`, the blake3) recorded in SUMS. With
+        `trust_mtime`, a file whose mtime is still the one recorded is not re-hashed (this
+        catches every rewrite, not bit rot: `verify` and readers re-hash)."""
         directory = self.assembled_dir(manifest_id)
         try:
             sums = json.loads((directory / fmt.ASSEMBLY_SUMS).read_bytes())
         except (OSError, ValueError):
             return [f"{fmt.ASSEMBLY_SUMS} is missing or unreadable"]
         problems = []
-        for name, (size, digest) in sorted(sums.items()):
+        for name, (size, digest, *mtime) in sorted(sums.items()):
             try:
-                actual = (directory / name).stat().st_size
+                st = (directory / name).stat()
+                actual = st.st_size
                 if actual != size:
                     problems.append(f"{name} has {actual} bytes, {size} were written")
-                elif deep:
+                elif deep and not (trust_mtime and mtime == [st.st_mtime_ns]):
                     with open(directory / name, "rb") as fh:
                         if hash_stream(fh) != digest:
                             problems.append(f"{name} does not match the hash recorded when it was written")
@@ -396,6 +449,135 @@ class Store:
         return problems
 
 
+ACTION_PACK_ENTRIES = 512  # a batch writes a pack every this many entries
+ACTION_PACKS_MAX = 16  # more packs than this are merged into one when the next is written
+_PACK_HEADER = b"codeagent-actions 1\n"
+_pack_names = itertools.count()
+
+
+class _ActionCache:
+    """The action cache's entries. Written as packs under actions/packs/: a header line, then
+    one "key TAB value" line per entry, later packs (by name) winning. Stores from before packs
+    kept one file per entry (actions/<2 hex>/<key>); those are still read, never written."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.base = os.path.join(store.root, fmt.ACTIONS_DIR)
+        self.packs_dir = os.path.join(self.base, fmt.ACTION_PACKS_DIR)
+        self.depth = 0
+        self.pid = os.getpid()
+        self.pending: dict[str, str] = {}
+        for _attempt in range(3):
+            if self._load():
+                break
+
+    def _load(self) -> bool:
+        """Read every pack; False when one vanished meanwhile (merged by another writer)."""
+        self.entries: dict[str, str] = {}
+        self.packs: list[str] = []
+        self.legacy: set[str] = set()
+        try:
+            self.legacy = {n for n in os.listdir(self.base) if n != fmt.ACTION_PACKS_DIR}
+            names = sorted(n for n in os.listdir(self.packs_dir) if not n.startswith(_TMP_PREFIX))
+        except FileNotFoundError:
+            return True
+        for name in names:
+            try:
+                with open(os.path.join(self.packs_dir, name), "rb") as fh:
+                    data = fh.read()
+            except FileNotFoundError:
+                return False
+            if not data.startswith(_PACK_HEADER):
+                continue  # a later pack format: neither read nor merged away
+            self.packs.append(name)
+            for line in data[len(_PACK_HEADER):].decode("utf-8", "replace").split("\n"):
+                key, tab, value = line.partition("\t")
+                if tab and value:
+                    self.entries[key] = value
+        return True
+
+    def _legacy_file(self, key: str) -> str:
+        return os.path.join(self.base, key[:2], key)
+
+    def get(self, key: str) -> str | None:
+        value = self.entries.get(key)
+        if value is None and key[:2] in self.legacy and "/" not in key:
+            try:
+                with open(self._legacy_file(key), encoding="utf-8") as fh:
+                    return fh.read().strip() or None
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+        return value
+
+    def put(self, key: str, value: str) -> None:
+        if not key or any(c in key for c in "\t\n") or "\n" in value:
+            raise InvalidParameter(f"not an action cache entry: {key!r} -> {value!r}")
+        if self.entries.get(key) == value:
+            return
+        self.entries[key] = self.pending[key] = value
+        if self.depth == 0 or len(self.pending) >= ACTION_PACK_ENTRIES or os.getpid() != self.pid:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending entries as a pack (all entries, replacing the packs read, when
+        there would be more than ACTION_PACKS_MAX; never in a forked child, whose view of the
+        packs is its parent's)."""
+        if not self.pending:
+            return
+        if len(self.packs) >= ACTION_PACKS_MAX and os.getpid() == self.pid:
+            self._rewrite()
+        else:
+            self.packs.append(self._write_pack(self.pending))
+        self.pending = {}
+
+    def _write_pack(self, entries: dict[str, str]) -> str:
+        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_pack_names)}"
+        body = "".join(f"{k}\t{v}\n" for k, v in entries.items()).encode()
+        self.store._make_fanout(self.packs_dir)
+        atomic_write(os.path.join(self.packs_dir, name), _PACK_HEADER + body, self.store._tmp,
+                     durable=self.store.durable)
+        return name
+
+    def _rewrite(self) -> None:
+        """Replace the packs read by one pack of every entry (written first: a crash between
+        the two steps leaves duplicates, never a loss)."""
+        old = self.packs
+        self.packs = [self._write_pack(self.entries)] if self.entries else []
+        for name in old:
+            try:
+                os.unlink(os.path.join(self.packs_dir, name))
+            except FileNotFoundError:
+                pass
+
+    def all_entries(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for sub in sorted(self.legacy):
+            directory = os.path.join(self.base, sub)
+            if not os.path.isdir(directory):
+                continue
+            for name in sorted(os.listdir(directory)):
+                try:
+                    with open(os.path.join(directory, name), encoding="utf-8") as fh:
+                        out[name] = fh.read().strip()
+                except OSError:
+                    continue
+        out.update(self.entries)
+        return out
+
+    def delete(self, keys: set[str]) -> None:
+        for key in keys:
+            if key[:2] in self.legacy and "/" not in key:
+                try:
+                    os.unlink(self._legacy_file(key))
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+            self.pending.pop(key, None)
+        if keys & self.entries.keys():
+            self.entries = {k: v for k, v in self.entries.items() if k not in keys}
+            self._rewrite()
+            self.pending = {}
+
+
 _HELD_LOCK_FDS: set[int] = set()
 
 
@@ -415,9 +597,9 @@ os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def write_assembly_sums(directory: Path, known: dict[str, tuple[int, int, str]] | None = None) -> None:
-    """Record size and blake3 of every file of an assembly being built (before COMPLETE).
-    `known`: name -> (size, mtime_ns, blake3) of files copied from a verified assembly; a
-    file whose size and mtime are still those is not hashed again."""
+    """Record size, blake3 and mtime of every file of an assembly being built (before
+    COMPLETE). `known`: name -> (size, mtime_ns, blake3) of files copied from a verified
+    assembly; a file whose size and mtime are still those is not hashed again."""
     sums = {}
     for path in sorted(directory.iterdir()):
         if path.is_file() and path.name not in (fmt.ASSEMBLY_SUMS, fmt.COMPLETE_MARKER):
@@ -426,7 +608,7 @@ def write_assembly_sums(directory: Path, known: dict[str, tuple[int, int, str]] 
             if (size, mtime) != (st.st_size, st.st_mtime_ns):
                 with open(path, "rb") as fh:
                     digest = hash_stream(fh)
-            sums[path.name] = [st.st_size, digest]
+            sums[path.name] = [st.st_size, digest, st.st_mtime_ns]
     (directory / fmt.ASSEMBLY_SUMS).write_text(json.dumps(sums, sort_keys=True))
 
 

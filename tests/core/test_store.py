@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from codeagent import format as fmt
+from codeagent import store as store_mod
 from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked
 from codeagent.hashing import hash_bytes
 from codeagent.store import Store, StoreLock
@@ -90,3 +93,109 @@ def test_sweep_removes_leftover_temp_files(store):
     (store.tmp_dir / ".tmp-123-abc").write_bytes(b"partial")
     assert store.sweep_tmp() == 1
     assert not list(store.tmp_dir.iterdir())
+
+
+def _packs(store: Store) -> list[Path]:
+    return sorted((store.root / fmt.ACTIONS_DIR / fmt.ACTION_PACKS_DIR).glob("*"))
+
+
+def test_action_cache_round_trip_and_reopen(store):
+    oid = store.put(b"shard")
+    store.put_action("k" * 64, oid)
+    store.put_action("s" * 64, "skip:binary")
+    assert store.get_action("k" * 64) == oid and store.get_action("nope") is None
+    again = Store(store.root)
+    assert again.get_action("k" * 64) == oid and again.get_action("s" * 64) == "skip:binary"
+    assert dict(again.iter_actions()) == {"k" * 64: oid, "s" * 64: "skip:binary"}
+    store.delete_object(oid)
+    assert Store(store.root).get_action("k" * 64) is None  # names an absent object
+
+
+def test_batched_actions_write_packs_of_many_entries(store, monkeypatch):
+    monkeypatch.setattr(store_mod, "ACTION_PACK_ENTRIES", 3)
+    oids = [store.put(bytes([i])) for i in range(7)]
+    with store.batched_actions():
+        store.put_action("a" * 64, oids[0])
+        assert store.get_action("a" * 64) == oids[0] and not _packs(store)
+        for i in range(1, 7):
+            store.put_action(f"{i:064x}", oids[i])
+        assert len(_packs(store)) == 2  # every 3 entries
+    assert len(_packs(store)) == 3
+    again = Store(store.root)
+    assert again.get_action("a" * 64) == oids[0]
+    assert all(again.get_action(f"{i:064x}") == oids[i] for i in range(1, 7))
+
+
+def test_an_interrupted_batch_keeps_its_entries(store):
+    oid = store.put(b"x")
+    with pytest.raises(KeyError):
+        with store.batched_actions():
+            store.put_action("a" * 64, oid)
+            raise KeyError("boom")
+    assert Store(store.root).get_action("a" * 64) == oid
+
+
+def test_packs_are_merged_past_the_limit(store, monkeypatch):
+    monkeypatch.setattr(store_mod, "ACTION_PACKS_MAX", 4)
+    oids = [store.put(bytes([i])) for i in range(10)]
+    for i, oid in enumerate(oids):
+        store.put_action(f"{i:064x}", oid)
+        assert len(_packs(store)) <= 4
+    again = Store(store.root)
+    assert dict(again.iter_actions()) == {f"{i:064x}": oid for i, oid in enumerate(oids)}
+    again.delete_actions([f"{i:064x}" for i in range(5)])
+    assert len(_packs(again)) == 1
+    assert dict(Store(store.root).iter_actions()) == {f"{i:064x}": oids[i] for i in range(5, 10)}
+
+
+def test_actions_of_the_one_file_per_entry_layout_are_still_read(store):
+    oid = store.put(b"old")
+    key = "ab" + "c" * 62
+    legacy = store.root / fmt.ACTIONS_DIR / key[:2] / key
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(oid)
+    store.put_action("d" * 64, "skip:binary")
+    again = Store(store.root)
+    assert again.get_action(key) == oid
+    assert dict(again.iter_actions()) == {key: oid, "d" * 64: "skip:binary"}
+    again.delete_action(key)
+    assert not legacy.exists() and Store(store.root).get_action(key) is None
+
+
+def test_a_forked_child_writes_its_actions_at_once(store):
+    oid = store.put(b"from the child")
+    with store.batched_actions():
+        store.get_action("x")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                store.put_action("c" * 64, oid)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    assert Store(store.root).get_action("c" * 64) == oid
+
+
+def test_assembly_sums_trusted_by_mtime_only_when_asked(store):
+    from codeagent.store import write_assembly_sums
+
+    mid = store.put(b"a manifest")
+    directory = store.assembled_dir(mid)
+    directory.mkdir(parents=True)
+    db = directory / fmt.DUCKDB_FILE
+    db.write_bytes(b"x" * 1000)
+    write_assembly_sums(directory)
+    assert store.assembly_problems(mid) == [] == store.assembly_problems(mid, trust_mtime=True)
+    st = db.stat()
+    db.write_bytes(b"y" * 1000)  # same size; bit rot keeps the mtime
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert store.assembly_problems(mid, trust_mtime=True) == []
+    assert store.assembly_problems(mid) != []
+    db.write_bytes(b"z" * 1000)  # a rewrite moves the mtime
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert store.assembly_problems(mid, trust_mtime=True) != []
+    sums = directory / fmt.ASSEMBLY_SUMS  # SUMS from before mtimes were recorded
+    sums.write_text(json.dumps({fmt.DUCKDB_FILE: [1000, hash_bytes(b"z" * 1000)]}))
+    assert store.assembly_problems(mid, trust_mtime=True) == [] == store.assembly_problems(mid)
+    db.write_bytes(b"w" * 1000)
+    assert store.assembly_problems(mid, trust_mtime=True) != []
