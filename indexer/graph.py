@@ -35,7 +35,7 @@ import time
 
 from ..manifest import Manifest
 from .assemble import derived_step
-from .graph_sql import GRAPH_VERSION, NAMES_SQL, SCHEMA_SQL, edges_sql, kind_rows
+from .graph_sql import GRAPH_VERSION, SCHEMA_SQL, edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
                            file_module, import_binding, include_file, key, python_packages)
 
@@ -137,7 +137,7 @@ def symbol_graph(con, manifest: Manifest | None) -> None:
     _register(con, "g_kinds", ["ref_kind", "sym_kind"], kind_rows())
     full = _plan_changed(con)
     t1 = time.perf_counter()
-    con.execute(NAMES_SQL)
+    con.execute(names_sql(full))
     t2 = time.perf_counter()
     _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey", "file"],
               _bindings(con, modules))
