@@ -12,7 +12,8 @@ statistics, always those of this manifest, so an incremental build never recompu
 (fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
 During the steps two temp tables name what changed: delta_removed(path) and
 delta_added(path); a step may use them to work incrementally (on a full assembly every path
-is in delta_added and delta_removed is empty).
+is in delta_added and delta_removed is empty). An incremental assembly also keeps the removed
+paths' old rows of files, symbols and refs (delta_old_<table>, see DELTA_OLD).
 
   edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
     kind: calls | references | imports | inherits | implements | overrides | contains
@@ -38,6 +39,9 @@ from ..store import Store, complete_marker, write_assembly_sums
 from .graph_sql import target_key
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
+# An incremental assembly keeps the removed paths' old rows of these tables (columns) in temp
+# tables delta_old_<table> for the derived steps to compare with the new ones.
+DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
 # an incremental assembly re-sorts it.
 POSTINGS_TAIL_FRACTION = 0.15
@@ -394,6 +398,9 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             _path_table(con, "delta_removed", sorted(remove))
             _path_table(con, "delta_added", [f.path for f in insert])
             if remove:
+                for table, columns in DELTA_OLD.items():
+                    con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
+                        FROM {table} WHERE path IN (SELECT path FROM delta_removed)""")
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             _insert_entries(con, store, insert, tables or {})
