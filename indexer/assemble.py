@@ -139,11 +139,12 @@ def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[s
                                hint="run `codeagent verify`, delete the object and build again")
     rows = {}
     if stored:
-        files = ", ".join("'" + str(store.object_path(s)).replace("'", "''") + "'" for s in stored)
-        read = con.sql(f"SELECT * FROM read_parquet([{files}], filename=true)").to_arrow_table()
-        by_file = {name: i for i, name in enumerate(read.column("filename").to_pylist())}
+        files = {str(store.object_path(s)): s for s in stored}
+        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        read = con.sql(f"SELECT * FROM read_parquet([{listed}], filename=true)").to_arrow_table()
+        shard_of = [files[f] for f in read.column("filename").to_pylist()]
         read = read.drop_columns(["filename"]).cast(SHARD_SCHEMA)
-        rows = {s: read.slice(by_file[str(store.object_path(s))], 1) for s in stored}
+        rows = {s: read.slice(i, 1) for i, s in enumerate(shard_of)}
     shards = pa.concat_tables([tables[f.shard] if f.shard in tables else rows[f.shard]
                                for f in indexed])
     return shards if shards.schema.equals(SHARD_SCHEMA) else shards.cast(SHARD_SCHEMA)
