@@ -12,7 +12,8 @@ statistics, always those of this manifest, so an incremental build never recompu
 (fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
 During the steps two temp tables name what changed: delta_removed(path) and
 delta_added(path); a step may use them to work incrementally (on a full assembly every path
-is in delta_added and delta_removed is empty).
+is in delta_added and delta_removed is empty). An incremental assembly also keeps the removed
+paths' old rows of files, symbols and refs (delta_old_<table>, see DELTA_OLD).
 
   edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
     kind: calls | references | imports | inherits | implements | overrides | contains
@@ -38,6 +39,9 @@ from ..store import Store, complete_marker, write_assembly_sums
 from .graph_sql import target_key
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
+# An incremental assembly keeps the removed paths' old rows of these tables (columns) in temp
+# tables delta_old_<table> for the derived steps to compare with the new ones.
+DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
 # an incremental assembly re-sorts it.
 POSTINGS_TAIL_FRACTION = 0.15
@@ -74,8 +78,12 @@ CREATE VIEW corpus AS SELECT count(*)::BIGINT AS n_docs, coalesce(avg(length), 0
     FROM docs;
 """
 
-# symbol_id: row identity inside a manifest, stable while the symbol stays at its path.
-_SYMBOL_ID_SQL = "substr(md5(m.path || chr(0) || s.stable_id), 1, 16)"
+
+
+def _symbol_id(path: str, stable_id: str) -> str:
+    """SQL for symbol_id: row identity inside a manifest, stable while the symbol stays at its path."""
+    return f"substr(md5({path} || chr(0) || {stable_id}), 1, 16)"
+
 
 DerivedStep = Callable[["object", Manifest], None]
 DERIVED_STEPS: list[DerivedStep] = []
@@ -115,28 +123,116 @@ def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[
     return remove, insert
 
 
-def _raw_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[str, object]) -> None:
-    """View `raw`: one row per shard (SHARD_SCHEMA + filename), from the caller's Arrow tables
-    where it has them, else from the verified Parquet objects."""
+def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[str, object]):
+    """One row per entry of `indexed`, in its order (SHARD_SCHEMA): the shard from the caller's
+    Arrow tables where it has them, else from the verified Parquet objects."""
     import pyarrow as pa
 
-    fresh = sorted({f.shard for f in indexed if f.shard in tables})
-    stored = {f.shard: f for f in indexed if f.shard not in tables}
-    for f in stored.values():
-        data = store.get(f.shard)  # re-hash before DuckDB's Parquet reader touches the bytes
+    from .shard import SHARD_SCHEMA
+
+    stored = sorted({f.shard for f in indexed if f.shard not in tables})
+    for shard in stored:
+        data = store.get(shard)  # re-hash before DuckDB's Parquet reader touches the bytes
         if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
-            raise StoreCorrupt(f"shard {f.shard[:12]} ({f.path}) is not a Parquet file",
+            path = next(f.path for f in indexed if f.shard == shard)
+            raise StoreCorrupt(f"shard {shard[:12]} ({path}) is not a Parquet file",
                                hint="run `codeagent verify`, delete the object and build again")
-    parts = []
+    rows = {}
     if stored:
-        files = sorted(str(store.object_path(s)) for s in stored)
-        con.execute("CREATE TEMP TABLE raw_stored AS SELECT * FROM read_parquet(?, filename=true)", [files])
-        parts.append("SELECT * FROM raw_stored")
-    if fresh:
-        con.register("raw_fresh", pa.concat_tables(
-            [tables[s].append_column("filename", pa.array([str(store.object_path(s))])) for s in fresh]))
-        parts.append("SELECT * FROM raw_fresh")
-    con.execute("CREATE TEMP VIEW raw AS " + " UNION ALL ".join(parts))
+        files = {str(store.object_path(s)): s for s in stored}
+        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        read = con.sql(f"SELECT * FROM read_parquet([{listed}], filename=true)").to_arrow_table()
+        shard_of = [files[f] for f in read.column("filename").to_pylist()]
+        read = read.drop_columns(["filename"]).cast(SHARD_SCHEMA)
+        rows = {s: read.slice(i, 1) for i, s in enumerate(shard_of)}
+    shards = pa.concat_tables([tables[f.shard] if f.shard in tables else rows[f.shard]
+                               for f in indexed])
+    return shards if shards.schema.equals(SHARD_SCHEMA) else shards.cast(SHARD_SCHEMA)
+
+
+def _flatten(shards, column: str, **per_entry):
+    """The elements of the list column `column`, one row each: the struct's fields, `e` (the
+    entry's row) and `per_entry` arrays (one value per entry) repeated, dictionary-encoded.
+    One chunk per column: DuckDB scans many small Arrow chunks far slower than one."""
+    import numpy as np
+    import pyarrow as pa
+
+    lists = shards.column(column).combine_chunks()
+    counts = np.diff(lists.offsets.to_numpy())
+    e = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    fields = lists.flatten().flatten()
+    columns = {f.name: values for f, values in zip(lists.type.value_type, fields)}
+    columns["e"] = e
+    for name, values in per_entry.items():
+        columns[name] = pa.DictionaryArray.from_arrays(e, values)
+    return pa.table(columns)
+
+
+def _postings(shards, paths):
+    """(term_postings rows sorted by term, docs rows) of the entries' postings; a document's
+    length is the sum of its terms' tf."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flat = _flatten(shards, "postings")
+    e = flat.column("e").to_numpy()
+    kinds = pc.dictionary_encode(flat.column("doc_kind").chunk(0))
+    doc = flat.column("doc").to_numpy()
+    tf = flat.column("tf").to_numpy()
+    slot, slot_entry, slot_kind, slot_doc = _doc_slots(e, kinds.indices.to_numpy(), len(kinds.dictionary), doc)
+    sums = np.bincount(slot, weights=tf, minlength=len(slot_entry))
+    present = np.flatnonzero(np.bincount(slot, minlength=len(slot_entry)))
+    length = sums.astype(np.int32)
+    docs = pa.table({
+        "path": pa.DictionaryArray.from_arrays(slot_entry[present], paths),
+        "doc_kind": pa.DictionaryArray.from_arrays(slot_kind[present], kinds.dictionary),
+        "doc": slot_doc[present], "length": length[present]})
+    terms = pc.dictionary_encode(flat.column("term").chunk(0))
+    rank = pc.rank(terms.dictionary, sort_keys="ascending", tiebreaker="dense").to_numpy()
+    order = _stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
+    postings = pa.table({
+        "term": pa.DictionaryArray.from_arrays(terms.indices.take(order), terms.dictionary),
+        "path": pa.DictionaryArray.from_arrays(e[order], paths),
+        "doc_kind": pa.DictionaryArray.from_arrays(kinds.indices.take(order), kinds.dictionary),
+        "doc": doc[order], "tf": tf[order], "length": length[slot[order]]})
+    return postings, docs
+
+
+def _stable_order(keys):
+    """np.argsort(keys, kind="stable") of uint32 keys, as two 16-bit passes (numpy's radix
+    sort; on 32-bit keys it falls back to timsort, 2-3x slower)."""
+    import numpy as np
+
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if len(keys) and int(keys.max()) > 0xFFFF:
+        order = order[np.argsort((keys >> 16).astype(np.uint16)[order], kind="stable")]
+    return order
+
+
+def _doc_slots(entry, kind, n_kinds: int, doc):
+    """A dense slot per (entry, kind, doc) of each posting, and each slot's entry, kind, doc
+    (slots no posting names included: the caller keeps those with postings)."""
+    import numpy as np
+
+    if not len(entry):
+        empty = np.zeros(0, np.int32)
+        return empty, empty, empty, empty
+    n_entries = int(entry[-1]) + 1
+    starts = np.concatenate(([0], np.flatnonzero(entry[1:] != entry[:-1]) + 1))
+    lo = np.zeros(n_entries, np.int64)
+    hi = np.full(n_entries, -1, np.int64)
+    lo[entry[starts]] = np.minimum.reduceat(doc, starts)
+    hi[entry[starts]] = np.maximum.reduceat(doc, starts)
+    width = hi - lo + 1
+    size = width * n_kinds
+    base = np.concatenate(([0], np.cumsum(size)[:-1]))
+    slot = base[entry] + kind.astype(np.int64) * width[entry] + (doc - lo[entry])
+    slot_entry = np.repeat(np.arange(n_entries, dtype=np.int32), size)
+    rest = np.arange(int(size.sum()), dtype=np.int64) - base[slot_entry]
+    slot_kind = (rest // np.maximum(width, 1)[slot_entry]).astype(np.int32)
+    slot_doc = (rest % np.maximum(width, 1)[slot_entry] + lo[slot_entry]).astype(np.int32)
+    return slot, slot_entry, slot_kind, slot_doc
 
 
 def _insert_entries(con, store: Store, entries: list[FileEntry],
@@ -155,48 +251,42 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     indexed = [f for f in entries if f.indexed]
     if not indexed:
         return
-    con.register("m_paths", pa.table({
-        "path": [f.path for f in indexed],
-        "file": [str(store.object_path(f.shard)) for f in indexed],
-        "shard": [f.shard for f in indexed],
-    }))
-    con.execute("CREATE TEMP TABLE m AS SELECT * FROM m_paths")
-    con.unregister("m_paths")
-    _raw_shards(con, store, indexed, tables or {})
-    con.execute("""INSERT INTO files SELECT m.path, s.blob, s.size, s.language, 'indexed', '',
-        m.shard, s.line_count, s.text FROM raw s JOIN m ON s.filename = m.file""")
-    con.execute("""INSERT INTO chunks SELECT m.path, c.ordinal, c.kind, c.heading, c.start_line,
-        c.start_col, c.end_line, c.end_col, c.start_byte, c.end_byte, c.symbol, c.text
-        FROM (SELECT filename, unnest(chunks) AS c FROM raw) JOIN m ON filename = m.file""")
-    con.execute(f"""INSERT INTO symbols
-        WITH u AS (SELECT filename, language, unnest(symbols) AS s FROM raw)
-        SELECT m.path, u.language, s.ordinal, {_SYMBOL_ID_SQL}, s.stable_id, s.kind, s.name,
-            s.qualified_name, s.signature, s.doc, s.visibility, s.modifiers, s.start_line,
-            s.start_col, s.end_line, s.end_col, s.start_byte, s.end_byte, s.name_line, s.name_col,
-            s.name_end_line, s.name_end_col, s.parent, NULL, s.body_hash
-        FROM u JOIN m ON u.filename = m.file""")
+    shards = _entry_shards(con, store, indexed, tables or {})
+    paths = pa.array([f.path for f in indexed], pa.string())
+    language = shards.column("language").combine_chunks()
+    con.register("e_files", pa.table({
+        "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
+        **{c: shards.column(c).combine_chunks()
+           for c in ("blob", "size", "language", "line_count", "text")}}))
+    con.execute("""INSERT INTO files SELECT path, blob, size, language, 'indexed', '', shard,
+        line_count, text FROM e_files""")
+    con.register("e_chunks", _flatten(shards, "chunks", path=paths))
+    con.execute("""INSERT INTO chunks SELECT path, ordinal, kind, heading, start_line, start_col,
+        end_line, end_col, start_byte, end_byte, symbol, text FROM e_chunks""")
+    con.register("e_symbols", _flatten(shards, "symbols", path=paths, language=language))
+    con.execute(f"""CREATE TEMP TABLE e_ids AS SELECT e, ordinal, {_symbol_id('path', 'stable_id')}
+        AS symbol_id FROM e_symbols""")
+    con.execute("""INSERT INTO symbols SELECT s.path, s.language, s.ordinal, i.symbol_id,
+            s.stable_id, s.kind, s.name, s.qualified_name, s.signature, s.doc, s.visibility,
+            s.modifiers, s.start_line, s.start_col, s.end_line, s.end_col, s.start_byte,
+            s.end_byte, s.name_line, s.name_col, s.name_end_line, s.name_end_col, s.parent,
+            p.symbol_id, s.body_hash
+        FROM e_symbols s JOIN e_ids i ON i.e = s.e AND i.ordinal = s.ordinal
+        LEFT JOIN e_ids p ON p.e = s.e AND p.ordinal = s.parent AND s.parent >= 0""")
+    con.register("e_refs", _flatten(shards, "refs", path=paths, language=language))
     con.execute(f"""INSERT INTO refs SELECT *, split_part(tkey, '.', 1), split_part(tkey, '.', -1)
-        FROM (SELECT m.path, u.language, r.ordinal, r.kind, r.target, r.module, r.alias, r.source,
+        FROM (SELECT r.path, r.language, r.ordinal, r.kind, r.target, r.module, r.alias, r.source,
             src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col, {target_key('r.target')} AS tkey
-        FROM (SELECT filename, language, unnest(refs) AS r FROM raw) u JOIN m ON u.filename = m.file
-        LEFT JOIN symbols src ON src.path = m.path AND src.ordinal = r.source AND r.source >= 0)""")
-    con.execute("""CREATE TEMP TABLE new_postings AS SELECT m.path, p.doc_kind, p.doc, p.term, p.tf
-        FROM (SELECT filename, unnest(postings) AS p FROM raw) JOIN m ON filename = m.file""")
-    con.execute("""CREATE TEMP TABLE new_docs AS SELECT path, doc_kind, doc, sum(tf)::INTEGER AS length
-        FROM new_postings GROUP BY ALL""")
-    con.execute("INSERT INTO docs SELECT * FROM new_docs")
+        FROM e_refs r LEFT JOIN e_ids src ON src.e = r.e AND src.ordinal = r.source AND r.source >= 0)""")
+    postings, docs = _postings(shards, paths)
+    con.register("e_docs", docs)
+    con.execute("INSERT INTO docs SELECT path, doc_kind, doc, length FROM e_docs")
     # Sorted by term, so BM25 reads only the row groups of the query's terms (zone maps).
-    con.execute("""INSERT INTO term_postings SELECT n.term, n.path, n.doc_kind, n.doc, n.tf, d.length
-        FROM new_postings n JOIN new_docs d USING (path, doc_kind, doc) ORDER BY n.term""")
-    con.execute("DROP TABLE new_postings")
-    con.execute("DROP TABLE new_docs")
-    con.execute("""UPDATE symbols SET parent_id = p.symbol_id FROM symbols p
-        WHERE symbols.path = p.path AND symbols.parent = p.ordinal AND symbols.parent >= 0
-        AND symbols.path IN (SELECT path FROM m)""")
-    con.execute("DROP VIEW raw")
-    con.execute("DROP TABLE IF EXISTS raw_stored")
-    con.unregister("raw_fresh")
-    con.execute("DROP TABLE m")
+    con.register("e_postings", postings)
+    con.execute("INSERT INTO term_postings SELECT term, path, doc_kind, doc, tf, length FROM e_postings")
+    con.execute("DROP TABLE e_ids")
+    for name in ("e_files", "e_chunks", "e_symbols", "e_refs", "e_docs", "e_postings"):
+        con.unregister(name)
 
 
 def _path_table(con, name: str, paths: list[str]) -> None:
@@ -320,6 +410,9 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             _path_table(con, "delta_removed", sorted(remove))
             _path_table(con, "delta_added", [f.path for f in insert])
             if remove:
+                for table, columns in DELTA_OLD.items():
+                    con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
+                        FROM {table} WHERE path IN (SELECT path FROM delta_removed)""")
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             _insert_entries(con, store, insert, tables or {})

@@ -25,7 +25,8 @@ nothing about the repo's `array`).
 
 Incremental: when assemble reports the changed paths (temp tables delta_removed and
 delta_added) and no other file's module name changed, only the affected rows are
-recomputed (graph_sql.py says which); otherwise everything is.
+recomputed (graph_sql.py says which); otherwise everything is. When the changed paths' rows
+the graph reads (_INPUTS) are the old ones, nothing is.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import time
 
 from ..manifest import Manifest
 from .assemble import derived_step
-from .graph_sql import GRAPH_VERSION, NAMES_SQL, SCHEMA_SQL, edges_sql, kind_rows
+from .graph_sql import GRAPH_VERSION, SCHEMA_SQL, edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
                            file_module, import_binding, include_file, key, python_packages)
 
@@ -45,6 +46,12 @@ FULL_FRACTION = 0.25
 FULL_MIN = 100
 LAST_TIMINGS: dict[str, float] = {}
 _OWN_TABLES = ("modules", "symbol_names", "import_bindings", "edges", "graph_version")
+# The columns of the per-path tables that the graph reads.
+_INPUTS = {
+    "files": "path, language, status",
+    "symbols": "path, language, ordinal, symbol_id, kind, name, qualified_name, start_line, parent, parent_id",
+    "refs": "path, language, ordinal, kind, target, module, alias, source, source_id, start_line, tkey, head, last",
+}
 
 
 def _modules(con) -> list[tuple]:
@@ -105,6 +112,24 @@ def _tables(con) -> set[str]:
         "OR temporary").fetchall()}
 
 
+def _inputs_unchanged(con) -> bool:
+    """True when the changed paths are the same paths with the same graph inputs as before
+    (an edit of comments or bodies that moves no line, definition or reference): every
+    graph table already holds the new manifest's rows."""
+    tables = _tables(con)
+    needed = set(_OWN_TABLES) | {"delta_removed", "delta_added"} | {f"delta_old_{t}" for t in _INPUTS}
+    if not needed <= tables or con.execute(
+            "SELECT max(version) FROM graph_version").fetchone()[0] != GRAPH_VERSION:
+        return False
+    differs = ["(SELECT path FROM delta_removed EXCEPT SELECT path FROM delta_added) UNION ALL "
+               "(SELECT path FROM delta_added EXCEPT SELECT path FROM delta_removed)"]
+    for table, columns in _INPUTS.items():
+        old = f"SELECT {columns} FROM delta_old_{table}"
+        new = f"SELECT {columns} FROM {table} WHERE path IN (SELECT path FROM delta_added)"
+        differs.append(f"({old} EXCEPT {new}) UNION ALL ({new} EXCEPT {old})")
+    return not con.execute("SELECT " + " OR ".join(f"EXISTS ({d})" for d in differs)).fetchone()[0]
+
+
 def _plan_changed(con) -> bool:
     """Create temp table g_changed; True when everything must be recomputed."""
     tables = _tables(con)
@@ -131,13 +156,17 @@ def _plan_changed(con) -> bool:
 def symbol_graph(con, manifest: Manifest | None) -> None:
     """Bring modules, symbol_names, import_bindings and edges up to date with the manifest."""
     t0 = time.perf_counter()
+    LAST_TIMINGS.clear()
+    if _inputs_unchanged(con):
+        LAST_TIMINGS.update(full=0.0, unchanged=1.0, total=time.perf_counter() - t0)
+        return
     modules = _modules(con)
     _register(con, "g_modules", ["path", "language", "module", "package", "sep", "declared", "mkey"],
               modules)
     _register(con, "g_kinds", ["ref_kind", "sym_kind"], kind_rows())
     full = _plan_changed(con)
     t1 = time.perf_counter()
-    con.execute(NAMES_SQL)
+    con.execute(names_sql(full))
     t2 = time.perf_counter()
     _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey", "file"],
               _bindings(con, modules))
@@ -146,6 +175,5 @@ def symbol_graph(con, manifest: Manifest | None) -> None:
     t4 = time.perf_counter()
     for t in ("g_modules", "g_kinds", "g_bind_new", "g_changed"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
-    LAST_TIMINGS.clear()
-    LAST_TIMINGS.update(full=float(full), plan=t1 - t0, names=t2 - t1, bindings=t3 - t2,
+    LAST_TIMINGS.update(full=float(full), unchanged=0.0, plan=t1 - t0, names=t2 - t1, bindings=t3 - t2,
                         edges=t4 - t3, total=t4 - t0)

@@ -71,29 +71,10 @@ JOIN symbol_names d ON d.path = m.path
 WHERE b.local = '*' AND d.parent_id IS NULL AND b.path IN (SELECT path FROM g_changed);
 """
 
-NAMES_SQL = f"""
-CREATE OR REPLACE TEMP TABLE g_new_modules AS
-SELECT DISTINCT split_part(k, '.', 1) AS top FROM (
-    SELECT {target_key('module')} AS k FROM modules WHERE path NOT IN (SELECT path FROM g_modules)
-    UNION ALL
-    SELECT mkey FROM g_modules WHERE path NOT IN (SELECT path FROM modules))
-WHERE k <> '';
-CREATE OR REPLACE TEMP TABLE g_mod_diff AS
-WITH old AS (SELECT path, language, module, package, sep, declared FROM modules
-             WHERE path IN (SELECT path FROM g_changed)),
-new AS (SELECT path, language, module, package, sep, declared FROM g_modules
-        WHERE path IN (SELECT path FROM g_changed))
-(SELECT * FROM old EXCEPT SELECT * FROM new) UNION ALL (SELECT * FROM new EXCEPT SELECT * FROM old);
-CREATE OR REPLACE TABLE modules AS
-    SELECT path, language, module, package, sep, declared FROM g_modules;
-CREATE OR REPLACE TEMP TABLE g_aff(name VARCHAR);
-CREATE OR REPLACE TEMP TABLE g_old_names AS
-SELECT * EXCLUDE (start_line) FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
-CREATE OR REPLACE TEMP TABLE g_old_binds AS
-SELECT * FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
-{_STAR_NAMES}
-DELETE FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
-DELETE FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+_MODULES = """CREATE OR REPLACE TABLE modules AS
+    SELECT path, language, module, package, sep, declared FROM g_modules;"""
+
+_SYMBOL_NAMES = f"""
 INSERT INTO symbol_names
 SELECT s.symbol_id, s.path, m.module,
     CASE WHEN m.module = '' OR (m.declared AND (s.qualified_name = m.module
@@ -106,11 +87,37 @@ SELECT s.symbol_id, s.path, m.module,
     s.name, s.kind, s.language, s.qk, s.parent_id, coalesce(p.kind, ''), s.start_line,
     CASE WHEN s.kind IN {_in(CLASS_KINDS)} THEN s.symbol_id WHEN p.kind IN {_in(CLASS_KINDS)} THEN p.symbol_id
          WHEN pp.kind IN {_in(CLASS_KINDS)} THEN pp.symbol_id END
-FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols
-      WHERE path IN (SELECT path FROM g_changed)) s
+FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols $WHERE) s
 JOIN g_modules m USING (path)
 LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id
 LEFT JOIN symbols pp ON pp.path = p.path AND pp.symbol_id = p.parent_id;
+"""
+
+_NAMES_DELTA = f"""
+CREATE OR REPLACE TEMP TABLE g_new_modules AS
+SELECT DISTINCT split_part(k, '.', 1) AS top FROM (
+    SELECT {target_key('module')} AS k FROM modules WHERE path NOT IN (SELECT path FROM g_modules)
+    UNION ALL
+    SELECT mkey FROM g_modules WHERE path NOT IN (SELECT path FROM modules))
+WHERE k <> '';
+CREATE OR REPLACE TEMP TABLE g_mod_diff AS
+WITH old AS (SELECT path, language, module, package, sep, declared FROM modules
+             WHERE path IN (SELECT path FROM g_changed)),
+new AS (SELECT path, language, module, package, sep, declared FROM g_modules
+        WHERE path IN (SELECT path FROM g_changed))
+(SELECT * FROM old EXCEPT SELECT * FROM new) UNION ALL (SELECT * FROM new EXCEPT SELECT * FROM old);
+{_MODULES}
+CREATE OR REPLACE TEMP TABLE g_aff(name VARCHAR);
+CREATE OR REPLACE TEMP TABLE g_old_names AS
+SELECT * EXCLUDE (start_line) FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+CREATE OR REPLACE TEMP TABLE g_old_binds AS
+SELECT * FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+{_STAR_NAMES}
+DELETE FROM symbol_names WHERE path IN (SELECT path FROM g_changed);
+DELETE FROM import_bindings WHERE path IN (SELECT path FROM g_changed);
+"""
+
+_NAMES_DIFF = """
 CREATE OR REPLACE TEMP TABLE g_sym_diff AS
 WITH new AS (SELECT * EXCLUDE (start_line) FROM symbol_names WHERE path IN (SELECT path FROM g_changed))
 SELECT 'old' AS side, * FROM (SELECT * FROM g_old_names EXCEPT SELECT * FROM new)
@@ -119,6 +126,15 @@ SELECT 'new', * FROM (SELECT * FROM new EXCEPT SELECT * FROM g_old_names);
 INSERT INTO g_aff SELECT name FROM g_sym_diff;
 DROP TABLE g_old_names;
 """
+
+
+def names_sql(full: bool) -> str:
+    """modules and symbol_names; incrementally only the changed paths' rows, and what of them
+    differs (g_sym_diff, g_aff, g_mod_diff, g_new_modules for the edge update)."""
+    if full:
+        return _MODULES + _SYMBOL_NAMES.replace("$WHERE", "")
+    return (_NAMES_DELTA + _SYMBOL_NAMES.replace("$WHERE", "WHERE path IN (SELECT path FROM g_changed)")
+            + _NAMES_DIFF)
 
 # The receiver a reference's first segment names: the enclosing class (self) or its bases.
 _RECV = """CASE WHEN head IN ('self', 'cls', 'this') OR (language = 'rust' AND head = 'Self')
@@ -145,8 +161,11 @@ FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
 LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
 
 
-_PREP = f"""
+_BINDINGS = """
 INSERT INTO import_bindings SELECT path, ordinal, local, fq_key, mkey, file FROM g_bind_new;
+"""
+
+_BIND_DIFF = f"""
 CREATE OR REPLACE TEMP TABLE g_bind_diff AS
 (SELECT * FROM g_old_binds EXCEPT SELECT * FROM g_bind_new)
 UNION ALL (SELECT * FROM g_bind_new EXCEPT SELECT * FROM g_old_binds);
@@ -155,6 +174,9 @@ DROP TABLE g_old_binds;
 {_STAR_NAMES}
 CREATE OR REPLACE TEMP TABLE g_affected AS SELECT DISTINCT name FROM g_aff WHERE name <> '';
 DROP TABLE g_aff;
+"""
+
+_EXPORTS = f"""
 CREATE OR REPLACE TEMP TABLE g_export AS
 SELECT alias, min(target) AS target FROM (
     SELECT m.mkey || '.' || b.local AS alias, b.fq_key AS target
@@ -171,20 +193,27 @@ CREATE OR REPLACE TEMP TABLE g_local AS
 SELECT b.path, b.local, min(b.fq_key) AS fq_key,
     bool_or(split_part(b.mkey, '.', 1) IN (SELECT split_part(mkey, '.', 1) FROM g_modules)) AS internal
 FROM import_bindings b WHERE b.local <> '' GROUP BY b.path, b.local;
+"""
+
+_ANC_TABLE = "CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, depth INTEGER, conf VARCHAR);"
+
+# The references resolved again: those of the changed paths and those named by an affected
+# name, plus those whose edge pointed to a changed symbol row and those through a name bound
+# to a module that appeared or vanished (external <-> internal). Filtered before projected.
+_REDO_OTHERS = """path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected)
+    AND (EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
+                 AND d.target = refs.target)
+         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head))"""
+_REDO = f"""
 CREATE OR REPLACE TEMP TABLE g_redo AS
-WITH r0 AS ({_raw_refs('TRUE')}),
-dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
-          WHERE kind IN {_in(RESOLVE_KINDS)}
-            AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old'))
-SELECT * FROM r0 WHERE path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
+WITH dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
+               WHERE kind IN {_in(RESOLVE_KINDS)}
+                 AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old')),
+moved AS (SELECT DISTINCT path, local FROM import_bindings
+          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules))
+{_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
 UNION ALL
-SELECT * FROM (
-    SELECT r0.* FROM r0 JOIN dirty d ON r0.path = d.src_path AND r0.start_line = d.src_line
-        AND r0.target = d.target
-    UNION  -- names bound to a module that appeared or vanished: external <-> internal
-    SELECT r0.* FROM r0 JOIN import_bindings b ON b.path = r0.path AND b.local = r0.head
-    WHERE split_part(b.mkey, '.', 1) IN (SELECT top FROM g_new_modules))
-WHERE path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected);
+{_raw_refs(_REDO_OTHERS)};
 CREATE OR REPLACE TEMP TABLE g_old_inherits AS
 SELECT src_id, dst_id, kind, confidence FROM edges
 WHERE kind IN ('inherits', 'implements') AND src_path IN (SELECT path FROM g_changed);
@@ -198,8 +227,11 @@ CREATE OR REPLACE TEMP TABLE g_refs AS
 CREATE OR REPLACE TEMP TABLE g_rebased AS
 SELECT DISTINCT source_id FROM g_redo WHERE kind IN ('inherit', 'implement');
 DROP TABLE g_redo;
-CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, depth INTEGER, conf VARCHAR);
 """
+
+_PREP = _BINDINGS + _BIND_DIFF + _EXPORTS + _REDO + _ANC_TABLE
+_PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_project('(' + _raw_refs('TRUE') + ')', '0')};"
+              + _ANC_TABLE)
 
 # Candidate targets of the references selected by $FILTER; the best exact tier wins.
 _RESOLVE = f"""
@@ -286,7 +318,7 @@ SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 # Imports and overrides edges of unchanged files can only change when a definition, an
 # import binding, a module or an inheritance of the changed files did; otherwise ("quiet")
 # only the changed files' own rows are recomputed.
-_DERIVED = f"""
+_QUIET = """
 CREATE OR REPLACE TEMP TABLE g_quiet AS SELECT NOT (
     EXISTS (SELECT 1 FROM g_sym_diff) OR EXISTS (SELECT 1 FROM g_bind_diff)
     OR EXISTS (SELECT 1 FROM g_mod_diff) OR EXISTS (SELECT 1 FROM g_new_modules)
@@ -300,10 +332,14 @@ CREATE OR REPLACE TEMP TABLE g_quiet AS SELECT NOT (
 CREATE OR REPLACE TEMP TABLE g_redone AS
 SELECT path FROM g_changed UNION SELECT path FROM g_modules WHERE NOT (SELECT quiet FROM g_quiet);
 DELETE FROM edges WHERE kind IN ('imports', 'overrides') AND src_path IN (SELECT path FROM g_redone);
+"""
+
+# Imports, contains and overrides edges of the paths in $REDONE / $CHANGED (filters).
+_DERIVED = f"""
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id,
     coalesce(d.path, sub.path, mf.path, nullif(b.file, '')), 'imports', 'exact', r.target
-FROM (SELECT * FROM refs WHERE kind = 'import' AND path IN (SELECT path FROM g_redone)) r
+FROM (SELECT * FROM refs WHERE kind = 'import' $REDONE) r
 JOIN import_bindings b ON b.path = r.path AND b.ordinal = r.ordinal
 LEFT JOIN g_export e ON e.alias = b.fq_key
 LEFT JOIN symbol_names d ON starts_with(b.fq_key, b.mkey || '.') AND d.fq_key = coalesce(e.target, b.fq_key)
@@ -314,17 +350,20 @@ LEFT JOIN (SELECT mkey, min(path) AS path FROM g_modules WHERE mkey <> '' GROUP 
 WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path, nullif(b.file, '')) IS NOT NULL;
 INSERT INTO edges
 SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
-FROM symbol_names WHERE parent_id IS NOT NULL AND path IN (SELECT path FROM g_changed);
+FROM symbol_names WHERE parent_id IS NOT NULL $CHANGED;
 INSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
-FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}
-      AND path IN (SELECT path FROM g_redone)) m
+FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} $REDONE) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
 JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
 DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
-DROP TABLE g_exact; DROP TABLE g_named; DROP TABLE g_affected; DROP TABLE g_new_modules; DROP TABLE g_rebased;
+DROP TABLE g_exact; DROP TABLE g_named;
+"""
+
+_DROP_DELTA = """
+DROP TABLE g_affected; DROP TABLE g_new_modules; DROP TABLE g_rebased;
 DROP TABLE g_sym_diff; DROP TABLE g_bind_diff; DROP TABLE g_mod_diff; DROP TABLE g_old_inherits;
 DROP TABLE g_quiet; DROP TABLE g_redone;
 """
@@ -350,7 +389,13 @@ _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 
 
 def edges_sql(full: bool) -> str:
-    """The edge statements; a full recompute has every self/super reference in g_refs already."""
-    return (_PREP + _RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS
-            + ("" if full else _SELF_REDO)
-            + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _DERIVED)
+    """The edge statements. A full recompute resolves every reference once (nothing to
+    compare with, no self/super reference left out of g_refs); an incremental one only the
+    affected ones, and the imports/overrides edges of every file only when not quiet."""
+    resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS + ("" if full else _SELF_REDO)
+               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})"))
+    if full:
+        return _PREP_FULL + resolve + _DERIVED.replace("$REDONE", "").replace("$CHANGED", "")
+    return (_PREP + resolve + _QUIET
+            + _DERIVED.replace("$REDONE", "AND path IN (SELECT path FROM g_redone)")
+            .replace("$CHANGED", "AND path IN (SELECT path FROM g_changed)") + _DROP_DELTA)

@@ -416,3 +416,24 @@ def test_quiet_edits_keep_every_edge_line_of_a_fresh_build(project, tmp_path) ->
     overrides = {r for r in _edge_rows(incremental) if r[0] == "overrides"}
     assert ("overrides", "exact", "extra.Leaf.run", "extra.py", 4, "pkg.util.Base.run",
             "pkg/util.py", "run") in overrides, overrides
+
+
+def test_an_edit_that_moves_no_graph_input_leaves_the_graph_as_it_was(project, tmp_path) -> None:
+    """A comment at the end of a file or inside a line changes no symbol, reference or line:
+    the graph step does nothing, and the tables equal a fresh build's. One that moves lines
+    is recomputed."""
+    _build(project)
+    edits = [("comment at the end", PROJECT["pkg/app.py"] + "# trailing\n", 1.0),
+             ("comment inside a line", PROJECT["pkg/app.py"].replace("return Child()", "return Child()  # c"), 1.0),
+             ("a line moves", "# first\n" + PROJECT["pkg/app.py"], 0.0)]
+    for n, (message, text, unchanged) in enumerate(edits):
+        project.write("pkg/app.py", text)
+        sha = project.commit(message)
+        _, incremental = _build(project)
+        assert graph.LAST_TIMINGS["unchanged"] == unchanged, message
+        fresh = build(BuildOptions(repo=project.path, rev=sha, store_dir=tmp_path / f"u{n}", jobs=1))
+        fresh_db = Store(tmp_path / f"u{n}").assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
+        assert _edge_rows(incremental) == _edge_rows(fresh_db), message
+        for sql in ("SELECT symbol_id, fq_name, start_line FROM symbol_names ORDER BY ALL",
+                    "SELECT * FROM import_bindings ORDER BY ALL", "SELECT * FROM modules ORDER BY ALL"):
+            assert _query(incremental, sql) == _query(fresh_db, sql), message
