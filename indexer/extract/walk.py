@@ -31,7 +31,7 @@ def node_span(node: Node) -> Span:
 
 class _SpanOf:
     """`node_span` from byte offsets and the source's line starts (a node's points cost two
-    allocations each, its bytes none); without the source, from the node's points."""
+    allocations each, its bytes none)."""
 
     def __init__(self, source: bytes | None) -> None:
         self.source = source
@@ -39,11 +39,6 @@ class _SpanOf:
             newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10) + 1
             self.line_array = np.concatenate(([0], newlines))
             self.line_starts = self.line_array.tolist()
-
-    def __call__(self, node: Node) -> Span:
-        if self.source is None:
-            return node_span(node)
-        return self.of(node.start_byte, node.end_byte)
 
     def of(self, start: int, end: int) -> Span:
         starts = self.line_starts
@@ -90,16 +85,6 @@ def _qualify(prefix: str, d: Def) -> str:
     return SEP.join(parts)
 
 
-def _make_symbol(rules: Rules, node: Node, d: Def, scope: _Scope, span_of: _SpanOf) -> Symbol:
-    span_node = rules.outer(node, d)
-    return Symbol(
-        kind=d.kind, name=d.name, qualified_name=_qualify(scope.prefix, d),
-        span=span_of(span_node), name_span=span_of(d.name_node), parent=scope.symbol,
-        signature=rules.signature(node, d), doc=rules.doc(node, d),
-        visibility=rules.visibility(node, d, scope.kind), modifiers=_modifiers(rules, node, d),
-    )
-
-
 def _modifiers(rules: Rules, node: Node, d: Def) -> tuple[str, ...]:
     mods = rules.modifiers(node, d)
     return mods + tuple(m for m in d.extra if m not in mods) if d.extra else mods
@@ -125,26 +110,46 @@ class _Walker:
         self.refs: list[tuple[str, str, int, str, str]] = []
         self.ref_ranges: list[tuple[int, int]] = []
         self.ref_spans: list[Span] = []
+        # symbols likewise: their fields but the spans, and (span, name span) ranges or spans
+        self.symbols: list[tuple] = []
+        self.symbol_ranges: list[tuple[int, int]] = []
+        self.symbol_spans: list[Span] = []
 
     def finish(self) -> Walked:
-        out = self.out
-        spans = self.ref_spans if self.span_of.source is None else self.span_of.many(self.ref_ranges)
+        out, span_of = self.out, self.span_of
+        spans = self.symbol_spans if span_of.source is None else span_of.many(self.symbol_ranges)
+        out.symbols = [Symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods)
+                       for (kind, name, qname, parent, sig, doc, vis, mods), span, name_span
+                       in zip(self.symbols, spans[0::2], spans[1::2])]
+        spans = self.ref_spans if span_of.source is None else span_of.many(self.ref_ranges)
         out.references = [Reference(kind, target, span, source, module, alias)
                           for (kind, target, source, module, alias), span in zip(self.refs, spans)]
         _attach_qualified_parents(out)
         return out
 
+    def _add_symbol(self, node: Node, d: Def, scope: _Scope) -> str:
+        """Record the symbol `d` defines at `node`; returns its qualified name."""
+        rules, name_node = self.rules, d.name_node
+        span_node = rules.outer(node, d)
+        qname = _qualify(scope.prefix, d)
+        name_range = (name_node.start_byte, name_node.end_byte)
+        self.name_ranges.add(name_range)
+        self.symbol_ranges += ((span_node.start_byte, span_node.end_byte), name_range)
+        if self.span_of.source is None:
+            self.symbol_spans += (node_span(span_node), node_span(name_node))
+        self.symbols.append((d.kind, d.name, qname, scope.symbol, rules.signature(node, d),
+                             rules.doc(node, d), rules.visibility(node, d, scope.kind),
+                             _modifiers(rules, node, d)))
+        self.out.nodes.append(node)
+        return qname
+
     def visit(self, node: Node, scope: _Scope) -> _Scope:
         """Apply the hooks to one node; returns the scope its descendants are in."""
-        inner, out, rules = scope, self.out, self.rules
+        inner, rules = scope, self.rules
         for d in rules.definitions_at(node, scope.kind):
-            name_node = d.name_node
-            self.name_ranges.add((name_node.start_byte, name_node.end_byte))
-            sym = _make_symbol(rules, node, d, scope, self.span_of)
-            out.symbols.append(sym)
-            out.nodes.append(node)
+            qname = self._add_symbol(node, d, scope)
             if d.scope:
-                inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
+                inner = _Scope(len(self.symbols) - 1, qname, d.kind)
         for ref in rules.references(node):
             kind, ref_node = ref.kind, ref.node
             rng = (ref_node.start_byte, ref_node.end_byte)
