@@ -216,18 +216,20 @@ def _depth(node: Node) -> int:
 def _preorder(nodes: list[Node]) -> list[tuple[int, int, Node]]:
     """(start byte, end byte, node) in document pre-order (a parent before a child with the
     same range)."""
-    keyed = sorted([(n.start_byte, -n.end_byte, i) for i, n in enumerate(nodes)])
-    out = [(s, -e, nodes[i]) for s, e, i in keyed]
-    if len({(s, e) for s, e, _ in keyed}) == len(keyed):
-        return out
+    starts = np.fromiter([n.start_byte for n in nodes], np.int64, len(nodes))
+    ends = np.fromiter([n.end_byte for n in nodes], np.int64, len(nodes))
+    order = np.lexsort((-ends, starts))
+    starts, ends = starts[order], ends[order]
+    out = list(zip(starts.tolist(), ends.tolist(), map(nodes.__getitem__, order.tolist())))
+    same = np.flatnonzero((starts[1:] == starts[:-1]) & (ends[1:] == ends[:-1]))
     i = 0
-    while i < len(keyed):
-        j = i + 1
-        while j < len(keyed) and keyed[j][:2] == keyed[i][:2]:
-            j += 1
-        if j - i > 1:
-            out[i:j] = sorted(out[i:j], key=lambda t: _depth(t[2]))
-        i = j
+    for k in same.tolist():  # runs of one range: a parent before its child
+        if k < i:
+            continue
+        i = k + 1
+        while i < len(out) and out[i][:2] == out[k][:2]:
+            i += 1
+        out[k:i] = sorted(out[k:i], key=lambda t: _depth(t[2]))
     return out
 
 
