@@ -6,7 +6,6 @@ input always yields the same bytes, hence the same object id.
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 
 import pyarrow as pa
@@ -178,13 +177,13 @@ def table_from_ipc(data: bytes) -> pa.Table:
 
 def encode_table(table: pa.Table) -> bytes:
     """A shard table's Parquet bytes (deterministic)."""
-    sink = io.BytesIO()
+    sink = pa.BufferOutputStream()  # a BytesIO goes through a Python call per write (~0.4 ms a shard)
     # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
     # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
     # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
     pq.write_table(table, sink, compression="lz4", use_dictionary=False,
                    write_statistics=False, store_schema=False)
-    return sink.getvalue()
+    return sink.getvalue().to_pybytes()
 
 
 def decode_shard(data: bytes) -> dict:

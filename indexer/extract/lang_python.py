@@ -49,6 +49,9 @@ _FLOW = frozenset({
     "while_statement", "match_statement", "case_clause",
 })
 
+# kinds of the symbols a function_definition makes (the scopes an assignment can be inside)
+_FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
+
 
 class PythonRules(Rules):
     hook_types = frozenset({
@@ -65,7 +68,7 @@ class PythonRules(Rules):
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type
         if t == "assignment":
-            return self._assignment(node)
+            return self._assignment(node, parent_kind)
         if t not in self.definitions:  # calls, imports...: most of the nodes visited
             return []
         d = super().definition(node, parent_kind)
@@ -73,15 +76,17 @@ class PythonRules(Rules):
             d = Def("constructor", d.name, d.name_node)
         return [d] if d is not None else []
 
-    def _assignment(self, node: Node) -> list[Def]:
+    def _assignment(self, node: Node, parent_kind: str) -> list[Def]:
         """Module- and class-level names (also under if/try/with), and lambdas anywhere."""
+        right = node.child_by_field_name("right")
+        is_lambda = right is not None and right.type == "lambda"
+        if not is_lambda and parent_kind in _FUNCTION_KINDS:
+            return []  # the owner is that function or a node inside it: no module/class name
         owner = node.parent
         while owner is not None and owner.type in _FLOW:
             owner = owner.parent
         if owner is None:
             return []
-        right = node.child_by_field_name("right")
-        is_lambda = right is not None and right.type == "lambda"
         out = []
         for name_node in _assigned_names(node):
             name = text(name_node)

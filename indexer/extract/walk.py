@@ -6,12 +6,14 @@ Symbols come out in source order; each reference's `source` is the innermost enc
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
+import numpy as np
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
-from .rules import SEP, Def, Rules, node_bytes
+from .rules import SEP, SOURCE, Def, Rules, node_bytes
 
 
 def node_span(node: Node) -> Span:
@@ -25,6 +27,43 @@ def node_span(node: Node) -> Span:
         return Span(s_row + 1, s_col, s_row + 1 + body.count(b"\n"), end_col,
                     node.start_byte, node.start_byte + len(body))
     return Span(s_row + 1, s_col, e_row + 1, e_col, node.start_byte, node.end_byte)
+
+
+class _SpanOf:
+    """`node_span` from byte offsets and the source's line starts (a node's points cost two
+    allocations each, its bytes none)."""
+
+    def __init__(self, source: bytes | None) -> None:
+        self.source = source
+        if source is not None:
+            newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10) + 1
+            self.line_array = np.concatenate(([0], newlines))
+            self.line_starts = self.line_array.tolist()
+
+    def of(self, start: int, end: int) -> Span:
+        starts = self.line_starts
+        s_row = bisect_right(starts, start) - 1
+        e_row = bisect_right(starts, end) - 1
+        s_col, e_col = start - starts[s_row], end - starts[e_row]
+        if e_col == 0 and e_row > s_row:
+            body = self.source[start:end].rstrip(b"\r\n")
+            last_nl = body.rfind(b"\n")
+            end_col = len(body) - last_nl - 1 if last_nl >= 0 else s_col + len(body)
+            return Span(s_row + 1, s_col, s_row + 1 + body.count(b"\n"), end_col, start, start + len(body))
+        return Span(s_row + 1, s_col, e_row + 1, e_col, start, end)
+
+    def many(self, ranges: list[tuple[int, int]]) -> list[Span]:
+        """`of` for each (start, end), with the lines looked up in one go."""
+        if not ranges:
+            return []
+        r = np.array(ranges, np.int64)
+        rows = np.searchsorted(self.line_array, r, "right") - 1
+        cols = r - self.line_array[rows]
+        out = list(map(Span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
+                       cols[:, 1].tolist(), r[:, 0].tolist(), r[:, 1].tolist()))
+        for k in np.flatnonzero((cols[:, 1] == 0) & (rows[:, 1] > rows[:, 0])).tolist():
+            out[k] = self.of(*ranges[k])
+        return out
 
 
 @dataclass
@@ -46,23 +85,14 @@ def _qualify(prefix: str, d: Def) -> str:
     return SEP.join(parts)
 
 
-def _make_symbol(rules: Rules, node: Node, d: Def, scope: _Scope) -> Symbol:
-    span_node = rules.outer(node, d)
-    return Symbol(
-        kind=d.kind, name=d.name, qualified_name=_qualify(scope.prefix, d),
-        span=node_span(span_node), name_span=node_span(d.name_node), parent=scope.symbol,
-        signature=rules.signature(node, d), doc=rules.doc(node, d),
-        visibility=rules.visibility(node, d, scope.kind), modifiers=_modifiers(rules, node, d),
-    )
-
-
 def _modifiers(rules: Rules, node: Node, d: Def) -> tuple[str, ...]:
     mods = rules.modifiers(node, d)
     return mods + tuple(m for m in d.extra if m not in mods) if d.extra else mods
 
 
-def _within(node: Node, ranges: list[tuple[int, int]]) -> bool:
-    return any(a <= node.start_byte and node.end_byte <= b for a, b in ranges)
+def _within(rng: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
+    start, end = rng
+    return any(a <= start and end <= b for a, b in ranges)
 
 
 class _Walker:
@@ -71,33 +101,70 @@ class _Walker:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.out = Walked()
+        self.span_of = _SpanOf(SOURCE.get())
         self.name_ranges: set[tuple[int, int]] = set()
         self.claimed: list[tuple[int, int]] = []   # inherit/implement clauses: no type_ref inside
         self.callees: set[tuple[int, int]] = set()  # a callee is not also a type_ref (`new Foo()`)
+        # references as (kind, target, source, module, alias), their byte ranges and, without
+        # the source, their spans: spans from ranges are looked up for all at the end
+        self.refs: list[tuple[str, str, int, str, str]] = []
+        self.ref_ranges: list[tuple[int, int]] = []
+        self.ref_spans: list[Span] = []
+        # symbols likewise: their fields but the spans, and (span, name span) ranges or spans
+        self.symbols: list[tuple] = []
+        self.symbol_ranges: list[tuple[int, int]] = []
+        self.symbol_spans: list[Span] = []
+
+    def finish(self) -> Walked:
+        out, span_of = self.out, self.span_of
+        spans = self.symbol_spans if span_of.source is None else span_of.many(self.symbol_ranges)
+        out.symbols = [Symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods)
+                       for (kind, name, qname, parent, sig, doc, vis, mods), span, name_span
+                       in zip(self.symbols, spans[0::2], spans[1::2])]
+        spans = self.ref_spans if span_of.source is None else span_of.many(self.ref_ranges)
+        out.references = [Reference(kind, target, span, source, module, alias)
+                          for (kind, target, source, module, alias), span in zip(self.refs, spans)]
+        _attach_qualified_parents(out)
+        return out
+
+    def _add_symbol(self, node: Node, d: Def, scope: _Scope) -> str:
+        """Record the symbol `d` defines at `node`; returns its qualified name."""
+        rules, name_node = self.rules, d.name_node
+        span_node = rules.outer(node, d)
+        qname = _qualify(scope.prefix, d)
+        name_range = (name_node.start_byte, name_node.end_byte)
+        self.name_ranges.add(name_range)
+        self.symbol_ranges += ((span_node.start_byte, span_node.end_byte), name_range)
+        if self.span_of.source is None:
+            self.symbol_spans += (node_span(span_node), node_span(name_node))
+        self.symbols.append((d.kind, d.name, qname, scope.symbol, rules.signature(node, d),
+                             rules.doc(node, d), rules.visibility(node, d, scope.kind),
+                             _modifiers(rules, node, d)))
+        self.out.nodes.append(node)
+        return qname
 
     def visit(self, node: Node, scope: _Scope) -> _Scope:
         """Apply the hooks to one node; returns the scope its descendants are in."""
-        inner, out = scope, self.out
-        for d in self.rules.definitions_at(node, scope.kind):
-            self.name_ranges.add((d.name_node.start_byte, d.name_node.end_byte))
-            sym = _make_symbol(self.rules, node, d, scope)
-            out.symbols.append(sym)
-            out.nodes.append(node)
+        inner, rules = scope, self.rules
+        for d in rules.definitions_at(node, scope.kind):
+            qname = self._add_symbol(node, d, scope)
             if d.scope:
-                inner = _Scope(len(out.symbols) - 1, sym.qualified_name, d.kind)
-        for ref in self.rules.references(node):
+                inner = _Scope(len(self.symbols) - 1, qname, d.kind)
+        for ref in rules.references(node):
             kind, ref_node = ref.kind, ref.node
-            rng = ref_node.byte_range
+            rng = (ref_node.start_byte, ref_node.end_byte)
             if kind == "call":
                 self.callees.add(rng)
             elif kind in ("inherit", "implement"):
                 self.claimed.append(rng)
-            elif kind == "type_ref" and (
-                    rng in self.name_ranges or rng in self.callees or _within(ref_node, self.claimed)):
+            elif kind == "type_ref" and (rng in self.name_ranges or rng in self.callees
+                                         or _within(rng, self.claimed)):
                 continue
             if ref.target:
-                out.references.append(Reference(kind, ref.target, node_span(ref_node),
-                                                inner.symbol, ref.module, ref.alias))
+                self.refs.append((kind, ref.target, inner.symbol, ref.module, ref.alias))
+                self.ref_ranges.append(rng)
+                if self.span_of.source is None:
+                    self.ref_spans.append(node_span(ref_node))
         return inner
 
 
@@ -116,15 +183,15 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
             stack.extend((child, scope) for child in reversed(node.named_children))
     else:
         open_scopes: list[tuple[int, int, _Scope]] = [(-1, 1 << 62, top)]
-        for node in _preorder(_matches(root, language, types)):
-            while not (open_scopes[-1][0] <= node.start_byte and node.end_byte <= open_scopes[-1][1]):
+        visit = walker.visit
+        for start, end, node in _preorder(_matches(root, language, types)):
+            while not (open_scopes[-1][0] <= start and end <= open_scopes[-1][1]):
                 open_scopes.pop()
             scope = open_scopes[-1][2]
-            inner = walker.visit(node, scope)
+            inner = visit(node, scope)
             if inner is not scope:
-                open_scopes.append((node.start_byte, node.end_byte, inner))
-    _attach_qualified_parents(walker.out)
-    return walker.out
+                open_scopes.append((start, end, inner))
+    return walker.finish()
 
 
 _QUERIES: dict[tuple[Language, frozenset[str]], Query] = {}
@@ -146,21 +213,23 @@ def _depth(node: Node) -> int:
     return d
 
 
-def _preorder(nodes: list[Node]) -> list[Node]:
-    """Nodes in document pre-order (a parent before a child with the same range)."""
-    ranges = [n.byte_range for n in nodes]
-    keyed = sorted([(s, -e, i) for i, (s, e) in enumerate(ranges)])
-    out = [nodes[i] for _, _, i in keyed]
-    if len(set(ranges)) == len(ranges):
-        return out
+def _preorder(nodes: list[Node]) -> list[tuple[int, int, Node]]:
+    """(start byte, end byte, node) in document pre-order (a parent before a child with the
+    same range)."""
+    starts = np.fromiter([n.start_byte for n in nodes], np.int64, len(nodes))
+    ends = np.fromiter([n.end_byte for n in nodes], np.int64, len(nodes))
+    order = np.lexsort((-ends, starts))
+    starts, ends = starts[order], ends[order]
+    out = list(zip(starts.tolist(), ends.tolist(), map(nodes.__getitem__, order.tolist())))
+    same = np.flatnonzero((starts[1:] == starts[:-1]) & (ends[1:] == ends[:-1]))
     i = 0
-    while i < len(keyed):
-        j = i + 1
-        while j < len(keyed) and keyed[j][:2] == keyed[i][:2]:
-            j += 1
-        if j - i > 1:
-            out[i:j] = sorted(out[i:j], key=_depth)
-        i = j
+    for k in same.tolist():  # runs of one range: a parent before its child
+        if k < i:
+            continue
+        i = k + 1
+        while i < len(out) and out[i][:2] == out[k][:2]:
+            i += 1
+        out[k:i] = sorted(out[k:i], key=lambda t: _depth(t[2]))
     return out
 
 
