@@ -9,12 +9,9 @@ their row numbers sorted: the same rows, in the same order, as the SQL query.
 
 from __future__ import annotations
 
-import threading
-
 from .index import IndexView
-from .symbol_table import settle
+from .symbol_table import resident
 
-_load_lock = threading.Lock()
 COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
 _ENCODED = ("kind", "confidence", "src_path", "dst_path")  # few distinct values
 # The order of graph queries' rows: exact edges first, then by place. The trailing columns
@@ -63,16 +60,8 @@ class EdgeTable:
     @classmethod
     def load(cls, view: IndexView) -> "EdgeTable":
         """The view's edge table, loaded on first use."""
-        cached = view.cache.get("edge_table")
-        if cached is None:
-            with _load_lock:
-                cached = view.cache.get("edge_table")
-                if cached is None:
-                    cached = cls(view.cursor().sql(_LOAD_SQL).to_arrow_table())
-                    view.cache["edge_table"] = cached
-                    view.loaded(cls.load)
-                    settle(view)
-        return cached
+        return resident(view, "edge_table", cls.load,
+                        lambda: cls(view.cursor().sql(_LOAD_SQL).to_arrow_table()))
 
     def rows(self, ids: list[str], key: str, kinds: list[str] | None, limit: int) -> list[tuple]:
         """Rows (COLUMNS) whose `key` ("src_id" or "dst_id") is one of `ids` and whose kind is

@@ -10,12 +10,9 @@ it with a dictionary lookup. Rows keep the SQL path's order: (path, start_line, 
 
 from __future__ import annotations
 
-import threading
-
 from .index import IndexView
-from .symbol_table import settle
+from .symbol_table import resident
 
-_load_lock = threading.Lock()
 _LOAD_SQL = """
 SELECT regexp_extract(target, '[^.]*$') AS key, path, language, kind, target, start_line, end_line
 FROM refs ORDER BY key, path, start_line, ordinal
@@ -45,16 +42,8 @@ class RefTable:
     @classmethod
     def load(cls, view: IndexView) -> "RefTable":
         """The view's reference table, loaded on first use."""
-        cached = view.cache.get("ref_table")
-        if cached is None:
-            with _load_lock:
-                cached = view.cache.get("ref_table")
-                if cached is None:
-                    cached = cls(view.cursor().sql(_LOAD_SQL).to_arrow_table())
-                    view.cache["ref_table"] = cached
-                    view.loaded(cls.load)
-                    settle(view)
-        return cached
+        return resident(view, "ref_table", cls.load,
+                        lambda: cls(view.cursor().sql(_LOAD_SQL).to_arrow_table()))
 
     def uses(self, name: str, allowed: set[str] | None, limit: int) -> list[tuple]:
         """Rows (COLUMNS) whose target is `name` or ends with `.name` (`name` has no dot),

@@ -17,12 +17,13 @@ from __future__ import annotations
 import atexit
 import gc
 import threading
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 from .index import IndexView
 from .results import SymbolInfo
 
-_load_lock = threading.Lock()
+_load_locks: dict[str, threading.Lock] = {}
 _exit_hook = False
 TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
 _FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
@@ -47,6 +48,7 @@ COLD = ("doc", "visibility", "modifiers", "start_col", "end_col", "name_line", "
         "body_hash", "ordinal", "raw_fq_key", "has_fq")
 _SHARED = ("path", "language", "kind", "name")  # few distinct values: one object each
 _INFO_COLD = COLD[:8]
+T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
 COLUMNS = ("symbol_id", "stable_id", "parent_id", "path", "qualified_name", "name")
 
@@ -145,17 +147,8 @@ class SymbolTable:
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":
         """The view's symbol table, loaded on first use."""
-        cached = view.cache.get("symbol_table")
-        if cached is not None:
-            return cached
-        with _load_lock:
-            cached = view.cache.get("symbol_table")
-            if cached is None:
-                cached = cls(view.cursor().sql(load_sql(view)).to_arrow_table())
-                view.cache["symbol_table"] = cached
-                view.loaded(cls.load)
-                settle(view)
-        return cached
+        return resident(view, "symbol_table", cls.load,
+                        lambda: cls(view.cursor().sql(load_sql(view)).to_arrow_table()))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -251,6 +244,22 @@ class SymbolTable:
                               "AND dst_id IS NOT NULL GROUP BY dst_id")
             self.incoming = {self.by_id[d]: n for d, n in counts if d in self.by_id}
         return self.incoming.get(row, 0)
+
+
+def resident(view: IndexView, key: str, loader: Callable[[IndexView], T], build: Callable[[], T]) -> T:
+    """`view.cache[key]`, made by `build()` on first use (once, whatever the threads asking).
+    `loader(view)` is recorded so an IndexFollower loads the same table for the next manifest
+    before a request needs it; the new objects are kept out of the cyclic GC (`settle`)."""
+    cached = view.cache.get(key)
+    if cached is not None:
+        return cached
+    with _load_locks.setdefault(key, threading.Lock()):
+        cached = view.cache.get(key)
+        if cached is None:
+            cached = view.cache[key] = build()
+            view.loaded(loader)
+            settle(view)
+    return cached
 
 
 def settle(view: IndexView) -> None:

@@ -3,12 +3,14 @@ per module with the real build pipeline."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.query import open_index
+from codeagent.query import IndexView, open_index
 from repo_helpers import GitRepo
 
 POLY = {
@@ -107,6 +109,15 @@ A closed peer raises ConnectionResetError.
 ''',
     "notes.txt": "remember: ConnectionResetError means the peer closed the socket\n",
 }
+
+
+@contextmanager
+def sql_and_memory(repo: Path) -> Iterator[tuple[IndexView, IndexView]]:
+    """Two views of the repo's main index: one answering through SQL, one that keeps its
+    tables in memory as a long-lived reader (the server) does."""
+    with open_index(repo, ref="main") as sql, open_index(repo, ref="main") as mem:
+        mem.keep_text_in_memory = True
+        yield sql, mem
 
 
 def build_repo(path: Path, files: dict[str, str], rev: str | None = "main") -> GitRepo:

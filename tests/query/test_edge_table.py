@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from codeagent.query import open_index, traverse
+from codeagent.query import traverse
 from codeagent.query.edge_table import EdgeTable
 from codeagent.query.graph import EDGE_KINDS
 
-from .conftest import POLY, build_repo
+from .conftest import POLY, build_repo, sql_and_memory
 
 DEEP = {
     **POLY,
@@ -22,9 +22,8 @@ DEEP = {
 @pytest.fixture(scope="module")
 def views(tmp_path_factory):
     repo = build_repo(tmp_path_factory.mktemp("edgetab") / "repo", DEEP)
-    with open_index(repo.path, ref="main") as sql, open_index(repo.path, ref="main") as mem:
-        mem.keep_text_in_memory = True
-        yield sql, mem
+    with sql_and_memory(repo.path) as views:
+        yield views
 
 
 def _answer(view, symbol, **kw):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from codeagent.query import find_symbols, open_index
+from codeagent.query import find_symbols
 from codeagent.query.filters import make_filter
 from codeagent.query.ref_table import RefTable
 from codeagent.query.symbols import _reference_rows
 
-from .conftest import POLY, build_repo
+from .conftest import POLY, build_repo, sql_and_memory
 
 FILTERS = [make_filter(), make_filter("python"), make_filter(None, "app/**"), make_filter(None, None, "ts,go")]
 
@@ -17,9 +17,8 @@ FILTERS = [make_filter(), make_filter("python"), make_filter(None, "app/**"), ma
 @pytest.fixture(scope="module")
 def views(tmp_path_factory):
     repo = build_repo(tmp_path_factory.mktemp("reftab") / "repo", POLY)
-    with open_index(repo.path, ref="main") as sql, open_index(repo.path, ref="main") as mem:
-        mem.keep_text_in_memory = True
-        yield sql, mem
+    with sql_and_memory(repo.path) as views:
+        yield views
 
 
 def test_uses_equal_the_sql_scan_for_every_name(views):
