@@ -33,8 +33,8 @@ def _answer(view, symbol, **kw):
 
 def test_traversals_equal_the_sql_path(views):
     sql, mem = views
-    ids = [r[0] for r in sql.sql("SELECT symbol_id FROM symbols ORDER BY symbol_id")][::2]
-    assert len(ids) > 15
+    ids = [r[0] for r in sql.sql("SELECT symbol_id FROM symbols ORDER BY symbol_id")][::3]
+    assert len(ids) > 10
     cases = 0
     for sid in ids:
         for direction in ("in", "out", "both"):
@@ -44,7 +44,7 @@ def test_traversals_equal_the_sql_path(views):
                     got = _answer(mem, sid, **kw)
                     assert got == _answer(sql, sid, **kw), (sid, kw)
                     cases += bool(got[1])
-    assert cases > 50  # most combinations found edges: the comparison is not of empty lists
+    assert cases > 30  # most combinations found edges: the comparison is not of empty lists
     assert "edge_table" in mem.cache and "edge_table" not in sql.cache
 
 

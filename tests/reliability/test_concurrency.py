@@ -13,7 +13,7 @@ from relhelpers import PY, check_store, codeagent, init_repo, py_module, record,
 
 HERE = Path(__file__).resolve().parent
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
-SWAPS = int(os.environ.get("CODEAGENT_SWAPS", "300" if LONG else "100"))
+SWAPS = int(os.environ.get("CODEAGENT_SWAPS", "300" if LONG else "60"))
 READERS = [("raw", 2), ("engine", 2)]
 
 
