@@ -107,7 +107,9 @@ def _ann_matches_exact(view) -> None:
         q /= np.linalg.norm(q)
         exact = art.exact(q, 5)
         approx = art.nearest(q, 5)
-        assert [r for r, _ in approx][:1] == [r for r, _ in exact][:1]
+        # the top hit: the same row, or one exactly as near (a one-function file's chunk and its
+        # symbol can embed identically, and either may come first)
+        assert approx[0][0] == exact[0][0] or np.isclose(approx[0][1], exact[0][1], atol=1e-3)
         assert {r for r, _ in approx} == {r for r, _ in exact} or np.isclose(
             sorted(s for _, s in approx)[0], sorted(s for _, s in exact)[0], atol=1e-3)
         np.testing.assert_allclose([s for _, s in approx], [s for _, s in exact], atol=2e-3)
