@@ -131,9 +131,8 @@ def _assembly_base(store: Store, manifest: Manifest, local: dict[str, bytes]) ->
     return best
 
 
-def seed_actions(store: Store, manifest: Manifest, jobs: int = 8) -> int:
-    """Record shard key -> shard for every entry, so a local build reuses the synced shards.
-    (`jobs` is unused since the entries are written as packs, not one file each.)"""
+def seed_actions(store: Store, manifest: Manifest) -> int:
+    """Record shard key -> shard for every entry, so a local build reuses the synced shards."""
     todo = {}
     for f in manifest.files:
         if f.shard_key and (f.shard or f.reason) and store.get_action(f.shard_key) is None:
@@ -185,7 +184,7 @@ def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[s
              result: SyncResult, progress: Progress, jobs: int) -> None:
     from .assemble import assemble, prune_assembled
 
-    seed_actions(store, manifest, jobs)
+    seed_actions(store, manifest)
     t0 = time.perf_counter()
     progress("assemble", 0, 1)
     assemble(store, manifest, mid, _assembly_base(store, manifest, local))
