@@ -100,7 +100,7 @@ def stage_times(files: dict[str, bytes], repeat: int) -> dict[str, float]:
             ex = Extraction(walked.symbols, walked.references, chunks)
             timed("postings", shard._postings, ex, data)
             timed("rows (symbols, chunks, refs)", lambda: (
-                shard._symbols(data, "python", ex.symbols), shard._chunks(ex.chunks), shard._refs(ex.references)))
+                shard._symbols(data, "python", ex.symbols), shard._chunks(data, ex.chunks), shard._refs(ex.references)))
             table = shard.shard_table(data, "python", hash_bytes(data), ex)
             timed("Parquet write", shard.encode_table, table)
             timed("Arrow IPC", shard.table_to_ipc, table)

@@ -168,6 +168,16 @@ def _flatten(shards, column: str, **per_entry):
     return pa.table(columns)
 
 
+def _chunk_rows(shards, paths, file_text):
+    """The entries' chunks (`_flatten`) with every text filled in (shard.chunk_texts)."""
+    from .shard import chunk_texts
+
+    flat = _flatten(shards, "chunks", path=paths)
+    text = chunk_texts(file_text, flat.column("e").to_numpy(), flat.column("start_byte").to_numpy(),
+                       flat.column("end_byte").to_numpy(), flat.column("text").chunk(0))
+    return flat.set_column(flat.schema.get_field_index("text"), "text", text)
+
+
 def _postings(shards, paths):
     """(term_postings rows sorted by term, docs rows) of the entries' postings; a document's
     length is the sum of its terms' tf."""
@@ -254,13 +264,13 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     shards = _entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
     language = shards.column("language").combine_chunks()
+    files = {c: shards.column(c).combine_chunks()
+             for c in ("blob", "size", "language", "line_count", "text")}
     con.register("e_files", pa.table({
-        "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
-        **{c: shards.column(c).combine_chunks()
-           for c in ("blob", "size", "language", "line_count", "text")}}))
+        "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()), **files}))
     con.execute("""INSERT INTO files SELECT path, blob, size, language, 'indexed', '', shard,
         line_count, text FROM e_files""")
-    con.register("e_chunks", _flatten(shards, "chunks", path=paths))
+    con.register("e_chunks", _chunk_rows(shards, paths, files["text"]))
     con.execute("""INSERT INTO chunks SELECT path, ordinal, kind, heading, start_line, start_col,
         end_line, end_col, start_byte, end_byte, symbol, text FROM e_chunks""")
     con.register("e_symbols", _flatten(shards, "symbols", path=paths, language=language))

@@ -22,6 +22,7 @@ from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
 from ..manifest import Manifest
 from ..store import Store, append_log
+from .shard import chunk_text
 
 Progress = Callable[[str, int, int], None]
 Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)
@@ -75,15 +76,17 @@ def symbol_text(sym: dict, source: bytes) -> str:
     return f"{title}\n{sym['signature'] or ''}\n{sym['doc'] or ''}\n{body}"[:MAX_TEXT_CHARS]
 
 
-def chunk_text(chunk: dict) -> str:
-    return f"{chunk['heading'] or ''}\n{chunk['text']}"[:MAX_TEXT_CHARS]
+def chunk_vector_text(chunk: dict, source: bytes) -> str:
+    """What a chunk's vector says: its heading line, then its text."""
+    return f"{chunk['heading'] or ''}\n{chunk_text(chunk, source)}"[:MAX_TEXT_CHARS]
 
 
 def shard_items(row: dict) -> list[tuple[str, int, str]]:
     """(doc_kind, ordinal, text) for a decoded shard's symbols and symbol-less chunks."""
     source = (row["text"] or "").encode("utf-8")
     out = [("s", s["ordinal"], symbol_text(s, source)) for s in row["symbols"] or ()]
-    out += [("c", c["ordinal"], chunk_text(c)) for c in row["chunks"] or () if c["symbol"] < 0]
+    out += [("c", c["ordinal"], chunk_vector_text(c, source)) for c in row["chunks"] or ()
+            if c["symbol"] < 0]
     return out
 
 

@@ -7,6 +7,8 @@ invalidates old shards by construction (nothing is rewritten in place).
 SCHEMA_VERSION history:
   1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
      term postings. Manifest = canonical JSON, files sorted by path.
+  2: a chunk's text is NULL when it is exactly its file's text from start_byte to end_byte
+     (readers restore it: shard.chunk_text / chunk_texts).
 EXTRACTOR_VERSION history:
   1: line-window text chunks for code, Markdown/RST sections (no tree-sitter yet).
   2: tree-sitter definitions, references and syntax-aware chunks for 15 languages, a
@@ -18,7 +20,7 @@ EXTRACTOR_VERSION history:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EXTRACTOR_VERSION = "4"
 MANIFEST_FORMAT = "codeagent-manifest"
 # Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
