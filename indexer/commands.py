@@ -128,6 +128,8 @@ def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
         c = r["counts"]
         click.echo(f"  {r['ref']:<24} {r['manifest_id'][:12]}  commit {(r['commit'] or '-')[:12]}  "
                    f"{c['indexed']} indexed, {c['skipped']} skipped  [{r['freshness']['state']}]")
+        if r.get("error"):
+            click.echo(f"    {r['error']['message']}" + (f": {r['error']['hint']}" if r['error']['hint'] else ""))
     fresh = data.get("worktree")
     if fresh:
         click.echo(f"work tree: {fresh['state']}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import CodeagentError
+from ..errors import CodeagentError, IndexIncompatible
 from ..hashing import is_object_id
 from ..manifest import Manifest, load_manifest
 from ..store import Store, StoreLock, VerifyProblem
@@ -56,6 +56,10 @@ def verify_store(store: Store) -> VerifyReport:
             continue
         try:
             manifest = load_manifest(store, mid)
+        except IndexIncompatible as exc:  # an older (or newer) layout, not damage
+            report.problems.append(VerifyProblem("incompatible_manifest", mid,
+                                                 f"{exc.message} ({ref}): {exc.hint}"))
+            continue
         except CodeagentError as exc:
             report.problems.append(VerifyProblem("bad_manifest", mid, exc.message))
             continue
