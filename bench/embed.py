@@ -38,12 +38,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def stdlib_items(limit: int) -> list[str]:
     """Item texts exactly as the build embeds them (symbols and symbol-less chunks)."""
     from codeagent.indexer.extract import extract
-    from codeagent.indexer.shard import shard_row
+    from codeagent.indexer.shard import shard_table
     from codeagent.indexer.vectors import shard_items
 
     texts: list[str] = []
     for _path, data in stdlib_sources():
-        texts.extend(t for _k, _o, t in shard_items(shard_row(data, "python", "", extract(data, "python"))))
+        row = shard_table(data, "python", "", extract(data, "python")).to_pylist()[0]
+        texts.extend(t for _k, _o, t in shard_items(row))
         if len(texts) >= limit:
             break
     return texts[:limit]
