@@ -5,8 +5,9 @@ The assembled directory is built under the store's tmp/ and renamed into
 missing or half-written. When the previous manifest of the ref is assembled, its database
 is copied and only the changed paths are replaced.
 
-Tables (ASSEMBLY_VERSION 3): meta, files, chunks, symbols, refs, term_postings (per-path
-rows copied from shards; term_postings is kept sorted by term, see format.py) plus docs (BM25
+Tables (format.ASSEMBLY_VERSION): meta, files, chunks, symbols, refs, term_postings (per-path
+rows copied from shards; a chunk's text is NULL when it is a slice of files.text, see
+format.CHUNK_TEXT_SQL; term_postings is kept sorted by term, see format.py) plus docs (BM25
 document lengths, per path too); postings, term_df and corpus are views (BM25 corpus
 statistics, always those of this manifest, so an incremental build never recomputes them); then derived per manifest by DERIVED_STEPS: edges, modules, symbol_names
 (fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
@@ -168,16 +169,6 @@ def _flatten(shards, column: str, **per_entry):
     return pa.table(columns)
 
 
-def _chunk_rows(shards, paths, file_text):
-    """The entries' chunks (`_flatten`) with every text filled in (shard.chunk_texts)."""
-    from .shard import chunk_texts
-
-    flat = _flatten(shards, "chunks", path=paths)
-    text = chunk_texts(file_text, flat.column("e").to_numpy(), flat.column("start_byte").to_numpy(),
-                       flat.column("end_byte").to_numpy(), flat.column("text").chunk(0))
-    return flat.set_column(flat.schema.get_field_index("text"), "text", text)
-
-
 def _postings(shards, paths):
     """(term_postings rows sorted by term, docs rows) of the entries' postings; a document's
     length is the sum of its terms' tf."""
@@ -264,13 +255,13 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     shards = _entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
     language = shards.column("language").combine_chunks()
-    files = {c: shards.column(c).combine_chunks()
-             for c in ("blob", "size", "language", "line_count", "text")}
     con.register("e_files", pa.table({
-        "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()), **files}))
+        "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
+        **{c: shards.column(c).combine_chunks()
+           for c in ("blob", "size", "language", "line_count", "text")}}))
     con.execute("""INSERT INTO files SELECT path, blob, size, language, 'indexed', '', shard,
         line_count, text FROM e_files""")
-    con.register("e_chunks", _chunk_rows(shards, paths, files["text"]))
+    con.register("e_chunks", _flatten(shards, "chunks", path=paths))
     con.execute("""INSERT INTO chunks SELECT path, ordinal, kind, heading, start_line, start_col,
         end_line, end_col, start_byte, end_byte, symbol, text FROM e_chunks""")
     con.register("e_symbols", _flatten(shards, "symbols", path=paths, language=language))

@@ -9,12 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import StoreCorrupt
 from ..format import SCHEMA_VERSION
 from ..hashing import hash_bytes, short_id
 from ..types import Chunk, Extraction, Reference, Span, Symbol
@@ -26,7 +23,8 @@ _SPAN_FIELDS = [
 ]
 
 # A chunk's text is NULL when it is exactly the file's text from start_byte to end_byte (code
-# chunks, line windows): `chunk_text` / `chunk_texts` restore it.
+# chunks, line windows): `chunk_text` (rows) and format.CHUNK_TEXT_SQL (the
+# assembled chunks table) restore it.
 CHUNK_TYPE = pa.struct([
     ("ordinal", pa.int32()), ("kind", pa.string()), ("heading", pa.string()),
     *_SPAN_FIELDS, ("symbol", pa.int32()), ("text", pa.string()),
@@ -151,53 +149,6 @@ def chunk_text(chunk: Mapping, source: bytes) -> str:
     """A decoded shard chunk's text (`source`: the file's bytes)."""
     text = chunk["text"]
     return source[chunk["start_byte"]:chunk["end_byte"]].decode("utf-8") if text is None else text
-
-
-def chunk_texts(file_text: pa.Array, entry: np.ndarray, start: np.ndarray, end: np.ndarray,
-                stored: pa.Array) -> pa.Array:
-    """Many chunks' texts at once, as one string array: `stored` where it is set, else the
-    bytes start..end of the chunk's file text (`file_text[entry]`)."""
-    missing = np.flatnonzero(stored.is_null().to_numpy(zero_copy_only=False))
-    if not len(missing):
-        return stored
-    file_text = file_text.cast(pa.string())
-    offsets = np.frombuffer(file_text.buffers()[1], np.int32, len(file_text) + 1, file_text.offset * 4)
-    entry, start, end = entry[missing], start[missing], end[missing]
-    if len(entry) and (start.min() < 0 or (end < start).any()
-                       or (end > offsets[entry + 1] - offsets[entry]).any()):
-        raise StoreCorrupt("a shard chunk's byte range lies outside its file",
-                           hint="run `codeagent verify`, delete the object and build again")
-    lo = offsets[entry].astype(np.int64) + start
-    try:
-        gathered = _gather(file_text.buffers()[2], lo, lo + (end - start)).cast(pa.string())
-    except pa.ArrowInvalid as exc:
-        raise StoreCorrupt(f"a shard chunk's byte range cuts a character: {exc}",
-                           hint="run `codeagent verify`, delete the object and build again") from exc
-    if len(missing) == len(stored):
-        return gathered
-    return pc.replace_with_mask(stored, stored.is_null(), gathered)
-
-
-def _gather(data: pa.Buffer, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
-    """data[lo[i]:hi[i]] for each i as one binary array. Each pass takes a run of disjoint
-    ranges in ascending order, cut out of `data` zero-copy; overlapping ones wait for the
-    next pass (chunks rarely overlap: usually one pass, no reordering)."""
-    todo = np.arange(len(lo)) if (np.diff(lo) >= 0).all() else np.argsort(lo, kind="stable")
-    parts, placed = [], []
-    while len(todo):
-        first, last = lo[todo], hi[todo]
-        keep = first >= np.maximum.accumulate(np.concatenate(([0], last[:-1])))
-        bounds = np.zeros(2 * int(keep.sum()) + 1, np.int32)
-        bounds[1::2], bounds[2::2] = first[keep], last[keep]
-        spans = pa.Array.from_buffers(pa.binary(), len(bounds) - 1, [None, pa.py_buffer(bounds), data])
-        parts.append(spans.take(pa.array(np.arange(1, len(bounds), 2))))
-        placed.append(todo[keep])
-        todo = todo[~keep]
-    if len(parts) == 1 and (placed[0] == np.arange(len(lo))).all():
-        return parts[0]
-    where = np.empty(len(lo), np.int64)
-    where[np.concatenate(placed)] = np.arange(len(lo))
-    return pa.concat_arrays(parts).take(pa.array(where)) if parts else pa.array([], pa.binary())
 
 
 def _refs(refs: list[Reference]) -> pa.Array:

@@ -145,7 +145,7 @@ SELECT * FROM (
   FROM c JOIN symbols s ON c.doc_kind = 's' AND s.path = c.path AND s.ordinal = c.ordinal
   UNION ALL
   SELECT c.score, 'c', k.path, f.language, k.kind, coalesce(k.heading, ''), coalesce(k.heading, ''),
-         NULL, NULL, k.start_line, k.end_line, '', left(k.text, 200), c.ordinal
+         NULL, NULL, k.start_line, k.end_line, '', left({CHUNK_TEXT}, 200), c.ordinal
   FROM c JOIN chunks k ON c.doc_kind = 'c' AND k.path = c.path AND k.ordinal = c.ordinal
   JOIN files f ON f.path = k.path
 ) WHERE {where} ORDER BY score DESC, path, ordinal
@@ -162,7 +162,7 @@ def _hits(view: IndexView, art: VectorArtifact, scored: list[tuple[int, float]],
         return []
     where, params = _filters(req)
     items = [art.item(r) for r, _ in scored]
-    rows = view.sql(_ITEMS_SQL.format(where=where), [
+    rows = view.sql(_ITEMS_SQL.format(where=where, CHUNK_TEXT=fmt.CHUNK_TEXT_SQL), [
         [i[0] for i in items], [i[1] for i in items], [i[2] for i in items],
         [s for _, s in scored], *params])
     hits = []

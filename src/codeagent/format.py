@@ -8,7 +8,7 @@ SCHEMA_VERSION history:
   1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
      term postings. Manifest = canonical JSON, files sorted by path.
   2: a chunk's text is NULL when it is exactly its file's text from start_byte to end_byte
-     (readers restore it: shard.chunk_text / chunk_texts).
+     (readers restore it: shard.chunk_text, CHUNK_TEXT_SQL).
 EXTRACTOR_VERSION history:
   1: line-window text chunks for code, Markdown/RST sections (no tree-sitter yet).
   2: tree-sitter definitions, references and syntax-aware chunks for 15 languages, a
@@ -32,7 +32,12 @@ MANIFEST_FORMAT = "codeagent-manifest"
 #      sorted tail, re-sorted past 15% of the table (meta postings_tail_rows).
 #   4: refs carry tkey/head/last (the target's separator-neutral key and its first and last
 #      segments), computed once at insert instead of on every graph update.
-ASSEMBLY_VERSION = 4
+#   5: chunks.text is NULL when the chunk is its file's bytes start_byte..end_byte (as in the
+#      shards): the text is not stored twice. CHUNK_TEXT_SQL gives every chunk's text.
+ASSEMBLY_VERSION = 5
+# A chunk's text in SQL over `chunks k JOIN files f USING (path)` (a chunk starts and ends on
+# character boundaries, so its bytes decode).
+CHUNK_TEXT_SQL = "coalesce(k.text, decode(encode(f.text)[k.start_byte + 1:k.end_byte]))"
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

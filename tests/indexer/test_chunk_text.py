@@ -1,5 +1,6 @@
 """Shard chunks keep no copy of their file's text: NULL text means `source[start_byte:end_byte]`,
-restored by shard.chunk_text (rows) and shard.chunk_texts (the assembly, vectorised)."""
+restored by shard.chunk_text (rows); the assembled chunks table keeps them NULL too and
+format.CHUNK_TEXT_SQL cuts them out of files.text."""
 
 from __future__ import annotations
 
@@ -7,14 +8,11 @@ import json
 from pathlib import Path
 
 import duckdb
-import numpy as np
-import pyarrow as pa
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeagent import format as fmt
-from codeagent.errors import IndexIncompatible, StoreCorrupt
+from codeagent.errors import IndexIncompatible
 from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.extract import extract
@@ -22,7 +20,7 @@ from codeagent.indexer.maintenance import verify_store
 from codeagent.indexer.remote import open_remote
 from codeagent.indexer.remote_publish import publish
 from codeagent.indexer.remote_sync import SyncOptions, sync
-from codeagent.indexer.shard import chunk_text, chunk_texts, decode_shard, encode_shard
+from codeagent.indexer.shard import chunk_text, decode_shard, encode_shard
 from codeagent.indexer.status import store_status
 from codeagent.indexer.vectors import shard_items
 from codeagent.manifest import load_manifest
@@ -51,12 +49,6 @@ def test_a_decoded_shard_gives_back_every_chunk_text(language: str, source: byte
     row = decode_shard(encode_shard(source, language, "b", ex))
     assert all(c["text"] is None for c in row["chunks"])  # every chunker cuts exact slices
     assert [chunk_text(c, source) for c in row["chunks"]] == [c.text for c in ex.chunks]
-    table = pa.Table.from_pylist([row])
-    flat = table.column("chunks").combine_chunks().flatten()
-    texts = chunk_texts(table.column("text").combine_chunks(), np.zeros(len(flat), np.int32),
-                        flat.field("start_byte").to_numpy(), flat.field("end_byte").to_numpy(),
-                        flat.field("text"))
-    assert texts.to_pylist() == [c.text for c in ex.chunks]
     free = [f"{c.heading or ''}\n{c.text}" for c in ex.chunks if c.symbol < 0]
     assert [t for k, _o, t in shard_items(row) if k == "c"] == free
 
@@ -68,42 +60,6 @@ def test_a_chunk_text_that_is_not_its_slice_is_kept() -> None:
     row = decode_shard(encode_shard(source, "markdown", "b", Extraction(chunks=chunks)))
     assert [c["text"] for c in row["chunks"]] == ["edited body", None]
     assert [chunk_text(c, source) for c in row["chunks"]] == ["edited body", "body\n"]
-
-
-@st.composite
-def _ranges(draw):
-    files = draw(st.lists(st.text(alphabet="ab\u00e9\n\U0001f600", max_size=30), min_size=1, max_size=4))
-    rows = []
-    for _ in range(draw(st.integers(0, 12))):
-        i = draw(st.integers(0, len(files) - 1))
-        a = draw(st.integers(0, len(files[i])))
-        b = draw(st.integers(a, len(files[i])))
-        stored = draw(st.one_of(st.none(), st.text(max_size=5)))
-        rows.append((i, len(files[i][:a].encode()), len(files[i][:b].encode()), stored))
-    if draw(st.booleans()):
-        rows.sort(key=lambda r: (r[0], r[1]))
-    return files, rows, draw(st.integers(0, 2))
-
-
-@settings(max_examples=300, deadline=None)
-@given(_ranges())
-def test_chunk_texts_equals_slicing_each_chunk(case) -> None:
-    """Any ranges: out of order, overlapping, nested, empty; stored texts win; a sliced array."""
-    files, rows, pad = case
-    file_text = pa.array(["x" * 3] * pad + files, pa.string()).slice(pad)
-    got = chunk_texts(file_text, np.array([r[0] for r in rows], np.int32),
-                      np.array([r[1] for r in rows], np.int64), np.array([r[2] for r in rows], np.int64),
-                      pa.array([r[3] for r in rows], pa.string()))
-    assert got.type == pa.string()
-    assert got.to_pylist() == [r[3] if r[3] is not None else files[r[0]].encode()[r[1]:r[2]].decode()
-                               for r in rows]
-
-
-@pytest.mark.parametrize("start, end", [(0, 99), (-1, 2), (3, 2), (1, 2)])
-def test_a_chunk_range_outside_its_file_or_inside_a_character_is_corrupt(start: int, end: int) -> None:
-    with pytest.raises(StoreCorrupt):
-        chunk_texts(pa.array(["\u00e9t\u00e9"]), np.array([0]), np.array([start]), np.array([end]),
-                    pa.array([None], pa.string()))
 
 
 def _write(repo: Path, files: dict[str, str]) -> None:
@@ -124,12 +80,14 @@ def test_the_assembled_chunks_hold_every_text(git_repo) -> None:
     def chunk_rows() -> list[tuple]:
         db = store.assembled_dir(mid) / fmt.DUCKDB_FILE
         with duckdb.connect(str(db), read_only=True) as con:
-            return con.execute("SELECT path, ordinal, start_byte, end_byte, text FROM chunks "
+            return con.execute(f"SELECT path, ordinal, start_byte, end_byte, k.text IS NULL, "
+                               f"{fmt.CHUNK_TEXT_SQL} FROM chunks k JOIN files f USING (path) "
                                "ORDER BY path, ordinal").fetchall()
 
     rows = chunk_rows()
     assert {r[0] for r in rows} == set(files)
-    for path, _o, start, end, text in rows:
+    for path, _o, start, end, not_stored, text in rows:
+        assert not_stored  # a slice of files.text: not stored twice
         assert text == files[path].encode()[start:end].decode()
     import shutil
 
