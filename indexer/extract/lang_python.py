@@ -62,6 +62,7 @@ class PythonRules(Rules):
         "class_definition": ("class", ""),
     }
     calls = {"call": "function"}
+    plain_calls = frozenset({"call"})
     type_refs = frozenset({"type"})
     span_wrappers = frozenset({"decorated_definition"})
 

@@ -121,6 +121,9 @@ class Rules:
     class_kinds = frozenset({"class", "struct", "interface", "trait", "enum", "module",
                              "object", "protocol", "extension", "union", "namespace", "impl"})
     calls: dict[str, str] = {}           # call node type -> field holding the callee
+    # call node types whose hooks do nothing but `call_references(node, calls[type])` (no
+    # definition, no other reference): the walker takes their callee without the hooks
+    plain_calls: frozenset[str] = frozenset()
     type_refs: frozenset[str] = frozenset()
     comment_types = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
     # children skipped when building the one-line signature header

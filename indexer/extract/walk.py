@@ -13,7 +13,7 @@ import numpy as np
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
-from .rules import SEP, SOURCE, Def, Rules, node_bytes
+from .rules import SEP, SOURCE, Def, Rules, callee_name, node_bytes
 
 
 def node_span(node: Node) -> Span:
@@ -167,6 +167,31 @@ class _Walker:
                     self.ref_spans.append(node_span(ref_node))
         return inner
 
+    def plain_call(self, node: Node, field: str, source: int) -> None:
+        """`visit` of a node in `rules.plain_calls`: its call reference, without the hooks."""
+        callee = node.child_by_field_name(field) if field else node.named_child(0) if node.named_child_count else None
+        if callee is None:
+            return
+        rng = callee.byte_range
+        name = _callee_name(self.span_of.source[rng[0]:rng[1]])
+        if name:
+            self.callees.add(rng)
+            self.refs.append(("call", name, source, "", ""))
+            self.ref_ranges.append(rng)
+
+
+_CALLEE_NAMES: dict[bytes, str] = {}
+
+
+def _callee_name(raw: bytes) -> str:
+    """`callee_name` of a callee's source bytes, cached (the same callees recur)."""
+    name = _CALLEE_NAMES.get(raw)
+    if name is None:
+        if len(_CALLEE_NAMES) >= 1 << 16:
+            _CALLEE_NAMES.clear()
+        name = _CALLEE_NAMES[raw] = callee_name(raw.decode("utf-8", "replace"))
+    return name
+
 
 def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     """Apply `rules` to every node under `root`. With the grammar's `language`, a query finds
@@ -183,11 +208,16 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
             stack.extend((child, scope) for child in reversed(node.named_children))
     else:
         open_scopes: list[tuple[int, int, _Scope]] = [(-1, 1 << 62, top)]
-        visit = walker.visit
+        visit, call = walker.visit, walker.plain_call
+        plain = {t: rules.calls[t] for t in rules.plain_calls} if walker.span_of.source is not None else {}
         for start, end, node in _preorder(_matches(root, language, types)):
             while not (open_scopes[-1][0] <= start and end <= open_scopes[-1][1]):
                 open_scopes.pop()
             scope = open_scopes[-1][2]
+            field = plain.get(node.type)
+            if field is not None:
+                call(node, field, scope.symbol)
+                continue
             inner = visit(node, scope)
             if inner is not scope:
                 open_scopes.append((start, end, inner))
