@@ -206,8 +206,9 @@ class Rules:
     def outer(self, node: Node, d: Def) -> Node:
         """The node the symbol's span covers: the definition plus wrappers (decorators, export)."""
         n = d.span_node or node
-        while n.parent is not None and n.parent.type in self.span_wrappers:
-            n = n.parent
+        parent = n.parent
+        while parent is not None and parent.type in self.span_wrappers:
+            n, parent = parent, parent.parent
         return n
 
     def doc(self, node: Node, d: Def) -> str:

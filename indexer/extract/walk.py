@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field, fields
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, Callable
 
 import numpy as np
@@ -75,7 +75,7 @@ class _SpanOf:
         """`of` for each (start, end), with the lines looked up in one go."""
         if not ranges:
             return []
-        r = np.array(ranges, np.int64)
+        r = np.fromiter(chain.from_iterable(ranges), np.int64, 2 * len(ranges)).reshape(-1, 2)
         rows = np.searchsorted(self.line_array, r, "right") - 1
         cols = r - self.line_array[rows]
         out = list(map(_span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
