@@ -7,32 +7,14 @@ Symbols come out in source order; each reference's `source` is the innermost enc
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any, Callable
 
 import numpy as np
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
 from .rules import SEP, SOURCE, Def, Rules, callee_name, node_bytes
-
-
-def _maker(cls: type) -> Callable[..., Any]:
-    """A constructor of the frozen dataclass `cls` taking every field positionally: the
-    instance it makes equals `cls(...)`, but gets its fields in one `__dict__` (a frozen
-    `__init__` costs an `object.__setattr__` call per field)."""
-    names = [f.name for f in fields(cls)]
-    code = (f"def make({', '.join(names)}):\n    obj = new(cls)\n"
-            f"    set_dict(obj, '__dict__', {{{', '.join(f'{n!r}: {n}' for n in names)}}})\n    return obj\n")
-    namespace = {"new": object.__new__, "set_dict": object.__setattr__, "cls": cls}
-    exec(code, namespace)
-    return namespace["make"]
-
-
-_span = _maker(Span)
-_reference = _maker(Reference)
-_symbol = _maker(Symbol)
 
 
 def node_span(node: Node) -> Span:
@@ -78,7 +60,7 @@ class _SpanOf:
         r = np.fromiter(chain.from_iterable(ranges), np.int64, 2 * len(ranges)).reshape(-1, 2)
         rows = np.searchsorted(self.line_array, r, "right") - 1
         cols = r - self.line_array[rows]
-        out = list(map(_span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
+        out = list(map(Span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
                        cols[:, 1].tolist(), r[:, 0].tolist(), r[:, 1].tolist()))
         for k in np.flatnonzero((cols[:, 1] == 0) & (rows[:, 1] > rows[:, 0])).tolist():
             out[k] = self.of(*ranges[k])
@@ -141,11 +123,11 @@ class _Walker:
     def finish(self) -> Walked:
         out, span_of = self.out, self.span_of
         spans = self.symbol_spans if span_of.source is None else span_of.many(self.symbol_ranges)
-        out.symbols = [_symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods, "")
+        out.symbols = [Symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods)
                        for (kind, name, qname, parent, sig, doc, vis, mods), span, name_span
                        in zip(self.symbols, spans[0::2], spans[1::2])]
         spans = self.ref_spans if span_of.source is None else span_of.many(self.ref_ranges)
-        out.references = [_reference(kind, target, span, source, module, alias)
+        out.references = [Reference(kind, target, span, source, module, alias)
                           for (kind, target, source, module, alias), span in zip(self.refs, spans)]
         _attach_qualified_parents(out)
         return out
