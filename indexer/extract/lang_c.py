@@ -52,6 +52,7 @@ class CRules(Rules):
                    "alias_declaration": ("type_alias", "type_alias")}
     class_kinds = frozenset({"class", "struct", "union"})
     calls = {"call_expression": "function", "new_expression": "type"}
+    plain_calls = frozenset({"call_expression", "new_expression"})
     type_refs = frozenset({"type_identifier"})
     span_wrappers = frozenset({"template_declaration"})
 

@@ -40,6 +40,7 @@ class CSharpRules(Rules):
         "local_function_statement": ("function", "function"),
     }
     calls = {"invocation_expression": "function", "object_creation_expression": "type"}
+    plain_calls = frozenset({"invocation_expression"})
 
     def definition(self, node: Node, parent_kind: str) -> Def | None:
         if node.type == "variable_declarator":

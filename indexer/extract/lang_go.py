@@ -38,6 +38,7 @@ class GoRules(Rules):
         "method_elem": ("method", "method"), "field_declaration": ("field", "field"),
     }
     calls = {"call_expression": "function"}
+    plain_calls = frozenset({"call_expression"})
     type_refs = frozenset({"type_identifier", "qualified_type"})
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:

@@ -34,6 +34,7 @@ class JavaRules(Rules):
         "enum_constant": ("constant", "constant"),
     }
     calls = {"object_creation_expression": "type", "explicit_constructor_invocation": "constructor"}
+    plain_calls = frozenset({"object_creation_expression", "explicit_constructor_invocation"})
     type_refs = frozenset({"type_identifier", "scoped_type_identifier"})
     default_visibility = "package"
 

@@ -53,6 +53,7 @@ class JsRules(Rules):
         "module": ("namespace", ""),
     }
     calls = {"call_expression": "function", "new_expression": "constructor"}
+    plain_calls = frozenset({"new_expression"})
     type_refs = frozenset({"type_identifier", "nested_type_identifier"})
     span_wrappers = frozenset({"export_statement"})
     header_skip = Rules.header_skip | {"decorator"}

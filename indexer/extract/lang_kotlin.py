@@ -25,6 +25,7 @@ class KotlinRules(Rules):
         "type_alias", "import_header", "delegation_specifier", "user_type"
     })
     calls = {"call_expression": ""}
+    plain_calls = frozenset({"call_expression"})
     default_visibility = "public"
     class_kinds = Rules.class_kinds | {"object"}
 

@@ -62,6 +62,7 @@ class PythonRules(Rules):
         "class_definition": ("class", ""),
     }
     calls = {"call": "function"}
+    plain_calls = frozenset({"call"})
     type_refs = frozenset({"type"})
     span_wrappers = frozenset({"decorated_definition"})
 
@@ -145,7 +146,8 @@ class PythonRules(Rules):
 
     def modifiers(self, node: Node, d: Def) -> tuple[str, ...]:
         mods: list[str] = []
-        if node.type == "function_definition" and node.child_count and text(node.child(0)) == "async":
+        first = node.child(0) if node.type == "function_definition" and node.child_count else None
+        if first is not None and first.type != "def" and text(first) == "async":
             mods.append("async")
         for name in self._decorators(node):
             mod = _DECORATOR_MODIFIERS.get(name)
@@ -161,6 +163,8 @@ class PythonRules(Rules):
 
     def references(self, node: Node) -> list[Ref]:
         t = node.type
+        if t == "assignment" or t == "function_definition":  # most of the nodes visited
+            return []
         if t == "call":
             return self.call_references(node, "function")
         if t == "import_statement":

@@ -68,6 +68,7 @@ class RustRules(Rules):
         "enum_variant": ("constant", "constant"),
     }
     calls = {"call_expression": "function"}
+    plain_calls = frozenset({"call_expression"})
     type_refs = frozenset({"type_identifier", "scoped_type_identifier"})
     class_kinds = frozenset({"struct", "enum", "trait", "impl", "union"})
 

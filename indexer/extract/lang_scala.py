@@ -34,6 +34,7 @@ class ScalaRules(Rules):
         "given_definition": ("variable", "field"),
     }
     calls = {"call_expression": "function", "instance_expression": ""}
+    plain_calls = frozenset({"call_expression"})
     type_refs = frozenset({"type_identifier"})
     class_kinds = Rules.class_kinds | {"object"}
     default_visibility = "public"

@@ -31,6 +31,7 @@ class SwiftRules(Rules):
         "typealias_declaration": ("type_alias", "type_alias"), "associatedtype_declaration": ("type_alias", "type_alias"),
     }
     calls = {"call_expression": ""}
+    plain_calls = frozenset({"call_expression"})
     default_visibility = "internal"
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:

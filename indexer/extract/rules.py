@@ -121,6 +121,9 @@ class Rules:
     class_kinds = frozenset({"class", "struct", "interface", "trait", "enum", "module",
                              "object", "protocol", "extension", "union", "namespace", "impl"})
     calls: dict[str, str] = {}           # call node type -> field holding the callee
+    # call node types whose hooks do nothing but `call_references(node, calls[type])` (no
+    # definition, no other reference): the walker takes their callee without the hooks
+    plain_calls: frozenset[str] = frozenset()
     type_refs: frozenset[str] = frozenset()
     comment_types = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
     # children skipped when building the one-line signature header
@@ -203,8 +206,9 @@ class Rules:
     def outer(self, node: Node, d: Def) -> Node:
         """The node the symbol's span covers: the definition plus wrappers (decorators, export)."""
         n = d.span_node or node
-        while n.parent is not None and n.parent.type in self.span_wrappers:
-            n = n.parent
+        parent = n.parent
+        while parent is not None and parent.type in self.span_wrappers:
+            n, parent = parent, parent.parent
         return n
 
     def doc(self, node: Node, d: Def) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 
 import numpy as np
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
-from .rules import SEP, SOURCE, Def, Rules, node_bytes
+from .rules import SEP, SOURCE, Def, Rules, callee_name, node_bytes
 
 
 def node_span(node: Node) -> Span:
@@ -56,7 +57,7 @@ class _SpanOf:
         """`of` for each (start, end), with the lines looked up in one go."""
         if not ranges:
             return []
-        r = np.array(ranges, np.int64)
+        r = np.fromiter(chain.from_iterable(ranges), np.int64, 2 * len(ranges)).reshape(-1, 2)
         rows = np.searchsorted(self.line_array, r, "right") - 1
         cols = r - self.line_array[rows]
         out = list(map(Span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
@@ -104,11 +105,15 @@ class _Walker:
         self.span_of = _SpanOf(SOURCE.get())
         self.name_ranges: set[tuple[int, int]] = set()
         self.claimed: list[tuple[int, int]] = []   # inherit/implement clauses: no type_ref inside
-        self.callees: set[tuple[int, int]] = set()  # a callee is not also a type_ref (`new Foo()`)
-        # references as (kind, target, source, module, alias), their byte ranges and, without
-        # the source, their spans: spans from ranges are looked up for all at the end
+        # callee range -> pre-order position of its first call: a callee is not also a
+        # type_ref (`new Foo()`) from then on
+        self.callees: dict[tuple[int, int], int] = {}
+        # references as (kind, target, source, module, alias), their byte ranges, the pre-order
+        # position of the node that made them and, without the source, their spans: spans from
+        # ranges are looked up for all at the end
         self.refs: list[tuple[str, str, int, str, str]] = []
         self.ref_ranges: list[tuple[int, int]] = []
+        self.ref_pos: list[int] = []
         self.ref_spans: list[Span] = []
         # symbols likewise: their fields but the spans, and (span, name span) ranges or spans
         self.symbols: list[tuple] = []
@@ -143,8 +148,9 @@ class _Walker:
         self.out.nodes.append(node)
         return qname
 
-    def visit(self, node: Node, scope: _Scope) -> _Scope:
-        """Apply the hooks to one node; returns the scope its descendants are in."""
+    def visit(self, node: Node, scope: _Scope, pos: int) -> _Scope:
+        """Apply the hooks to one node, the `pos`-th in pre-order; returns the scope its
+        descendants are in."""
         inner, rules = scope, self.rules
         for d in rules.definitions_at(node, scope.kind):
             qname = self._add_symbol(node, d, scope)
@@ -154,18 +160,74 @@ class _Walker:
             kind, ref_node = ref.kind, ref.node
             rng = (ref_node.start_byte, ref_node.end_byte)
             if kind == "call":
-                self.callees.add(rng)
+                self.callees[rng] = min(pos, self.callees.get(rng, pos))
             elif kind in ("inherit", "implement"):
                 self.claimed.append(rng)
-            elif kind == "type_ref" and (rng in self.name_ranges or rng in self.callees
+            elif kind == "type_ref" and (rng in self.name_ranges or self.callees.get(rng, pos + 1) <= pos
                                          or _within(rng, self.claimed)):
                 continue
             if ref.target:
                 self.refs.append((kind, ref.target, inner.symbol, ref.module, ref.alias))
                 self.ref_ranges.append(rng)
+                self.ref_pos.append(pos)
                 if self.span_of.source is None:
                     self.ref_spans.append(node_span(ref_node))
         return inner
+
+    def add_calls(self, calls: _PlainCalls, sources: list[int]) -> None:
+        """Merge the references of plain calls (made from `sources`) into the others, in pre-order."""
+        n = len(self.refs)
+        self.refs += zip(repeat("call"), calls.names, sources, repeat(""), repeat(""))
+        self.ref_ranges += calls.ranges
+        if n:
+            pick = np.argsort(np.concatenate((np.array(self.ref_pos, np.int64), calls.pos)), kind="stable").tolist()
+            self.refs = list(map(self.refs.__getitem__, pick))
+            self.ref_ranges = list(map(self.ref_ranges.__getitem__, pick))
+
+
+_CALLEE_NAMES: dict[bytes, str] = {}
+
+
+def _callee_name(raw: bytes) -> str:
+    """`callee_name` of a callee's source bytes, cached (the same callees recur)."""
+    name = _CALLEE_NAMES.get(raw)
+    if name is None:
+        if len(_CALLEE_NAMES) >= 1 << 16:
+            _CALLEE_NAMES.clear()
+        name = _CALLEE_NAMES[raw] = callee_name(raw.decode("utf-8", "replace"))
+    return name
+
+
+@dataclass
+class _PlainCalls:
+    """The call references of the nodes in `Rules.plain_calls`, in pre-order: what `visit`
+    would make of them, made in bulk."""
+
+    pos: np.ndarray                 # pre-order position of each call node
+    starts: np.ndarray              # and its byte range
+    ends: np.ndarray
+    names: list[str]                # callee names
+    ranges: list[tuple[int, int]]   # callee byte ranges
+
+
+def _plain_calls(calls: list[tuple[str, Node]], source: bytes, pos: np.ndarray, starts: np.ndarray,
+                 ends: np.ndarray) -> _PlainCalls:
+    """The calls' references: `calls[i]` is (callee field, node) of the node at pre-order
+    position `pos[i]`, whose byte range is starts[i]..ends[i]."""
+    names: list[str] = []
+    ranges: list[tuple[int, int]] = []
+    keep: list[int] = []
+    for i, (field, node) in enumerate(calls):
+        callee = node.child_by_field_name(field) if field else node.named_child(0) if node.named_child_count else None
+        if callee is None:
+            continue
+        rng = callee.byte_range
+        name = _CALLEE_NAMES.get(raw := source[rng[0]:rng[1]]) or _callee_name(raw)
+        if name:
+            names.append(name)
+            ranges.append(rng)
+            keep.append(i)
+    return _PlainCalls(pos[keep], starts[keep], ends[keep], names, ranges)
 
 
 def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
@@ -176,34 +238,88 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     types = rules.interesting()
     if language is None or types is None:
         stack: list[tuple[Node, _Scope]] = [(root, top)]
+        pos = 0
         while stack:
             node, scope = stack.pop()
             if types is None or node.type in types:
-                scope = walker.visit(node, scope)
+                scope = walker.visit(node, scope, pos)
+                pos += 1
             stack.extend((child, scope) for child in reversed(node.named_children))
-    else:
-        open_scopes: list[tuple[int, int, _Scope]] = [(-1, 1 << 62, top)]
-        visit = walker.visit
-        for start, end, node in _preorder(_matches(root, language, types)):
-            while not (open_scopes[-1][0] <= start and end <= open_scopes[-1][1]):
-                open_scopes.pop()
-            scope = open_scopes[-1][2]
-            inner = visit(node, scope)
-            if inner is not scope:
-                open_scopes.append((start, end, inner))
+        return walker.finish()
+    source = walker.span_of.source
+    plain = {t: rules.calls[t] for t in rules.plain_calls} if source is not None else {}
+    nodes, calls = _matches(root, language, types, plain)
+    found = nodes + [node for _, node in calls]
+    order, starts, ends = _preorder(found)
+    if calls and (starts == ends).any():
+        # zero-width nodes (error recovery) can sit at a scope's end, where the ranges of
+        # nodes no longer tell which scopes hold a call: the hooks take every node there
+        found, calls = _matches(root, language, types, {})[0], []
+        order, starts, ends = _preorder(found)
+    at = np.arange(len(order))
+    made = None
+    if calls:
+        is_call = order >= len(nodes)
+        at, call_at = np.flatnonzero(~is_call), np.flatnonzero(is_call)
+        made = _plain_calls([calls[i] for i in (order[call_at] - len(nodes)).tolist()], source,
+                             call_at, starts[call_at], ends[call_at])
+        for rng, p in zip(made.ranges, made.pos.tolist()):
+            walker.callees.setdefault(rng, p)
+    # open scopes as (start byte, end byte, scope, index in `opened`); `opened` holds every
+    # scope opened, as (pre-order position, start, end, symbol, index of its parent)
+    open_scopes: list[tuple[int, int, _Scope, int]] = [(-1, 1 << 62, top, 0)]
+    opened: list[tuple[int, int, int, int, int]] = [(-1, -1, 1 << 62, NO_PARENT, 0)]
+    visit = walker.visit
+    for pos, start, end, node in zip(at.tolist(), starts[at].tolist(), ends[at].tolist(),
+                                     map(found.__getitem__, order[at].tolist())):
+        while not (open_scopes[-1][0] <= start and end <= open_scopes[-1][1]):
+            open_scopes.pop()
+        scope = open_scopes[-1][2]
+        inner = visit(node, scope, pos)
+        if inner is not scope:
+            opened.append((pos, start, end, inner.symbol, open_scopes[-1][3]))
+            open_scopes.append((start, end, inner, len(opened) - 1))
+    if made is not None and made.names:
+        walker.add_calls(made, _innermost(opened, made))
     return walker.finish()
 
 
-_QUERIES: dict[tuple[Language, frozenset[str]], Query] = {}
+def _innermost(opened: list[tuple[int, int, int, int, int]], calls: _PlainCalls) -> list[int]:
+    """The symbol of each call's innermost enclosing scope: the walk's scope stack as it
+    stood at the call (the last scope opened before it, or the nearest of that one's
+    ancestors whose range holds the call)."""
+    pos, starts, ends, symbols, parents = map(np.array, zip(*opened))
+    at = np.searchsorted(pos, calls.pos) - 1
+    while True:
+        out = (starts[at] > calls.starts) | (calls.ends > ends[at])
+        if not out.any():
+            return symbols[at].tolist()
+        at = np.where(out, parents[at], at)
 
 
-def _matches(root: Node, language: Language, types: frozenset[str]) -> list[Node]:
-    key = (language, types)
-    query = _QUERIES.get(key)
-    if query is None:
-        kinds = sorted(t for t in types if language.id_for_node_kind(t, True))
-        query = _QUERIES[key] = Query(language, "[" + " ".join(f"({k})" for k in kinds) + "] @n")
-    return QueryCursor(query).captures(root).get("n", [])
+_QUERIES: dict[tuple[Language, frozenset[str], frozenset[tuple[str, str]]], tuple[Query, dict[str, str]]] = {}
+
+
+def _matches(root: Node, language: Language, types: frozenset[str],
+             plain: dict[str, str]) -> tuple[list[Node], list[tuple[str, Node]]]:
+    """The nodes of `types` under `root`: those of a type in `plain` (type -> callee field) as
+    (field, node), the others as nodes."""
+    key = (language, types, frozenset(plain.items()))
+    found = _QUERIES.get(key)
+    if found is None:
+        known = sorted(t for t in types if language.id_for_node_kind(t, True))
+        by_field: dict[str, list[str]] = {}
+        for t in known:
+            if t in plain:
+                by_field.setdefault(plain[t], []).append(t)
+        others = [t for t in known if t not in plain]
+        patterns = [f"[{' '.join(f'({t})' for t in others)}] @n"] if others else []
+        fields = {f"call{i}": field for i, field in enumerate(by_field)}
+        patterns += [f"[{' '.join(f'({t})' for t in by_field[field])}] @{name}" for name, field in fields.items()]
+        found = _QUERIES[key] = (Query(language, " ".join(patterns)), fields)
+    query, fields = found
+    captured = QueryCursor(query).captures(root)
+    return captured.get("n", []), [(field, n) for name, field in fields.items() for n in captured.get(name, [])]
 
 
 def _depth(node: Node) -> int:
@@ -213,24 +329,23 @@ def _depth(node: Node) -> int:
     return d
 
 
-def _preorder(nodes: list[Node]) -> list[tuple[int, int, Node]]:
-    """(start byte, end byte, node) in document pre-order (a parent before a child with the
-    same range)."""
+def _preorder(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The permutation that puts `nodes` in document pre-order (a parent before a child with
+    the same range), and their start and end bytes in that order."""
     starts = np.fromiter([n.start_byte for n in nodes], np.int64, len(nodes))
     ends = np.fromiter([n.end_byte for n in nodes], np.int64, len(nodes))
     order = np.lexsort((-ends, starts))
     starts, ends = starts[order], ends[order]
-    out = list(zip(starts.tolist(), ends.tolist(), map(nodes.__getitem__, order.tolist())))
     same = np.flatnonzero((starts[1:] == starts[:-1]) & (ends[1:] == ends[:-1]))
     i = 0
     for k in same.tolist():  # runs of one range: a parent before its child
         if k < i:
             continue
         i = k + 1
-        while i < len(out) and out[i][:2] == out[k][:2]:
+        while i < len(order) and starts[i] == starts[k] and ends[i] == ends[k]:
             i += 1
-        out[k:i] = sorted(out[k:i], key=lambda t: _depth(t[2]))
-    return out
+        order[k:i] = sorted(order[k:i].tolist(), key=lambda j: _depth(nodes[j]))
+    return order, starts, ends
 
 
 def _attach_qualified_parents(out: Walked) -> None:
