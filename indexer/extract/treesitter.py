@@ -74,6 +74,9 @@ def parse(source: bytes, language: str, budget_s: float = PARSE_BUDGET_S) -> Tre
         # walk it with rules.SOURCE set (extract_tree does), not through node.text.
         return parser.parse(read, progress_callback=over_budget)
     except ValueError as exc:  # tree-sitter aborts with "Parsing failed" when we stop it
+        # A stopped parser resumes the stopped parse on its next call, whatever the new
+        # source: forget it, or the next file gets a tree of this one.
+        parser.reset()
         if time.monotonic() > deadline:
             raise ExtractTimeout(f"{language} parse exceeded {budget_s:.0f}s") from exc
         raise

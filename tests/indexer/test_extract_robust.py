@@ -96,6 +96,17 @@ def test_parse_past_its_budget_raises_extract_timeout() -> None:
     assert parse(source, "python", budget_s=120.0).root_node.type == "module"
 
 
+def test_a_parse_after_a_timeout_is_of_the_new_source() -> None:
+    """tree-sitter resumes a stopped parse on the parser's next call: the next file must not
+    get (part of) the stopped file's tree."""
+    big = b"".join(b"def f%d(a, b):\n    return [a * b for _ in range(%d)]\n" % (i, i) for i in range(20000))
+    with pytest.raises(ExtractTimeout):
+        parse(big, "python", budget_s=0.0)
+    small = b"x = 1\n"
+    tree = parse(small, "python", budget_s=120.0)
+    assert (tree.root_node.end_byte, tree.root_node.type) == (len(small), "module")
+
+
 @pytest.mark.parametrize("language", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
 def test_truncated_and_spliced_sources_never_crash(language: str) -> None:
     """Broken trees (every hook sees ERROR/MISSING nodes) still extract with valid indexes."""
