@@ -237,10 +237,7 @@ def _doc_slots(entry, kind, n_kinds: int, doc):
 
 
 def _insert_entries(con, store: Store, entries: list[FileEntry],
-                    tables: Mapping[str, object] | None = None) -> Callable[[object], None] | None:
-    """Insert the entries' rows; returns the step that inserts their BM25 postings and docs
-    (`step(con)`), for the caller to run now or on a second connection alongside the
-    derived steps (they read neither table)."""
+                    tables: Mapping[str, object] | None = None) -> None:
     import pyarrow as pa
 
     skipped = [f for f in entries if not f.indexed]
@@ -254,7 +251,7 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         con.unregister("skipped_files")
     indexed = [f for f in entries if f.indexed]
     if not indexed:
-        return None
+        return
     shards = _entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
     language = shards.column("language").combine_chunks()
@@ -282,48 +279,15 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         FROM (SELECT r.path, r.language, r.ordinal, r.kind, r.target, r.module, r.alias, r.source,
             src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col, {target_key('r.target')} AS tkey
         FROM e_refs r LEFT JOIN e_ids src ON src.e = r.e AND src.ordinal = r.source AND r.source >= 0)""")
-    con.execute("DROP TABLE e_ids")
-    for name in ("e_files", "e_chunks", "e_symbols", "e_refs"):
-        con.unregister(name)
-    return lambda target: _insert_postings(target, shards, paths)
-
-
-def _insert_postings(con, shards, paths) -> None:
     postings, docs = _postings(shards, paths)
     con.register("e_docs", docs)
     con.execute("INSERT INTO docs SELECT path, doc_kind, doc, length FROM e_docs")
     # Sorted by term, so BM25 reads only the row groups of the query's terms (zone maps).
     con.register("e_postings", postings)
     con.execute("INSERT INTO term_postings SELECT term, path, doc_kind, doc, tf, length FROM e_postings")
-    for name in ("e_docs", "e_postings"):
+    con.execute("DROP TABLE e_ids")
+    for name in ("e_files", "e_chunks", "e_symbols", "e_refs", "e_docs", "e_postings"):
         con.unregister(name)
-
-
-class _Beside:
-    """`step(cursor)` on a second connection in a thread (DuckDB and the numpy/Arrow work in
-    `_postings` release the GIL), joined with `join()`, which re-raises its error. On a full
-    assembly the postings then overlap the symbol graph: on the stdlib the build's second
-    core is otherwise idle during the assembly."""
-
-    def __init__(self, con, step: Callable[[object], None]) -> None:
-        import threading
-
-        self.error: BaseException | None = None
-        self._cursor = con.cursor()
-        self._thread = threading.Thread(target=self._run, args=(step,), name="assemble-postings")
-        self._thread.start()
-
-    def _run(self, step: Callable[[object], None]) -> None:
-        try:
-            step(self._cursor)
-        except BaseException as exc:  # handed to the caller's thread by join()
-            self.error = exc
-
-    def join(self) -> None:
-        self._thread.join()
-        self._cursor.close()
-        if self.error is not None:
-            raise self.error
 
 
 def _path_table(con, name: str, paths: list[str]) -> None:
@@ -452,19 +416,10 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                         FROM {table} WHERE path IN (SELECT path FROM delta_removed)""")
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
-            postings_step = _insert_entries(con, store, insert, tables or {})
-            beside = None
-            if postings_step is not None and base is None:
-                beside = _Beside(con, postings_step)
-            elif postings_step is not None:
-                postings_step(con)  # inside the incremental assembly's one transaction
-            try:
-                if base is None or remove or insert:
-                    for step in DERIVED_STEPS:
-                        step(con, manifest)
-            finally:
-                if beside is not None:
-                    beside.join()
+            _insert_entries(con, store, insert, tables or {})
+            if base is None or remove or insert:
+                for step in DERIVED_STEPS:
+                    step(con, manifest)
             _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None))
             if base is not None:
                 con.execute("COMMIT")
