@@ -13,6 +13,7 @@ word, or whose text is not a source slice, is scanned from its own text instead.
 from __future__ import annotations
 
 from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 import pyarrow as pa
@@ -24,25 +25,29 @@ from ..types import NO_PARENT, Extraction, Symbol
 def body_pieces(symbols: list[Symbol]) -> list[list[tuple[int, int]]]:
     """Each symbol's own body as byte ranges: its span with its child symbols' spans cut out
     (children defined elsewhere, like Go receivers or C++ `A::f`, cut nothing)."""
+    cut = _parent_pieces(symbols)
+    return [cut.get(i) or [(s.span.start_byte, s.span.end_byte)] for i, s in enumerate(symbols)]
+
+
+def _parent_pieces(symbols: list[Symbol]) -> dict[int, list[tuple[int, int]]]:
+    """`body_pieces` of the symbols that have children."""
     children: dict[int, list[tuple[int, int]]] = {}
     for s in symbols:
         if s.parent != NO_PARENT:
             children.setdefault(s.parent, []).append((s.span.start_byte, s.span.end_byte))
-    out = []
-    for i, sym in enumerate(symbols):
-        start, end = sym.span.start_byte, sym.span.end_byte
-        if i not in children:
-            out.append([(start, end)])
-            continue
+    out = {}
+    for i, kids in children.items():
+        span = symbols[i].span
+        start, end = span.start_byte, span.end_byte
         pieces, pos = [], start
-        for a, b in sorted(children[i]):
+        for a, b in sorted(kids):
             if a < start or b > end or b <= pos:
                 continue
             if a > pos:
                 pieces.append((pos, a))
             pos = b
         pieces.append((pos, end))
-        out.append(pieces)
+        out[i] = pieces
     return out
 
 
@@ -77,21 +82,35 @@ def _scan(data: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     return starts, ends, words
 
 
-def _documents(extraction: Extraction, source: bytes) -> tuple[list[tuple[int, int, int]], list[int], list[str]]:
-    """(doc, start, end) source ranges and the docs and strings of the texts of the file's
-    documents; symbols are docs 0..S-1, chunks S.. in order."""
-    ranges: list[tuple[int, int, int]] = []
+_SPAN_BYTES = attrgetter("span.start_byte", "span.end_byte")
+_HEAD = attrgetter("name", "qualified_name", "signature", "doc")
+
+
+def _documents(extraction: Extraction,
+               source: bytes) -> tuple[np.ndarray, bytes, np.ndarray, list[int], list[str]]:
+    """The file's documents (symbols are docs 0..S-1, chunks S.. in order): their
+    (doc, start, end) source ranges; the symbols' heads (name, qualified name, signature and
+    doc, one line each) as one block and each symbol's byte length in it; the docs and
+    strings of the other texts."""
+    symbols = extraction.symbols
+    n_symbols = len(symbols)
+    spans = np.fromiter(chain.from_iterable(map(_SPAN_BYTES, symbols)), np.int64, 2 * n_symbols)
+    leaf = np.ones(n_symbols, bool)
+    cut = _parent_pieces(symbols)
+    leaf[list(cut)] = False
+    ranges = [(i, a, b) for i, pieces in cut.items() for a, b in pieces]
+    fields = list(chain.from_iterable(map(_HEAD, symbols)))
+    head = "\n".join(fields)
+    if head.isascii():
+        heads, field_len = head.encode("ascii"), np.fromiter(map(len, fields), np.int64, len(fields))
+    else:
+        heads = head.encode("utf-8", "surrogatepass")
+        field_len = np.fromiter((len(f.encode("utf-8", "surrogatepass")) for f in fields),
+                                np.int64, len(fields))
     text_docs: list[int] = []
     texts: list[str] = []
-    for i, (sym, pieces) in enumerate(zip(extraction.symbols, body_pieces(extraction.symbols))):
-        texts.append("\n".join((sym.name, sym.qualified_name, sym.signature, sym.doc)))
-        if len(pieces) == 1:
-            ranges.append((i, *pieces[0]))
-        else:
-            ranges.extend([(i, a, b) for a, b in pieces])
-    text_docs.extend(range(len(texts)))
     n = len(source)
-    for i, c in enumerate(extraction.chunks, len(texts)):
+    for i, c in enumerate(extraction.chunks, n_symbols):
         if c.heading:
             text_docs.append(i)
             texts.append(c.heading)
@@ -101,7 +120,9 @@ def _documents(extraction: Extraction, source: bytes) -> tuple[list[tuple[int, i
         else:
             text_docs.append(i)
             texts.append(c.text)
-    return ranges, text_docs, texts
+    r = np.concatenate((np.column_stack((np.flatnonzero(leaf), spans.reshape(-1, 2)[leaf])),
+                        np.array(ranges, np.int64).reshape(-1, 3)))
+    return r, heads, field_len.reshape(-1, 4).sum(axis=1) + 3, text_docs, texts
 
 
 def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -113,17 +134,17 @@ def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
 
 def _doc_words(extraction: Extraction, source: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """(doc, match index) of every word occurrence of every document, and the words."""
-    ranges, text_docs, texts = _documents(extraction, source)
-    r = np.array(ranges, np.int64).reshape(-1, 3)
+    r, heads, head_len, text_docs, texts = _documents(extraction, source)
+    n_symbols = len(head_len)
     while True:
         block = "\n".join(texts)
         if block.isascii():
-            data = b"\n".join((source, block.encode("ascii")))
+            blocks = [block.encode("ascii")] if texts else []
             text_len = np.fromiter(map(len, texts), np.int64, len(texts))
         else:
             blocks = [t.encode("utf-8", "surrogatepass") for t in texts]
-            data = b"\n".join([source, *blocks])
             text_len = np.fromiter(map(len, blocks), np.int64, len(blocks))
+        data = b"\n".join([source, heads, *blocks] if n_symbols else [source, *blocks])
         # the strings follow the source, each after a newline, so no word spans two of them
         starts, ends, words = _scan(data)
         at = np.searchsorted(starts, r[:, 1:], "left")  # the first word at or after each end
@@ -137,9 +158,10 @@ def _doc_words(extraction: Extraction, source: bytes) -> tuple[np.ndarray, np.nd
             text_docs.append(doc)
             texts.append(source[a:b].decode("utf-8", "replace"))
         r = r[~cut]
-    text_ends = len(source) + 1 + np.cumsum(text_len + 1)
+    text_ends = len(source) + 1 + np.cumsum(np.concatenate((head_len, text_len)) + 1)
     n_source = int(np.searchsorted(starts, len(source)))
-    t_doc = np.array(text_docs, np.int64)[np.searchsorted(text_ends, starts[n_source:], "right")]
+    text_doc = np.concatenate((np.arange(n_symbols), np.array(text_docs, np.int64)))
+    t_doc = text_doc[np.searchsorted(text_ends, starts[n_source:], "right")]
     length = at[:, 1] - at[:, 0]
     doc = np.concatenate((np.repeat(r[:, 0], length), t_doc))
     match = np.concatenate((_expand(at[:, 0], length), np.arange(n_source, len(starts))))
