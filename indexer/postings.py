@@ -198,7 +198,7 @@ def _word_terms(words: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa
 
 def _count(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct keys (all in 0..size-1), sorted, and how often each occurs."""
-    if size <= max(1 << 16, 8 * len(key)):
+    if size <= 4 * len(key) + 1024:
         counts = np.bincount(key, minlength=size)
         distinct = np.flatnonzero(counts)
         return distinct, counts[distinct]
