@@ -7,10 +7,7 @@ input always yields the same bytes, hence the same object id.
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
-from operator import attrgetter
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -99,61 +96,54 @@ def _postings(extraction: Extraction, source: bytes) -> pa.Array:
     return postings_array(extraction, source, SHARD_SCHEMA.field("postings").type)
 
 
-_STRUCT_FIELDS = {f.name: list(f.type.value_type) for f in SHARD_SCHEMA if pa.types.is_list(f.type)}
-_NUMPY_TYPES = {name: {f.name: f.type.to_pandas_dtype() for f in fields if pa.types.is_integer(f.type)}
-                for name, fields in _STRUCT_FIELDS.items()}
-
-
-def _list_of(field: str, columns: dict[str, list | np.ndarray]) -> pa.Array:
+def _list_of(field: str, columns: dict[str, list]) -> pa.Array:
     """One list<struct> value from the struct's columns (cheaper than a list of dicts)."""
-    fields = _STRUCT_FIELDS[field]
-    values = pa.StructArray.from_arrays([pa.array(columns[f.name], f.type) for f in fields],
-                                        fields=fields)
-    return pa.ListArray.from_arrays(pa.array(np.array([0, len(values)], np.int32)), values)
+    struct = SHARD_SCHEMA.field(field).type.value_type
+    values = pa.StructArray.from_arrays([pa.array(columns[f.name], f.type) for f in struct],
+                                        fields=list(struct))
+    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
 
 
-def _int_columns(field: str, items: list, **paths: str) -> dict[str, np.ndarray]:
-    """The ordinal and the integer columns (name=attribute path of each item) of the struct
-    `field`, read in one pass over the items, as numpy arrays of the columns' types."""
-    rows = np.fromiter(chain.from_iterable(map(attrgetter(*paths.values()), items)), np.int64,
-                       len(items) * len(paths)).reshape(len(items), len(paths)).T
-    types = _NUMPY_TYPES[field]
-    out = {"ordinal": np.arange(len(items), dtype=np.int32)}
-    out.update((name, np.ascontiguousarray(rows[j], types[name])) for j, name in enumerate(paths))
+def _span_columns(spans: list[Span], prefix: str = "", bytes_: bool = True) -> dict[str, list]:
+    out = {f"{prefix}start_line": [s.start_line for s in spans],
+           f"{prefix}start_col": [s.start_col for s in spans],
+           f"{prefix}end_line": [s.end_line for s in spans],
+           f"{prefix}end_col": [s.end_col for s in spans]}
+    if bytes_:
+        out["start_byte"] = [s.start_byte for s in spans]
+        out["end_byte"] = [s.end_byte for s in spans]
     return out
 
 
-_SPAN_PATHS = {name: f"span.{name}" for name, _ in _SPAN_FIELDS}
-_LINE_PATHS = {name: path for name, path in _SPAN_PATHS.items() if not name.endswith("_byte")}
-_NAME_PATHS = {"name_line": "name_span.start_line", "name_col": "name_span.start_col",
-               "name_end_line": "name_span.end_line", "name_end_col": "name_span.end_col"}
-
-
 def _symbols(source: bytes, language: str, symbols: list[Symbol]) -> pa.Array:
+    names = _span_columns([s.name_span for s in symbols], "name_", bytes_=False)
     return _list_of("symbols", {
-        "kind": [s.kind for s in symbols],
+        "ordinal": list(range(len(symbols))), "kind": [s.kind for s in symbols],
         "name": [s.name for s in symbols], "qualified_name": [s.qualified_name for s in symbols],
         "stable_id": stable_ids(symbols, language), "signature": [s.signature for s in symbols],
         "doc": [s.doc for s in symbols], "visibility": [s.visibility for s in symbols],
-        "modifiers": [list(s.modifiers) for s in symbols],
-        **_int_columns("symbols", symbols, **_SPAN_PATHS, **_NAME_PATHS, parent="parent"),
+        "modifiers": [list(s.modifiers) for s in symbols], **_span_columns([s.span for s in symbols]),
+        "name_line": names["name_start_line"], "name_col": names["name_start_col"],
+        "name_end_line": names["name_end_line"], "name_end_col": names["name_end_col"],
+        "parent": [s.parent for s in symbols],
         "body_hash": [s.body_hash or body_hash(source, s.span, s.name) for s in symbols],
     })
 
 
 def _chunks(chunks: list[Chunk]) -> pa.Array:
     return _list_of("chunks", {
-        "kind": [c.kind for c in chunks], "heading": [c.heading for c in chunks],
-        **_int_columns("chunks", chunks, **_SPAN_PATHS, symbol="symbol"),
-        "text": [c.text for c in chunks],
+        "ordinal": list(range(len(chunks))), "kind": [c.kind for c in chunks],
+        "heading": [c.heading for c in chunks], **_span_columns([c.span for c in chunks]),
+        "symbol": [c.symbol for c in chunks], "text": [c.text for c in chunks],
     })
 
 
 def _refs(refs: list[Reference]) -> pa.Array:
     return _list_of("refs", {
-        "kind": [r.kind for r in refs],
+        "ordinal": list(range(len(refs))), "kind": [r.kind for r in refs],
         "target": [r.target for r in refs], "module": [r.module for r in refs],
-        "alias": [r.alias for r in refs], **_int_columns("refs", refs, source="source", **_LINE_PATHS),
+        "alias": [r.alias for r in refs], "source": [r.source for r in refs],
+        **_span_columns([r.span for r in refs], bytes_=False),
     })
 
 
