@@ -13,37 +13,47 @@ word, or whose text is not a source slice, is scanned from its own text instead.
 from __future__ import annotations
 
 from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..tokenize import word_tokens
-from ..types import NO_PARENT, Extraction, Span, Symbol
-
-_KINDS = pa.array(["s", "c"], pa.string())
+from ..types import NO_PARENT, Extraction, Symbol
 
 
 def body_pieces(symbols: list[Symbol]) -> list[list[tuple[int, int]]]:
     """Each symbol's own body as byte ranges: its span with its child symbols' spans cut out
     (children defined elsewhere, like Go receivers or C++ `A::f`, cut nothing)."""
-    children: dict[int, list[Span]] = {}
+    cut = _parent_pieces(symbols)
+    return [cut.get(i) or [(s.span.start_byte, s.span.end_byte)] for i, s in enumerate(symbols)]
+
+
+def _parent_pieces(symbols: list[Symbol]) -> dict[int, list[tuple[int, int]]]:
+    """`body_pieces` of the symbols that have children."""
+    children: dict[int, list[tuple[int, int]]] = {}
     for s in symbols:
         if s.parent != NO_PARENT:
-            children.setdefault(s.parent, []).append(s.span)
-    out = []
-    for i, sym in enumerate(symbols):
-        start, end = sym.span.start_byte, sym.span.end_byte
+            children.setdefault(s.parent, []).append((s.span.start_byte, s.span.end_byte))
+    out = {}
+    for i, kids in children.items():
+        span = symbols[i].span
+        start, end = span.start_byte, span.end_byte
         pieces, pos = [], start
-        for c in sorted(children.get(i, ()), key=lambda c: (c.start_byte, c.end_byte)):
-            if c.start_byte < start or c.end_byte > end or c.end_byte <= pos:
+        for a, b in sorted(kids):
+            if a < start or b > end or b <= pos:
                 continue
-            if c.start_byte > pos:
-                pieces.append((pos, c.start_byte))
-            pos = c.end_byte
+            if a > pos:
+                pieces.append((pos, a))
+            pos = b
         pieces.append((pos, end))
-        out.append(pieces)
+        out[i] = pieces
     return out
+
+
+_CLASS = np.zeros(256, np.uint8)  # of each byte: 0 no word character, 1 digit, 3 letter or _
+_CLASS[48:58], _CLASS[65:91], _CLASS[97:123], _CLASS[95] = 1, 3, 3, 3
+_NON_WORD = bytes(i for i in range(256) if not _CLASS[i])
 
 
 def _scan(data: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
@@ -53,63 +63,66 @@ def _scan(data: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     goes on with a letter; every word character is in exactly one match."""
     if not data:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), pa.array([], pa.binary())
-    b = np.frombuffer(data, np.uint8)
-    low = b | 32
-    alpha = ((low >= 97) & (low <= 122)) | (b == 95)
-    digit = (b >= 48) & (b <= 57)
-    word = alpha | digit
-    prev_word = np.concatenate(([False], word[:-1]))
-    next_word = np.concatenate((word[1:], [False]))
+    cls = _CLASS.take(np.frombuffer(b" " + data + b" ", np.uint8))
+    step = np.diff(cls)  # at each offset of `data`: its class minus the previous one's, mod 256
+    edges = np.flatnonzero((step & 1).view(bool))  # odd: a run of word characters starts or ends
+    starts, ends = edges[0::2], edges[1::2]
     # a letter right after the digits that open a run starts a second match (rare: 0x1F, 2to3)
-    second = [c for c in (np.flatnonzero(alpha[1:] & digit[:-1]) + 1).tolist() if _opens_run(data, c)]
-    starts = np.flatnonzero(word & ~prev_word)
-    ends = np.flatnonzero(word & ~next_word) + 1
-    if second:
-        starts = np.sort(np.concatenate((starts, second)))
-        ends = np.sort(np.concatenate((ends, second)))
+    second = np.flatnonzero(step == 2)
+    if len(second):
+        run = np.searchsorted(starts, second, "right") - 1
+        first = np.concatenate(([True], run[1:] != run[:-1]))
+        second = second[first & (cls[starts[run] + 1] == 1)]
+        if len(second):
+            starts = np.sort(np.concatenate((starts, second)))
+            ends = np.sort(np.concatenate((ends, second)))
     offsets = np.concatenate(([0], np.cumsum(ends - starts))).astype(np.int32)
     words = pa.Array.from_buffers(pa.binary(), len(starts), [
-        None, pa.py_buffer(offsets), pa.py_buffer(b[word].tobytes())])
+        None, pa.py_buffer(offsets), pa.py_buffer(data.translate(None, _NON_WORD))])
     return starts, ends, words
 
 
-def _opens_run(data: bytes, pos: int) -> bool:
-    """Are the bytes before `pos` digits back to the start of their run of word characters?"""
-    j = pos - 1
-    while j >= 0 and 48 <= data[j] <= 57:
-        j -= 1
-    if j < 0:
-        return True
-    c = data[j] | 32
-    return not (97 <= c <= 122 or data[j] == 95)
+_SPAN_BYTES = attrgetter("span.start_byte", "span.end_byte")
+_HEAD = attrgetter("name", "qualified_name", "signature", "doc")
 
 
-def _cuts_word(starts: np.ndarray, ends: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """For each offset in `at`: does it fall strictly inside a match?"""
-    i = np.searchsorted(starts, at, "right") - 1
-    ok = i >= 0
-    j = np.maximum(i, 0)
-    return ok & (starts[j] < at) & (at < ends[j]) if len(starts) else np.zeros(len(at), bool)
-
-
-def _documents(extraction: Extraction, source: bytes) -> tuple[list[tuple[int, int, int]], list[tuple[int, str]]]:
-    """(doc, start, end) source ranges and (doc, text) strings of the file's documents;
-    symbols are docs 0..S-1, chunks S.. in order."""
-    ranges: list[tuple[int, int, int]] = []
-    texts: list[tuple[int, str]] = []
-    for i, (sym, pieces) in enumerate(zip(extraction.symbols, body_pieces(extraction.symbols))):
-        texts.append((i, "\n".join((sym.name, sym.qualified_name, sym.signature, sym.doc))))
-        ranges.extend((i, a, b) for a, b in pieces)
-    base = len(extraction.symbols)
-    for i, c in enumerate(extraction.chunks, base):
+def _documents(extraction: Extraction,
+               source: bytes) -> tuple[np.ndarray, bytes, np.ndarray, list[int], list[str]]:
+    """The file's documents (symbols are docs 0..S-1, chunks S.. in order): their
+    (doc, start, end) source ranges; the symbols' heads (name, qualified name, signature and
+    doc, one line each) as one block and each symbol's byte length in it; the docs and
+    strings of the other texts."""
+    symbols = extraction.symbols
+    n_symbols = len(symbols)
+    spans = np.fromiter(chain.from_iterable(map(_SPAN_BYTES, symbols)), np.int64, 2 * n_symbols)
+    leaf = np.ones(n_symbols, bool)
+    cut = _parent_pieces(symbols)
+    leaf[list(cut)] = False
+    ranges = [(i, a, b) for i, pieces in cut.items() for a, b in pieces]
+    fields = list(chain.from_iterable(map(_HEAD, symbols)))
+    head = "\n".join(fields)
+    if head.isascii():
+        heads, field_len = head.encode("ascii"), np.fromiter(map(len, fields), np.int64, len(fields))
+    else:
+        heads = head.encode("utf-8", "surrogatepass")
+        field_len = np.fromiter((len(f.encode("utf-8", "surrogatepass")) for f in fields),
+                                np.int64, len(fields))
+    text_docs: list[int] = []
+    texts: list[str] = []
+    n = len(source)
+    for i, c in enumerate(extraction.chunks, n_symbols):
         if c.heading:
-            texts.append((i, c.heading))
+            text_docs.append(i)
+            texts.append(c.heading)
         a, b = c.span.start_byte, c.span.end_byte
-        if 0 <= a <= b <= len(source) and source[a:b] == c.text.encode("utf-8", "surrogatepass"):
+        if 0 <= a <= b <= n and source[a:b] == c.text.encode("utf-8", "surrogatepass"):
             ranges.append((i, a, b))
         else:
-            texts.append((i, c.text))
-    return ranges, texts
+            text_docs.append(i)
+            texts.append(c.text)
+    r = np.concatenate((np.column_stack((np.flatnonzero(leaf), spans.reshape(-1, 2)[leaf])),
+                        np.array(ranges, np.int64).reshape(-1, 3)))
+    return r, heads, field_len.reshape(-1, 4).sum(axis=1) + 3, text_docs, texts
 
 
 def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -121,28 +134,37 @@ def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
 
 def _doc_words(extraction: Extraction, source: bytes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """(doc, match index) of every word occurrence of every document, and the words."""
-    ranges, texts = _documents(extraction, source)
-    r = np.array(ranges, np.int64).reshape(-1, 3)
+    r, heads, head_len, text_docs, texts = _documents(extraction, source)
+    n_symbols = len(head_len)
     while True:
-        blocks = [t.encode("utf-8", "surrogatepass") for _, t in texts]
+        block = "\n".join(texts)
+        if block.isascii():
+            blocks = [block.encode("ascii")] if texts else []
+            text_len = np.fromiter(map(len, texts), np.int64, len(texts))
+        else:
+            blocks = [t.encode("utf-8", "surrogatepass") for t in texts]
+            text_len = np.fromiter(map(len, blocks), np.int64, len(blocks))
+        data = b"\n".join([source, heads, *blocks] if n_symbols else [source, *blocks])
         # the strings follow the source, each after a newline, so no word spans two of them
-        starts, ends, words = _scan(b"\n".join([source, *blocks]))
-        cut = _cuts_word(starts, ends, r[:, 1]) | _cuts_word(starts, ends, r[:, 2])
+        starts, ends, words = _scan(data)
+        at = np.searchsorted(starts, r[:, 1:], "left")  # the first word at or after each end
+        if not len(starts):
+            break
+        cut = ((at > 0) & (ends[at - 1] > r[:, 1:])).any(axis=1)
         if not cut.any():
             break
         for k in np.flatnonzero(cut):
             doc, a, b = (int(x) for x in r[k])
-            texts.append((doc, source[a:b].decode("utf-8", "replace")))
+            text_docs.append(doc)
+            texts.append(source[a:b].decode("utf-8", "replace"))
         r = r[~cut]
-    block_ends = len(source) + 1 + np.cumsum([len(t) + 1 for t in blocks], dtype=np.int64)
+    text_ends = len(source) + 1 + np.cumsum(np.concatenate((head_len, text_len)) + 1)
     n_source = int(np.searchsorted(starts, len(source)))
-    h_doc = np.array([d for d, _ in texts], np.int64)[
-        np.searchsorted(block_ends, starts[n_source:], "right")]
-    i0 = np.searchsorted(starts, r[:, 1], "left")
-    i1 = np.searchsorted(starts, r[:, 2], "left")
-    length = i1 - i0
-    doc = np.concatenate((np.repeat(r[:, 0], length), h_doc))
-    match = np.concatenate((_expand(i0, length), np.arange(n_source, len(starts))))
+    text_doc = np.concatenate((np.arange(n_symbols), np.array(text_docs, np.int64)))
+    t_doc = text_doc[np.searchsorted(text_ends, starts[n_source:], "right")]
+    length = at[:, 1] - at[:, 0]
+    doc = np.concatenate((np.repeat(r[:, 0], length), t_doc))
+    match = np.concatenate((_expand(at[:, 0], length), np.arange(n_source, len(starts))))
     return doc, match, words
 
 
@@ -164,26 +186,23 @@ def _tokens_of(words: list[bytes]) -> list[tuple[str, ...]]:
 def _word_terms(words: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
     """(word id of each occurrence, per distinct word its token count, the flat list of its
     tokens' ranks) and the file's terms in sorted order."""
-    encoded = pc.dictionary_encode(words)
-    word_id = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = words.dictionary_encode()
+    word_id = encoded.indices.to_numpy(zero_copy_only=False)
     tokens = _tokens_of(encoded.dictionary.to_pylist())
     tok_len = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    flat = pc.dictionary_encode(pa.array(list(chain.from_iterable(tokens)), pa.string()))
-    order = pc.sort_indices(flat.dictionary).to_numpy()
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    local = flat.indices.to_numpy(zero_copy_only=False)
-    return word_id, tok_len, rank[local], flat.dictionary.take(pa.array(order))
+    terms = sorted(set(chain.from_iterable(tokens)))
+    rank = dict(zip(terms, range(len(terms))))
+    tok_rank = np.fromiter(map(rank.__getitem__, chain.from_iterable(tokens)), np.int64, int(tok_len.sum()))
+    return word_id, tok_len, tok_rank, pa.array(terms, pa.string())
 
 
-def _count(key: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys, sorted, and the summed weight of each."""
-    if not len(key):
-        return key, weight
-    order = np.argsort(key, kind="stable")
-    key, weight = key[order], weight[order]
-    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    return key[first], np.add.reduceat(weight, first)
+def _count(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (all in 0..size-1), sorted, and how often each occurs."""
+    if size <= 4 * len(key) + 1024:
+        counts = np.bincount(key, minlength=size)
+        distinct = np.flatnonzero(counts)
+        return distinct, counts[distinct]
+    return np.unique(key, return_counts=True)
 
 
 def postings_array(extraction: Extraction, source: bytes, list_type: pa.DataType) -> pa.Array:
@@ -191,19 +210,22 @@ def postings_array(extraction: Extraction, source: bytes, list_type: pa.DataType
     (symbols, then chunks, in order) its terms in sorted order with their counts."""
     doc, match, words = _doc_words(extraction, source)
     word_id, tok_len, tok_flat, terms = _word_terms(words)
-    n_words, n_terms = max(len(tok_len), 1), max(len(terms), 1)
-    pairs, counts = np.unique(doc * n_words + word_id[match], return_counts=True)
-    pair_word = pairs % n_words
-    n_tok = tok_len[pair_word]
-    term = tok_flat[_expand((np.cumsum(tok_len) - tok_len)[pair_word], n_tok)]
-    key, tf = _count(np.repeat(pairs // n_words, n_tok) * n_terms + term, np.repeat(counts, n_tok))
-    doc_out, term_out = key // n_terms, key % n_terms
+    n_terms = max(len(terms), 1)
+    occ_word = word_id[match]
+    n_tok = tok_len[occ_word]
+    term = tok_flat[_expand((np.cumsum(tok_len) - tok_len)[occ_word], n_tok)]
     n_symbols = len(extraction.symbols)
-    is_chunk = doc_out >= n_symbols
+    key, tf = _count(np.repeat(doc, n_tok) * n_terms + term,
+                     (n_symbols + len(extraction.chunks)) * n_terms)
+    doc_out = key // n_terms
+    term_out = key - doc_out * n_terms
+    n_symbol_rows = int(np.searchsorted(doc_out, n_symbols))
+    doc_out[n_symbol_rows:] -= n_symbols
+    kinds = pa.Array.from_buffers(pa.string(), len(key), [
+        None, pa.py_buffer(np.arange(len(key) + 1, dtype=np.int32)),
+        pa.py_buffer(b"s" * n_symbol_rows + b"c" * (len(key) - n_symbol_rows))])
     values = pa.StructArray.from_arrays([
-        _KINDS.take(pa.array(is_chunk.astype(np.int8))),
-        pa.array(np.where(is_chunk, doc_out - n_symbols, doc_out).astype(np.int32)),
-        terms.take(pa.array(term_out)),
+        kinds, pa.array(doc_out.astype(np.int32)), terms.take(pa.array(term_out)),
         pa.array(tf.astype(np.int32)),
     ], fields=list(list_type.value_type))
     return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
