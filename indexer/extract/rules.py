@@ -98,6 +98,13 @@ def callee_name(s: str) -> str:
     return s[:200]
 
 
+def callee_node(node: Node, field: str) -> Node | None:
+    """The callee of a call node: its child in `field` ("": its first named child)."""
+    if field:
+        return node.child_by_field_name(field)
+    return node.named_child(0) if node.named_child_count else None
+
+
 def strip_comment(raw: str) -> str:
     """Comment text without its markers (`//`, `///`, `#`, `/** */`, leading `*`)."""
     s = raw.strip()
@@ -286,7 +293,7 @@ class Rules:
 
     def call_references(self, node: Node, field: str) -> list[Ref]:
         """The call at `node` to the callee in `field` ("": the first named child)."""
-        callee = node.child_by_field_name(field) if field else node.named_child(0) if node.named_child_count else None
+        callee = callee_node(node, field)
         if callee is not None:
             name = callee_name(text(callee))
             if name:

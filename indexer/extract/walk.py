@@ -14,7 +14,7 @@ import numpy as np
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Span, Symbol
-from .rules import SEP, SOURCE, Def, Rules, callee_name, node_bytes
+from .rules import SEP, SOURCE, Def, Rules, callee_name, callee_node, node_bytes
 
 
 def node_span(node: Node) -> Span:
@@ -218,7 +218,7 @@ def _plain_calls(calls: list[tuple[str, Node]], source: bytes, pos: np.ndarray, 
     ranges: list[tuple[int, int]] = []
     keep: list[int] = []
     for i, (field, node) in enumerate(calls):
-        callee = node.child_by_field_name(field) if field else node.named_child(0) if node.named_child_count else None
+        callee = callee_node(node, field)
         if callee is None:
             continue
         rng = callee.byte_range
