@@ -22,7 +22,7 @@ from ..store import Store
 from .assemble import artifact_step
 from .vectors import load_block
 
-ANN_THRESHOLD = int(os.environ.get("CODEAGENT_ANN_THRESHOLD", "20000"))
+ANN_THRESHOLD = 20000  # rows; CODEAGENT_ANN_THRESHOLD overrides it when the build runs
 REBUILD_FRACTION = 0.3  # patch the previous index only while changes stay below this share
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
@@ -100,10 +100,14 @@ def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
             "parts": parts, "files": files, "kept": kept, "added": added}
 
 
+def _threshold() -> int:
+    return int(os.environ.get("CODEAGENT_ANN_THRESHOLD", ANN_THRESHOLD))
+
+
 def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | None) -> dict:
     """Write the usearch file when large enough; returns the meta fields it decided."""
     n = matrix.shape[0]
-    if n < ANN_THRESHOLD:
+    if n < _threshold():
         return {"ann": False, "deleted": 0, "ann_build": "none"}
     keys = rows["rows"]["key"].astype(np.uint64)
     prev_meta = prev["meta"] if prev else {}
@@ -151,5 +155,5 @@ def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, wo
     (work_dir / fmt.VECTOR_FILES).write_text(json.dumps({"files": rows["files"]}, separators=(",", ":")))
     decided = _write_index(work_dir, rows, matrix, prev)
     meta = {"embedder_id": manifest.embedder_id, "dim": dim, "count": int(matrix.shape[0]),
-            "threshold": ANN_THRESHOLD, "manifest_id": manifest_id, **decided}
+            "threshold": _threshold(), "manifest_id": manifest_id, **decided}
     (work_dir / fmt.VECTORS_META).write_text(json.dumps(meta, sort_keys=True, indent=1))
