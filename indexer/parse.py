@@ -56,3 +56,12 @@ def parse_bytes(data: bytes, language: str, blob: str,
 def parse_job(args: tuple[bytes, str, str, int]) -> ParseResult:
     """Picklable entry point for worker processes."""
     return parse_bytes(*args)
+
+
+def warm() -> None:
+    """Parse a line of each language with rules: grammars loaded, queries compiled, the shard
+    writer used once. A resident process (codeagent.daemon) pays this once, not per command."""
+    from .extract.treesitter import RULE_MODULES
+
+    for language in (*RULE_MODULES, "markdown", "text"):
+        parse_bytes(b"a = b(c)\n", language, "0" * 64)
