@@ -15,6 +15,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from repo_helpers import GitRepo  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_daemon_dir(tmp_path_factory: pytest.TempPathFactory):
+    """CLI runs in tests never reach a developer's running `codeagent daemon`: the daemon's
+    socket is looked up in a directory of this session (tests/core/test_daemon.py starts one)."""
+    os.environ["CODEAGENT_DAEMON_DIR"] = str(tmp_path_factory.mktemp("daemon"))
+    yield
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepo:
     return GitRepo.create(tmp_path / "repo")

@@ -33,6 +33,7 @@ COMMANDS = {
     "sync": "codeagent.indexer.remote_commands:sync_cmd",
     "bundle": "codeagent.indexer.remote_commands:bundle_cmd",
     "eval": "codeagent.eval.commands:eval_cmd",
+    "daemon": "codeagent.daemon_commands:daemon_cmd",
 }
 
 
