@@ -70,7 +70,7 @@ def socket_dir() -> str:
 def socket_path() -> str:
     """The socket of this user's daemon for this Python installation of codeagent."""
     here = os.path.dirname(os.path.realpath(__file__))
-    key = hashlib.sha1(f"{os.path.realpath(sys.executable)}\0{here}".encode()).hexdigest()[:12]
+    key = hashlib.sha1(f"{sys.prefix}\0{sys.executable}\0{here}".encode()).hexdigest()[:12]
     return os.path.join(socket_dir(), f"d-{key}.sock")
 
 
@@ -257,6 +257,9 @@ def forward(argv: list[str], autostart: bool = False) -> int | None:
                 if "stale" in message:  # it stops; start its replacement on the new code
                     _spawn_quietly()
                     return None
+                if "foreign" in message:
+                    _debug(f"the daemon cannot run this command as this process would: {message['foreign']}")
+                    return None
                 if "running" in message:
                     started = True
                 elif "signal" in message:  # die the way the command died
@@ -331,14 +334,58 @@ def _lock(file: io.TextIOBase, wait: float) -> bool:
             time.sleep(0.05)
 
 
-def _peer_uid(conn: socket.socket) -> int:
-    """The connecting process's uid (Linux); elsewhere the 0700 socket directory alone
-    keeps other users out, and ours is assumed."""
+def _peer(conn: socket.socket) -> tuple[int | None, int]:
+    """(pid, uid) of the connecting process (Linux); elsewhere the 0700 socket directory
+    alone keeps other users out, and ours is assumed."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
-        return os.getuid()
+        return None, os.getuid()
     creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return pid, uid
+
+
+_STATUS_FIELDS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
+                  "NoNewPrivs", "Seccomp")
+_NAMESPACES = ("mnt", "pid", "net", "user", "ipc", "uts")
+
+
+def _context(pid: int | str = "self") -> tuple | None:
+    """What must be equal for a command to behave in the daemon as in its caller's own
+    process: credentials, capabilities, namespaces, cgroup and resource limits (Linux /proc;
+    None elsewhere)."""
+    base = f"/proc/{pid}"
+    try:
+        with open(f"{base}/status") as fh:
+            status = dict(line.split(":", 1) for line in fh.read().splitlines() if ":" in line)
+        with open(f"{base}/cgroup") as fh:
+            cgroup = fh.read()
+        with open(f"{base}/limits") as fh:
+            limits = fh.read()
+        namespaces = []
+        for name in _NAMESPACES:
+            try:
+                namespaces.append(os.readlink(f"{base}/ns/{name}"))
+            except FileNotFoundError:
+                namespaces.append("")
+    except OSError:
+        return None
+    fields = tuple(" ".join(status.get(k, "").split()) for k in _STATUS_FIELDS)
+    return fields, tuple(namespaces), cgroup, limits
+
+
+def _interpreter_env(env: dict) -> dict:
+    """The environment the interpreter itself reads at start-up (PYTHON*, locale)."""
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
+
+
+def _foreign(peer_pid: int | None, env: dict, context: tuple | None, interpreter: dict) -> str:
+    """Why a caller cannot be served like its own process would run ('' when it can)."""
+    if _interpreter_env(env) != interpreter:
+        return "its PYTHON*/locale environment differs from the daemon's"
+    if peer_pid is not None and context is not None and _context(peer_pid) != context:
+        return "its credentials, capabilities, namespaces, cgroup or limits differ from the daemon's"
+    return ""
 
 
 class _Server:
@@ -363,11 +410,13 @@ class _Server:
         os.replace(tmp, path)  # a dead daemon's socket file is replaced, never a live one's
         self.inode = os.stat(path)
         self.stamp = _code_stamp()
+        self.context = _context()
+        self.interpreter = _interpreter_env(dict(os.environ))
         self.children: dict[int, socket.socket] = {}
         self.info = {"pid": os.getpid(), "started": time.time(), "served": 0, "socket": path,
                      "python": sys.executable}
         self.stop_requested = False
-        self.pending: dict[socket.socket, tuple[_Reader, float]] = {}  # accepted, request unread
+        self.pending: dict[socket.socket, tuple[_Reader, float, int | None]] = {}  # request unread
         self.wake = os.pipe()
         for fd in self.wake:
             os.set_blocking(fd, False)
@@ -398,7 +447,7 @@ class _Server:
                     self.unlisten()
                     continue
                 now = time.monotonic()
-                for conn, (reader, since) in list(pending.items()):
+                for conn, (reader, since, _pid) in list(pending.items()):
                     if now - since > REQUEST_TIMEOUT:
                         _debug("request timed out")
                         del pending[conn]
@@ -427,16 +476,16 @@ class _Server:
                         continue
                     last = time.monotonic()
                     try:
-                        ours = _peer_uid(conn) == os.getuid()
+                        peer_pid, peer_uid = _peer(conn)
                     except OSError:
-                        ours = False
-                    if not ours:
+                        peer_pid, peer_uid = None, -1
+                    if peer_uid != os.getuid():
                         conn.close()
                         continue
                     conn.setblocking(False)
-                    pending[conn] = (_Reader(conn), last)
+                    pending[conn] = (_Reader(conn), last, peer_pid)
                 for conn in [c for c in ready if c in pending]:
-                    reader, since = pending[conn]
+                    reader, since, peer_pid = pending[conn]
                     try:
                         request = reader.read(with_fds=True, once=True)
                     except BlockingIOError:
@@ -451,10 +500,10 @@ class _Server:
                         _debug(f"request {request.get('control') or request.get('argv')}")
                     if request is None:
                         self._drop(conn, reader)
-                    elif self.handle(conn, reader, request):
+                    elif self.handle(conn, reader, request, peer_pid):
                         self.stop_requested = True
         finally:
-            for conn, (reader, _since) in pending.items():
+            for conn, (reader, _since, _pid) in pending.items():
                 self._drop(conn, reader)
             self.unlisten()
 
@@ -486,7 +535,8 @@ class _Server:
                 pass
             conn.close()
 
-    def handle(self, conn: socket.socket, reader: _Reader, request: object) -> bool:
+    def handle(self, conn: socket.socket, reader: _Reader, request: object,
+               peer_pid: int | None = None) -> bool:
         """Serve one request; True when the daemon must stop taking commands."""
         fds = reader.fds
         conn.setblocking(True)
@@ -506,6 +556,10 @@ class _Server:
                 _send(conn, {"stale": True})
                 return True
             if len(fds) != 3:
+                return False
+            foreign = _foreign(peer_pid, request.get("env", {}), self.context, self.interpreter)
+            if foreign:
+                _send(conn, {"foreign": foreign})
                 return False
             pid = os.fork()
             if pid == 0:

@@ -182,3 +182,22 @@ def test_autostart_on_first_use(tmp_path, monkeypatch, git_repo):
     finally:
         daemon.stop()
         wait_for(lambda: not _alive(info["pid"]), what="the daemon to exit")
+
+
+def test_callers_the_daemon_cannot_impersonate_run_in_process(running, git_repo):
+    """The forked command would run with the daemon's interpreter settings, capabilities and
+    limits, not the caller's: such callers are told to run in their own process."""
+    git_repo.write("a.py", "x = 1\n")
+    git_repo.commit("init")
+    before = served()
+    env_differs = run("build", str(git_repo.path), "--json", env={"PYTHONHASHSEED": "123"})
+    assert env_differs.returncode == 0 and json.loads(env_differs.stdout)["files_parsed"] == 1
+    assert served() == before
+    limits_differ = subprocess.run(["sh", "-c", 'ulimit -S -n 77 && exec "$@"', "sh", *CLI,
+                                    "status", str(git_repo.path), "--json"],
+                                   capture_output=True, text=True, timeout=60)
+    assert limits_differ.returncode == 0, limits_differ.stderr
+    assert json.loads(limits_differ.stdout)["refs"], limits_differ.stdout
+    assert served() == before
+    same = run("status", str(git_repo.path), "--json")
+    assert same.returncode == 0 and served() == before + 1
