@@ -70,7 +70,8 @@ def socket_dir() -> str:
 def socket_path() -> str:
     """The socket of this user's daemon for this Python installation of codeagent."""
     here = os.path.dirname(os.path.realpath(__file__))
-    key = hashlib.sha1(f"{sys.prefix}\0{sys.executable}\0{here}".encode()).hexdigest()[:12]
+    python = os.path.realpath(sys.executable)  # `python`, `python3` and the entry script agree
+    key = hashlib.sha1(f"{sys.prefix}\0{python}\0{here}".encode()).hexdigest()[:12]
     return os.path.join(socket_dir(), f"d-{key}.sock")
 
 
@@ -374,9 +375,17 @@ def _context(pid: int | str = "self") -> tuple | None:
     return fields, tuple(namespaces), cgroup, limits
 
 
+# PYTHON* variables a forked command honours anyway, or that cannot change its results.
+_ENV_APPLIED = frozenset({"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE",
+                          "PYTHONPYCACHEPREFIX", "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT",
+                          "PYTHONSTARTUP", "PYTHONPROFILEIMPORTTIME"})
+
+
 def _interpreter_env(env: dict) -> dict:
-    """The environment the interpreter itself reads at start-up (PYTHON*, locale)."""
-    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
+    """The environment the interpreter read at start-up that a forked command would not
+    re-read: PYTHON* (module paths, hash seed, UTF-8 mode...) and the locale."""
+    return {k: v for k, v in env.items()
+            if (k.startswith(("PYTHON", "LC_")) or k == "LANG") and k not in _ENV_APPLIED}
 
 
 def _foreign(peer_pid: int | None, env: dict, context: tuple | None, interpreter: dict) -> str:
@@ -625,7 +634,8 @@ def _run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
         os.umask(request["umask"])
         os.environ.clear()
         os.environ.update(request["env"])
-        _std_streams(request["encoding"], request["errors"])
+        _std_streams(request["encoding"], request["errors"],
+                     bool(request["env"].get("PYTHONUNBUFFERED")))
         sys.argv = ["codeagent", *request["argv"]]
         _watch_caller(conn)
         from .cli import main as cli_main
@@ -673,15 +683,17 @@ def _flush() -> None:
             pass
 
 
-def _std_streams(encoding: str, errors: str) -> None:
-    """Text streams on fds 0-2 as a fresh interpreter would make them for the caller."""
+def _std_streams(encoding: str, errors: str, unbuffered: bool) -> None:
+    """Text streams on fds 0-2 as a fresh interpreter would make them for the caller
+    (`unbuffered`: its PYTHONUNBUFFERED)."""
     def text(fd: int, mode: str) -> io.TextIOWrapper:
         raw = io.FileIO(fd, mode, closefd=False)
         tty = raw.isatty()
         buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
         return io.TextIOWrapper(buffered, encoding=encoding,
                                 errors="backslashreplace" if fd == 2 else errors,
-                                line_buffering=tty or fd == 2, write_through=fd == 2)
+                                line_buffering=tty or fd == 2,
+                                write_through=fd == 2 or (unbuffered and mode == "w"))
 
     sys.stdin, sys.stdout, sys.stderr = text(0, "r"), text(1, "w"), text(2, "w")
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr

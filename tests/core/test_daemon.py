@@ -201,3 +201,13 @@ def test_callers_the_daemon_cannot_impersonate_run_in_process(running, git_repo)
     assert served() == before
     same = run("status", str(git_repo.path), "--json")
     assert same.returncode == 0 and served() == before + 1
+
+
+def test_the_entry_script_and_python_m_share_one_daemon(running, tmp_path):
+    script = Path(sys.executable).parent / "codeagent"
+    if not script.exists():
+        pytest.skip("no codeagent entry script beside this interpreter")
+    before = served()
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "codeagent" in proc.stdout
+    assert served() == before + 1
