@@ -102,9 +102,13 @@ class _Builder:
     def reuse(self, path: str, blob: str, size: int, language: str) -> FileEntry | None:
         """The entry for already-known content (previous manifest, then the action cache)."""
         hit = self.known.get((blob, language))
-        e = (FileEntry(path, hit.blob, hit.size, hit.language, hit.status, hit.reason,
-                       hit.shard_key, hit.shard) if hit is not None
-             else self.entry_from_action(path, blob, size, language))
+        if hit is not None and hit.path == path:  # the common case: unchanged at its path
+            e: FileEntry | None = hit
+        elif hit is not None:
+            e = FileEntry(path, hit.blob, hit.size, hit.language, hit.status, hit.reason,
+                          hit.shard_key, hit.shard)
+        else:
+            e = self.entry_from_action(path, blob, size, language)
         self.reused += e is not None
         return e
 
