@@ -129,8 +129,21 @@ class _Reader:
                 return self.INCOMPLETE
 
 
+def _trusted(path: str) -> bool:
+    """Whether the socket at `path` and its directory are ours and private: a directory in
+    /tmp that another user created first must not receive our environment and terminal."""
+    try:
+        folder, sock = os.stat(os.path.dirname(path)), os.lstat(path)
+    except OSError:
+        return False
+    uid = os.getuid()
+    return folder.st_uid == uid and not folder.st_mode & 0o077 and sock.st_uid == uid
+
+
 def _request(message: dict, timeout: float = 5.0) -> dict | None:
     """One control request to a running daemon; None when none answers."""
+    if not _trusted(socket_path()):
+        return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
@@ -209,11 +222,17 @@ def forward(argv: list[str], autostart: bool = False) -> int | None:
         cwd = os.getcwd()
     except OSError:
         return None
+    path = socket_path()
+    if not _trusted(path):
+        _debug(f"no daemon socket of ours at {path}")
+        if autostart:
+            _spawn_quietly()
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path())
+        sock.connect(path)
     except OSError as exc:
-        _debug(f"no daemon at {socket_path()}: {exc}")
+        _debug(f"no daemon at {path}: {exc}")
         sock.close()
         if autostart:
             _spawn_quietly()

@@ -211,3 +211,18 @@ def test_the_entry_script_and_python_m_share_one_daemon(running, tmp_path):
     proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "codeagent" in proc.stdout
     assert served() == before + 1
+
+
+def test_a_socket_directory_open_to_others_is_not_trusted(running):
+    """Someone else's (or a world-writable) directory must not receive our environment,
+    terminal and arguments: the client runs in-process instead of connecting."""
+    folder = Path(running["socket"]).parent
+    before = served()
+    folder.chmod(0o777)
+    try:
+        proc = run("--version")
+        assert proc.returncode == 0 and "codeagent" in proc.stdout
+    finally:
+        folder.chmod(0o700)
+    assert served() == before
+    assert run("--version").returncode == 0 and served() == before + 1
