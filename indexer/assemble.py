@@ -177,12 +177,17 @@ def _postings(shards, paths):
     import pyarrow.compute as pc
 
     flat = _flatten(shards, "postings")
-    e = flat.column("e").to_numpy()
-    kinds = pc.dictionary_encode(flat.column("doc_kind").chunk(0))
-    doc = flat.column("doc").to_numpy()
-    tf = flat.column("tf").to_numpy()
-    slot, slot_entry, slot_kind, slot_doc = _doc_slots(e, kinds.indices.to_numpy(), len(kinds.dictionary), doc)
-    sums = np.bincount(slot, weights=tf, minlength=len(slot_entry))
+    e, doc, tf = (flat.column(c).to_numpy() for c in ("e", "doc", "tf"))
+    doc_kind = flat.column("doc_kind").chunk(0)
+    # A shard lists a document's postings together: documents are found per run of equal
+    # (entry, doc_kind, doc), not per posting (a repeated run lands in the same slot).
+    starts = _run_starts(e, doc, doc_kind)
+    run = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, len(e))))
+    kinds = pc.dictionary_encode(doc_kind.take(pa.array(starts)))
+    run_kind = kinds.indices.to_numpy()
+    slot, slot_entry, slot_kind, slot_doc = _doc_slots(e[starts], run_kind, len(kinds.dictionary), doc[starts])
+    run_tf = np.add.reduceat(tf, starts) if len(starts) else np.zeros(0, np.int64)
+    sums = np.bincount(slot, weights=run_tf, minlength=len(slot_entry))
     present = np.flatnonzero(np.bincount(slot, minlength=len(slot_entry)))
     length = sums.astype(np.int32)
     docs = pa.table({
@@ -192,12 +197,29 @@ def _postings(shards, paths):
     terms = pc.dictionary_encode(flat.column("term").chunk(0))
     rank = pc.rank(terms.dictionary, sort_keys="ascending", tiebreaker="dense").to_numpy()
     order = _stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
+    run = run[order]
     postings = pa.table({
         "term": pa.DictionaryArray.from_arrays(terms.indices.take(order), terms.dictionary),
         "path": pa.DictionaryArray.from_arrays(e[order], paths),
-        "doc_kind": pa.DictionaryArray.from_arrays(kinds.indices.take(order), kinds.dictionary),
-        "doc": doc[order], "tf": tf[order], "length": length[slot[order]]})
+        "doc_kind": pa.DictionaryArray.from_arrays(run_kind[run], kinds.dictionary),
+        "doc": doc[order], "tf": tf[order], "length": length[slot][run]})
     return postings, docs
+
+
+def _run_starts(entry, doc, doc_kind):
+    """Index of the first posting of each run of equal (entry, doc, doc_kind)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not len(entry):
+        return np.zeros(0, np.int64)
+    change = np.empty(len(entry), bool)
+    change[0] = True
+    np.not_equal(entry[1:], entry[:-1], out=change[1:])
+    change[1:] |= doc[1:] != doc[:-1]
+    differs = pc.not_equal(doc_kind.slice(1), doc_kind.slice(0, len(doc_kind) - 1))
+    change[1:] |= pc.fill_null(differs, True).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(change)
 
 
 def _stable_order(keys):
