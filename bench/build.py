@@ -55,6 +55,26 @@ def _reaped_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
+def _wait_reaped(sock_dir: str) -> None:
+    """Until the daemon has reaped its commands (the client may exit first): their CPU is
+    counted in the daemon's children times only then."""
+    from codeagent import daemon
+
+    saved = os.environ.get("CODEAGENT_DAEMON_DIR")
+    os.environ["CODEAGENT_DAEMON_DIR"] = sock_dir
+    try:
+        for _ in range(200):
+            info = daemon.status()
+            if info is None or info["commands_running"] == 0:
+                return
+            time.sleep(0.01)
+    finally:
+        if saved is None:
+            del os.environ["CODEAGENT_DAEMON_DIR"]
+        else:
+            os.environ["CODEAGENT_DAEMON_DIR"] = saved
+
+
 def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, repeat: int):
     """([wall], [CPU]) of no-op and of one-file-change builds sent to a daemon started for this
     run; CPU is the client's plus what the daemon's forked command used."""
@@ -69,6 +89,7 @@ def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, r
         def timed() -> tuple[float, float, str]:
             before = _reaped_cpu(pid)
             t, _, out, cpu = run_with_rss(build, cwd, env)
+            _wait_reaped(sock_dir)
             return t, cpu + _reaped_cpu(pid) - before, out
 
         try:
