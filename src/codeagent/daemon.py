@@ -203,6 +203,14 @@ def _command_name(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _prog_name() -> str:
+    """The program name click shows in usage lines, as it would detect it in this process."""
+    main_module = sys.modules.get("__main__")
+    if getattr(main_module, "__package__", None) == "codeagent":
+        return "python -m codeagent"
+    return os.path.basename(sys.argv[0]) or "codeagent"
+
+
 def _std_fds() -> list[int]:
     """fds 0-2 to hand over; a closed one is replaced by /dev/null, as the child would see."""
     fds = []
@@ -242,6 +250,7 @@ def forward(argv: list[str], autostart: bool = False) -> int | None:
         os.umask(umask)
         stream = sys.stdout
         request = {"argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask,
+                   "prog": _prog_name(),
                    "encoding": getattr(stream, "encoding", None) or "utf-8",
                    "errors": getattr(stream, "errors", None) or "strict"}
         try:
@@ -303,14 +312,40 @@ def main() -> None:
     """The `codeagent` entry point: through the daemon when one runs, else in-process."""
     argv = sys.argv[1:]
     mode = os.environ.get("CODEAGENT_DAEMON", "")
-    if mode != "0" and SUPPORTED and _command_name(argv) not in NOT_FORWARDED:
+    command = _command_name(argv)
+    if mode != "0" and SUPPORTED and command not in NOT_FORWARDED:
         code = forward(argv, autostart=mode == "1")
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
     from .cli import main as cli_main
 
-    cli_main()
+    if command == "serve":  # a long-lived server with its own shutdown
+        cli_main()
+        return
+    try:
+        cli_main()
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    exit_now(code)
+
+
+def exit_now(code: int) -> None:
+    """Exit as the interpreter would, minus its finalization: non-daemon threads are joined
+    and atexit handlers run, but daemon threads are not unwound and extension modules are not
+    torn down. A daemon thread unwound inside DuckDB at shutdown aborts the process with
+    "terminate called without an active exception" (duckdb/duckdb#13904; seen once in a
+    full test run, on `codeagent diff`)."""
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    _flush()
+    os._exit(code)
 
 
 # ---- server ---------------------------------------------------------------------------------
@@ -660,7 +695,7 @@ def _run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
         from .cli import main as cli_main
 
         try:
-            cli_main(args=request["argv"], prog_name="codeagent")
+            cli_main(args=request["argv"], prog_name=request.get("prog") or "codeagent")
             code = 0
         except SystemExit as exc:
             code = _exit_code(exc.code)
@@ -674,7 +709,9 @@ def _run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
             traceback.print_exc()
             code = 1
         import atexit
+        import threading
 
+        threading._shutdown()  # type: ignore[attr-defined]  # join non-daemon threads, as an exit does
         atexit._run_exitfuncs()
     finally:
         _flush()
