@@ -55,24 +55,14 @@ def _reaped_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_reaped(sock_dir: str) -> None:
+def _wait_reaped(pid: int) -> None:
     """Until the daemon has reaped its commands (the client may exit first): their CPU is
     counted in the daemon's children times only then."""
-    from codeagent import daemon
-
-    saved = os.environ.get("CODEAGENT_DAEMON_DIR")
-    os.environ["CODEAGENT_DAEMON_DIR"] = sock_dir
-    try:
-        for _ in range(200):
-            info = daemon.status()
-            if info is None or info["commands_running"] == 0:
-                return
-            time.sleep(0.01)
-    finally:
-        if saved is None:
-            del os.environ["CODEAGENT_DAEMON_DIR"]
-        else:
-            os.environ["CODEAGENT_DAEMON_DIR"] = saved
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    for _ in range(200):
+        if not children.read_text().strip():
+            return
+        time.sleep(0.01)
 
 
 def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, repeat: int):
@@ -89,7 +79,7 @@ def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, r
         def timed() -> tuple[float, float, str]:
             before = _reaped_cpu(pid)
             t, _, out, cpu = run_with_rss(build, cwd, env)
-            _wait_reaped(sock_dir)
+            _wait_reaped(pid)
             return t, cpu + _reaped_cpu(pid) - before, out
 
         try:

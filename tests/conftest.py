@@ -20,12 +20,12 @@ def _own_daemon_dir(tmp_path_factory: pytest.TempPathFactory):
     """CLI runs in tests never reach a developer's running `codeagent daemon`: the daemon's
     socket is looked up in a directory of this session (tests/core/test_daemon.py starts one)."""
     os.environ["CODEAGENT_DAEMON_DIR"] = str(tmp_path_factory.mktemp("daemon"))
-    if os.environ.get("CODEAGENT_TEST_THROUGH_DAEMON") == "1":  # every CLI run via a daemon
+    through = os.environ.get("CODEAGENT_TEST_THROUGH_DAEMON") == "1"  # every CLI run via one
+    if through:
         subprocess.run([sys.executable, "-m", "codeagent", "daemon", "start"], check=True)
-        yield
-        subprocess.run([sys.executable, "-m", "codeagent", "daemon", "stop"], check=True)
-        return
     yield
+    if through:
+        subprocess.run([sys.executable, "-m", "codeagent", "daemon", "stop"], check=True)
 
 
 @pytest.fixture
