@@ -318,25 +318,33 @@ def main() -> None:
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
-    from .cli import main as cli_main
-
     if command == "serve":  # a long-lived server with its own shutdown
+        from .cli import main as cli_main
+
         cli_main()
         return
+    code = _run_cli()
+    _wind_down()
+    os._exit(code)
+
+
+def _run_cli(args: list[str] | None = None, prog_name: str | None = None) -> int:
+    """Run the click CLI; its exit status."""
+    from .cli import main as cli_main
+
     try:
-        cli_main()
-        code = 0
+        cli_main(args=args, prog_name=prog_name)
+        return 0
     except SystemExit as exc:
-        code = _exit_code(exc.code)
-    exit_now(code)
+        return _exit_code(exc.code)
 
 
-def exit_now(code: int) -> None:
-    """Exit as the interpreter would, minus its finalization: non-daemon threads are joined
-    and atexit handlers run, but daemon threads are not unwound and extension modules are not
-    torn down. A daemon thread unwound inside DuckDB at shutdown aborts the process with
-    "terminate called without an active exception" (duckdb/duckdb#13904; seen once in a
-    full test run, on `codeagent diff`)."""
+def _wind_down() -> None:
+    """What an interpreter exit does before its finalization: join non-daemon threads, run
+    atexit handlers, flush the streams. The caller then calls os._exit, so daemon threads are
+    not unwound and extension modules are not torn down: a daemon thread unwound inside DuckDB
+    at shutdown aborts the process with "terminate called without an active exception"
+    (duckdb/duckdb#13904; seen once in a full test run, on `codeagent diff`)."""
     import atexit
     import threading
 
@@ -345,7 +353,6 @@ def exit_now(code: int) -> None:
         shutdown()
     atexit._run_exitfuncs()
     _flush()
-    os._exit(code)
 
 
 # ---- server ---------------------------------------------------------------------------------
@@ -692,13 +699,8 @@ def _run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
                      bool(request["env"].get("PYTHONUNBUFFERED")))
         sys.argv = ["codeagent", *request["argv"]]
         _watch_caller(conn)
-        from .cli import main as cli_main
-
         try:
-            cli_main(args=request["argv"], prog_name=request.get("prog") or "codeagent")
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc.code)
+            code = _run_cli(request["argv"], request.get("prog") or "codeagent")
         except KeyboardInterrupt:
             _flush()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -708,11 +710,7 @@ def _run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
 
             traceback.print_exc()
             code = 1
-        import atexit
-        import threading
-
-        threading._shutdown()  # type: ignore[attr-defined]  # join non-daemon threads, as an exit does
-        atexit._run_exitfuncs()
+        _wind_down()
     finally:
         _flush()
         try:  # the caller may go now; the server's later report of this exit is then ignored
