@@ -21,7 +21,6 @@ from .results import SearchHit, SearchResponse
 from .search import Candidates, SearchRequest, register_retriever
 
 OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
-ANN_POOL, ANN_MIN_POOL = 4, 32  # rows the ANN index is asked for per wanted hit, and at least
 _KINDS = ("s", "c")  # row kind codes (format.VECTOR_ROWS)
 _load_lock = threading.Lock()
 
@@ -88,25 +87,15 @@ class VectorArtifact:
         return [(int(r), float(scores[r])) for r in top]
 
     def nearest(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k rows: through the ANN index when there is one, else exactly. The index is
-        asked for a wider pool (ANN_POOL x k) that is then ranked by exact cosine, as `exact`
-        ranks: an HNSW walk can miss a true neighbour at k (once in ~8 runs of the patched
-        test index, it missed a row's own vector), and f16 distances blur close scores."""
+        """Top-k rows: through the ANN index when there is one, else exactly."""
         if self.ann is None or len(self) == 0:
             return self.exact(query, k)
-        if k <= 0:
-            return []
-        query = query.astype(np.float32)
-        found = self.ann.search(query, min(len(self), max(ANN_POOL * k, ANN_MIN_POOL)))
+        found = self.ann.search(query.astype(np.float32), min(k, len(self)))
         keys = np.asarray(found.keys, dtype=np.int64)
         pos = np.searchsorted(self.keys, keys, sorter=self._row_of_key)
         rows = self._row_of_key[np.minimum(pos, len(self.keys) - 1)]
-        rows = np.unique(rows[self.keys[rows] == keys])  # a key the rows do not hold is never a hit
-        if not len(rows):
-            return []
-        scores = np.asarray(self.matrix[rows], dtype=np.float32) @ query
-        order = np.lexsort((rows, -scores))[:k]
-        return [(int(rows[i]), float(scores[i])) for i in order]
+        return [(int(r), 1.0 - float(d)) for r, d, key in zip(rows, found.distances, keys)
+                if self.keys[r] == key]  # a key the rows do not hold is never a hit
 
 
 def vector_artifact(view: IndexView) -> VectorArtifact:
