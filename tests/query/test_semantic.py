@@ -138,6 +138,19 @@ def test_ann_results_equal_exact_results_also_after_an_incremental_patch(git_rep
         assert hits[0].name == "handler_3" and hits[0].path == "gen/m3.py"
 
 
+
+def test_a_small_ann_index_is_byte_identical_across_builds(git_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(ann, "ANN_THRESHOLD", 0)
+    git_repo.write_many({f"gen/m{i}.py": f"def handler_{i}(event):\n    return event.kind == {i}\n"
+                         for i in range(40)})
+    git_repo.commit("init")
+    files = []
+    for name in ("a", "b"):
+        build(BuildOptions(repo=git_repo.path, store_dir=tmp_path / name, jobs=1, embedder="hash"))
+        files += list((tmp_path / name / "assembled").glob(f"*/{ann.fmt.ANN_FILE}"))
+    assert len(files) == 2 and files[0].read_bytes() == files[1].read_bytes()
+
+
 # A small labelled set over real code every machine has: natural-language descriptions,
 # written from the documentation, of standard-library functions.
 STDLIB_FILES = ("shutil", "tempfile", "glob", "fnmatch", "base64", "textwrap", "gzip", "csv",
