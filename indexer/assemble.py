@@ -259,7 +259,10 @@ def _doc_slots(entry, kind, n_kinds: int, doc):
 
 
 def _insert_entries(con, store: Store, entries: list[FileEntry],
-                    tables: Mapping[str, object] | None = None) -> None:
+                    tables: Mapping[str, object] | None = None, *, beside=None) -> None:
+    """Insert the entries' rows. The postings (their numpy work and the term_postings insert,
+    a third of the time, read by no derived step) are left to `beside(fn)` when given: the
+    caller runs fn(cursor) concurrently and waits for it."""
     import pyarrow as pa
 
     skipped = [f for f in entries if not f.indexed]
@@ -301,14 +304,23 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         FROM (SELECT r.path, r.language, r.ordinal, r.kind, r.target, r.module, r.alias, r.source,
             src.symbol_id, r.start_line, r.start_col, r.end_line, r.end_col, {target_key('r.target')} AS tkey
         FROM e_refs r LEFT JOIN e_ids src ON src.e = r.e AND src.ordinal = r.source AND r.source >= 0)""")
+    con.execute("DROP TABLE e_ids")
+    for name in ("e_files", "e_chunks", "e_symbols", "e_refs"):
+        con.unregister(name)
+    if beside is None:
+        _insert_postings(con, shards, paths)
+    else:
+        beside(lambda cur: _insert_postings(cur, shards, paths))
+
+
+def _insert_postings(con, shards, paths) -> None:
     postings, docs = _postings(shards, paths)
     con.register("e_docs", docs)
     con.execute("INSERT INTO docs SELECT path, doc_kind, doc, length FROM e_docs")
     # Sorted by term, so BM25 reads only the row groups of the query's terms (zone maps).
     con.register("e_postings", postings)
     con.execute("INSERT INTO term_postings SELECT term, path, doc_kind, doc, tf, length FROM e_postings")
-    con.execute("DROP TABLE e_ids")
-    for name in ("e_files", "e_chunks", "e_symbols", "e_refs", "e_docs", "e_postings"):
+    for name in ("e_docs", "e_postings"):
         con.unregister(name)
 
 
@@ -378,6 +390,44 @@ def _copy_verified(prev_dir: Path, work: Path) -> dict[str, tuple[int, int, str]
     return copied
 
 
+class _Beside:
+    """One job run on its own cursor in a thread while the caller goes on with its statements:
+    DuckDB and numpy release the GIL, and the caller's statements leave a core idle. Only for a
+    full assembly (autocommit); an incremental one is one transaction on one connection."""
+
+    def __init__(self, con) -> None:
+        self.con = con
+        self.job = None
+
+    def __call__(self, fn: Callable[[object], None]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        assert self.job is None, "one job at a time"
+        cur = self.con.cursor()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="assemble")
+        self.job = (pool, cur, pool.submit(fn, cur))
+
+    def wait(self, *, failed: bool = False) -> None:
+        """Wait for the job and raise its error (when the caller `failed`, interrupt the job
+        and keep the caller's error instead)."""
+        if self.job is None:
+            return
+        from concurrent.futures import wait
+
+        pool, cur, future = self.job
+        self.job = None
+        try:
+            if failed:
+                while not future.done():  # an interrupt before its statement starts is lost
+                    cur.interrupt()
+                    wait([future], timeout=0.05)
+            else:
+                future.result()
+        finally:
+            pool.shutdown()
+            cur.close()
+
+
 def _connect(db_path: Path):
     """A writer connection that checkpoints only when `_settle` says so."""
     import duckdb
@@ -429,6 +479,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 con.execute(SCHEMA_SQL)
             else:
                 con.execute("BEGIN")
+            beside = _Beside(con) if base is None else None
             remove, insert = _changed_paths(base, manifest)
             _path_table(con, "delta_removed", sorted(remove))
             _path_table(con, "delta_added", [f.path for f in insert])
@@ -438,10 +489,17 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                         FROM {table} WHERE path IN (SELECT path FROM delta_removed)""")
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
-            _insert_entries(con, store, insert, tables or {})
-            if base is None or remove or insert:
-                for step in DERIVED_STEPS:
-                    step(con, manifest)
+            try:
+                _insert_entries(con, store, insert, tables or {}, beside=beside)
+                if base is None or remove or insert:
+                    for step in DERIVED_STEPS:
+                        step(con, manifest)
+            except BaseException:
+                if beside is not None:
+                    beside.wait(failed=True)
+                raise
+            if beside is not None:
+                beside.wait()
             _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None))
             if base is not None:
                 con.execute("COMMIT")

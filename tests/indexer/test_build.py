@@ -181,3 +181,31 @@ def test_term_postings_stay_sorted_with_a_bounded_tail(git_repo):
                          for i in range(1, 8)})
     big = _build(git_repo.path)
     assert _postings_layout(store, big.manifest_id)[:2] == (0, 0)
+
+
+def _rows(store: Store, manifest_id: str, query: str) -> list[tuple]:
+    import duckdb
+
+    con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        return sorted(con.execute(query).fetchall())
+    finally:
+        con.close()
+
+
+def test_full_and_incremental_assemblies_have_the_same_rows(git_repo, tmp_path):
+    """A full assembly computes the postings on a second cursor beside the other tables; an
+    incremental one in its single transaction. Both must give the same rows."""
+    git_repo.write_many({f"m{i}.py": f"import os\n\ndef f{i}(path):\n    '''Join {i}.'''\n"
+                         f"    return os.path.join(path, 'x{i}')\n" for i in range(8)})
+    git_repo.write("README.md", "# Notes\n\nsome words here\n")
+    _build(git_repo.path)
+    git_repo.write("m3.py", "class Three:\n    def run(self):\n        return f4('y')\n")
+    incremental = _build(git_repo.path)
+    full = _build(git_repo.path, store_dir=tmp_path / "fresh")
+    assert full.manifest_id == incremental.manifest_id and full.files_parsed == 9
+    stores = Store(git_repo.path / ".codeagent"), Store(tmp_path / "fresh")
+    for query in ("SELECT * FROM term_postings", "SELECT * FROM docs", "SELECT * FROM files",
+                  "SELECT * EXCLUDE (modifiers) FROM symbols", "SELECT * FROM refs", "SELECT * FROM edges"):
+        a, b = (_rows(s, incremental.manifest_id, query) for s in stores)
+        assert a == b and a, query
