@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from ..format import SCHEMA_VERSION
 from ..hashing import hash_bytes, short_id
 from ..types import Chunk, Extraction, Reference, Span, Symbol
-from .postings import body_pieces, postings_array
+from .postings import body_pieces, one_list, postings_array
 
 _SPAN_FIELDS = [
     ("start_line", pa.int32()), ("start_col", pa.int32()), ("end_line", pa.int32()),
@@ -131,17 +131,14 @@ class _StructList:
 
     def __init__(self, field: str) -> None:
         self.list_type = SHARD_SCHEMA.field(field).type
-        self.struct_type = self.list_type.value_type
-        self.names = [f.name for f in self.struct_type]
-        self.groups = _type_groups(list(self.struct_type))
+        struct_type = self.list_type.value_type
+        self.names = [f.name for f in struct_type]
+        self.groups = _type_groups(list(struct_type))
 
     def build(self, columns: dict[str, list]) -> pa.Array:
         n = len(columns["ordinal"])
         arrays = _arrays(self.groups, columns, n)
-        struct = pa.Array.from_buffers(self.struct_type, n, [None],
-                                       children=[arrays[name] for name in self.names])
-        return pa.Array.from_buffers(self.list_type, 1, [None, pa.py_buffer(np.array([0, n], np.int32))],
-                                     children=[struct])
+        return one_list(self.list_type, [arrays[name] for name in self.names])
 
 
 _STRUCT_LISTS = {field: _StructList(field) for field in ("chunks", "symbols", "refs")}
