@@ -17,7 +17,9 @@ from __future__ import annotations
 import atexit
 import gc
 import threading
+import weakref
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple, TypeVar
 
 from .index import IndexView
@@ -268,17 +270,38 @@ def settle(view: IndexView) -> None:
     A full pass walks every tracked object: with a manifest's rows and name lists (~400k
     objects on the standard library) each took 100-300 ms, landing on whatever request was
     running. Frozen objects are still freed by reference counting; closing the view (and
-    exiting) unfreezes everything, so a cycle through a retired view is collected after all
-    (a view still open then is frozen again by its next load)."""
+    exiting) unfreezes everything, so a cycle through a retired view is collected after all.
+    Freezing is global: when other settled views are still open, closing one collects and
+    freezes again, so theirs stay frozen (a request's view and the watcher's can both hold a
+    manifest's tables, and either may close last)."""
     global _exit_hook
     if not view.keep_text_in_memory:
         return
     gc.collect()
     gc.freeze()
-    view.on_close(gc.unfreeze)
-    if not _exit_hook:
-        _exit_hook = True
-        atexit.register(gc.unfreeze)  # the final collection must see every object
+    with _settled_lock:
+        if view not in _settled:
+            _settled.add(view)
+            view.on_close(partial(_unsettle, weakref.ref(view)))
+        if not _exit_hook:
+            _exit_hook = True
+            atexit.register(gc.unfreeze)  # the final collection must see every object
+
+
+_settled: weakref.WeakSet[IndexView] = weakref.WeakSet()  # open views whose tables are frozen
+_settled_lock = threading.Lock()
+
+
+def _unsettle(ref: weakref.ref) -> None:
+    with _settled_lock:
+        view = ref()
+        if view is not None:
+            _settled.discard(view)
+        del view
+        gc.unfreeze()
+        if _settled:
+            gc.collect()
+            gc.freeze()
 
 
 def resident_table(view: IndexView) -> SymbolTable | None:

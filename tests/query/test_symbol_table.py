@@ -1,17 +1,14 @@
-"""The in-memory symbol table answers navigation exactly like the SQL path, and a follower's
-table belongs to its manifest (a ref swap brings a new one)."""
+"""The in-memory symbol table answers navigation exactly like the SQL path (its lifetime and
+the GC: test_symbol_table_gc.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import gc
-import weakref
 
 import pytest
 
 from codeagent.errors import CodeagentError
-from codeagent.indexer.build import BuildOptions, build
-from codeagent.query import (IndexFollower, file_outline, find_symbols, get_symbol, open_index,
+from codeagent.query import (file_outline, find_symbols, get_symbol, open_index,
                              source_spans)
 from codeagent.query.symbol_table import SymbolTable, resident_table
 
@@ -88,34 +85,3 @@ def test_rows_by_path_and_ordinal_match_the_symbols_table(views):
         i = table.at(path, ordinal)
         assert (table.rows[i].symbol_id, table.rows[i].line_start) == (symbol_id, line)
     assert table.at("app/server.py", 10_000) is None and table.at("nope.py", 0) is None
-
-
-def test_follower_table_follows_a_ref_swap(git_repo):
-    git_repo.write("m.py", "def alpha():\n    pass\n")
-    git_repo.commit()
-    build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
-    follower = IndexFollower(git_repo.path, ref="main")
-    try:
-        with follower.view() as old:
-            before = SymbolTable.load(old)
-            assert get_symbol(old, "m.alpha").symbol.name == "alpha"
-            assert resident_table(old) is before
-        git_repo.write("m.py", "def alpha():\n    pass\n\n\ndef beta():\n    return 2\n")
-        git_repo.commit()
-        second = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
-        with follower.view() as new:
-            assert new.manifest_id == second.manifest_id
-            after = resident_table(new)
-            assert after is not None and after is not before
-            d = get_symbol(new, "m.beta")
-            assert (d.symbol.name, d.symbol.line_start, d.spans[0].text) == ("beta", 5, "def beta():\n    return 2")
-        assert "beta" not in {r.name for r in before.rows}
-        assert {r.name for r in after.rows} == {"alpha", "beta"}
-        assert gc.get_freeze_count() > 0  # rows out of the cyclic GC's way...
-        old_table = weakref.ref(before)
-        del before, old
-        gc.collect()
-        assert old_table() is None  # ...yet the retired manifest's table is freed
-    finally:
-        follower.close()
-    assert gc.get_freeze_count() == 0
