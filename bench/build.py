@@ -2,7 +2,7 @@
 
     python bench/build.py [--repeat 5] [--cold-repeat 1] [--jobs 0] [--corpus DIR]
 
-Prints: cold build, no-op rebuild, one-file-change rebuild (medians; each in a fresh process,
+Prints: cold build (and its scan / parse / assemble wall seconds), no-op rebuild, one-file-change rebuild (medians; each in a fresh process,
 then again through a `codeagent daemon` started for the run), files/s, MB/s, store size, peak
 RSS, and ctags -R on the same files with the ratio. Wall and CPU (user+sys, pool
 workers included) are both shown: on a loaded machine compare CPU. Targets (2 cores, no neural
@@ -124,6 +124,8 @@ def main() -> None:
         cold_runs.append(run_with_rss(build, outside))
     cold_t, cold_cpu = median([r[0] for r in cold_runs]), median([r[3] for r in cold_runs])
     cold_rss, cold = max(r[1] for r in cold_runs), json.loads(cold_runs[-1][2])
+    cold_phases = {k: median([json.loads(r[2])["phases"][k] for r in cold_runs])
+                   for k in ("scan", "parse", "assemble")}
     noop_runs = [run_with_rss(build, outside) for _ in range(args.repeat)]
     noop, noop_cpu = [r[0] for r in noop_runs], [r[3] for r in noop_runs]
     target = repo / "json" / "encoder.py"
@@ -149,6 +151,8 @@ def main() -> None:
         ["cold build" + (" (median)" if len(cold_runs) > 1 else ""), f"{cold_t:.2f} s", f"{cold_cpu:.2f} s",
          f"{cold_t / ct:.1f}x ctags wall, {cold_cpu / ct_cpu:.1f}x CPU "
          f"({cold_cpu / jobs / ct_cpu:.1f}x CPU/{jobs} jobs)", "<= 8x ctags"],
+        ["  cold: scan / parse / assemble", " / ".join(f"{v:.2f}" for v in cold_phases.values()) + " s",
+         "", "wall, from `build --json` phases", ""],
         ["no-op rebuild (median)", f"{median(noop):.3f} s", f"{median(noop_cpu):.3f} s", "", "<= 0.25 s"],
         ["one-file change (median)", f"{median(one):.3f} s", f"{median(one_cpu):.3f} s", "", "<= 0.5 s"],
         ["no-op rebuild, daemon (median)", f"{median(daemon_noop[0]):.3f} s",

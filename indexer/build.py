@@ -55,6 +55,10 @@ class BuildResult:
     skipped_files: list[dict] = field(default_factory=list)
     shards_written: int = 0
     seconds: float = 0.0
+    # wall seconds per step: scan (walk, stat cache, known content), parse (read, hash, parse
+    # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
+    # ref swap)
+    phases: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -65,6 +69,7 @@ class BuildResult:
             "files_skipped": {"total": sum(self.files_skipped.values()), "by_reason": self.files_skipped,
                               "files": self.skipped_files},
             "shards_written": self.shards_written, "seconds": round(self.seconds, 4),
+            "phases": {k: round(v, 4) for k, v in self.phases.items()},
         }
 
 
@@ -261,6 +266,7 @@ def build(opts: BuildOptions) -> BuildResult:
 
 def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit: str | None) -> BuildResult:
     builder = _Builder(opts, repo, store)
+    clock = time.perf_counter()
     is_commit = opts.rev is not None
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
@@ -289,6 +295,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             need.append(f)
 
     builder.to_parse = len(need)
+    phases = {"scan": time.perf_counter() - clock}
+    clock = time.perf_counter()
     builder.progress("parse", 0, len(need))
     with store.batched_actions():
         try:
@@ -298,9 +306,13 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         if not is_commit:
             cache.retain({f.path for f in files})
 
+        phases["parse"] = time.perf_counter() - clock
+        clock = time.perf_counter()
         manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
                             files=tuple(sorted(entries, key=lambda e: e.path)))
         manifest = _attach_vectors(store, manifest, opts, previous)
+    phases["embed"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     data = manifest.canonical_bytes()
     manifest_id = hash_bytes(data)
     changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
@@ -317,13 +329,14 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         store.set_ref(ref, manifest_id)
         keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
         prune_assembled(store, keep)
+    phases["assemble"] = time.perf_counter() - clock
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
         ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,
         changed=manifest_id != previous_id, files_total=len(manifest.files),
         files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
-        shards_written=builder.shards_written,
+        shards_written=builder.shards_written, phases=phases,
     )
 
 
