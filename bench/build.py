@@ -2,9 +2,10 @@
 
     python bench/build.py [--repeat 5] [--cold-repeat 1] [--jobs 0] [--corpus DIR]
 
-Prints: cold build (and its scan / parse / assemble wall seconds), no-op rebuild, one-file-change rebuild (medians; each in a fresh process,
-then again through a `codeagent daemon` started for the run), files/s, MB/s, store size, peak
-RSS, and ctags -R on the same files with the ratio. Wall and CPU (user+sys, pool
+Prints: cold build (and its scan / parse / assemble wall seconds), no-op rebuild,
+one-file-change rebuild (medians; each in a fresh process, then again through a
+`codeagent daemon` started for the run), files/s, MB/s, store size, peak RSS, and ctags -R
+on the same files with the ratio. Wall and CPU (user+sys, pool
 workers included) are both shown: on a loaded machine compare CPU. Targets (2 cores, no neural
 embeddings): cold <= 8x ctags, no-op <= 0.25 s, one-file change <= 0.5 s.
 """
