@@ -279,6 +279,8 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         return
     shards = _entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
+    if beside is not None:
+        beside(lambda cur: _insert_postings(cur, shards, paths))
     language = shards.column("language").combine_chunks()
     con.register("e_files", pa.table({
         "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
@@ -309,8 +311,6 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         con.unregister(name)
     if beside is None:
         _insert_postings(con, shards, paths)
-    else:
-        beside(lambda cur: _insert_postings(cur, shards, paths))
 
 
 def _insert_postings(con, shards, paths) -> None:
