@@ -16,6 +16,8 @@ from tree_sitter import Language, Node, Query, QueryCursor
 from ...types import NO_PARENT, Reference, Span, Symbol
 from .rules import SEP, SOURCE, Def, Rules, callee_name, callee_node, node_bytes
 
+_new = tuple.__new__  # a value type from a full row of its fields, without a Python call
+
 
 def node_span(node: Node) -> Span:
     """The node's span; one that ends with its newline (preprocessor lines, `//` comments in
@@ -60,8 +62,9 @@ class _SpanOf:
         r = np.fromiter(chain.from_iterable(ranges), np.int64, 2 * len(ranges)).reshape(-1, 2)
         rows = np.searchsorted(self.line_array, r, "right") - 1
         cols = r - self.line_array[rows]
-        out = list(map(Span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
-                       cols[:, 1].tolist(), r[:, 0].tolist(), r[:, 1].tolist()))
+        out = list(map(_new, repeat(Span), zip((rows[:, 0] + 1).tolist(), cols[:, 0].tolist(),
+                                               (rows[:, 1] + 1).tolist(), cols[:, 1].tolist(),
+                                               r[:, 0].tolist(), r[:, 1].tolist())))
         for k in np.flatnonzero((cols[:, 1] == 0) & (rows[:, 1] > rows[:, 0])).tolist():
             out[k] = self.of(*ranges[k])
         return out
@@ -123,11 +126,11 @@ class _Walker:
     def finish(self) -> Walked:
         out, span_of = self.out, self.span_of
         spans = self.symbol_spans if span_of.source is None else span_of.many(self.symbol_ranges)
-        out.symbols = [Symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods)
+        out.symbols = [_new(Symbol, (kind, name, qname, span, name_span, parent, sig, doc, vis, mods, ""))
                        for (kind, name, qname, parent, sig, doc, vis, mods), span, name_span
                        in zip(self.symbols, spans[0::2], spans[1::2])]
         spans = self.ref_spans if span_of.source is None else span_of.many(self.ref_ranges)
-        out.references = [Reference(kind, target, span, source, module, alias)
+        out.references = [_new(Reference, (kind, target, span, source, module, alias))
                           for (kind, target, source, module, alias), span in zip(self.refs, spans)]
         _attach_qualified_parents(out)
         return out
