@@ -213,23 +213,30 @@ class _PlainCalls:
     ranges: list[tuple[int, int]]   # callee byte ranges
 
 
-def _plain_calls(calls: list[tuple[str, Node]], source: bytes, pos: np.ndarray, starts: np.ndarray,
-                 ends: np.ndarray) -> _PlainCalls:
-    """The calls' references: `calls[i]` is (callee field, node) of the node at pre-order
-    position `pos[i]`, whose byte range is starts[i]..ends[i]."""
-    names: list[str] = []
-    ranges: list[tuple[int, int]] = []
-    keep: list[int] = []
-    for i, (field, node) in enumerate(calls):
-        callee = callee_node(node, field)
-        if callee is None:
-            continue
-        rng = callee.byte_range
-        name = _CALLEE_NAMES.get(raw := source[rng[0]:rng[1]]) or _callee_name(raw)
-        if name:
-            names.append(name)
-            ranges.append(rng)
-            keep.append(i)
+def _plain_calls(calls: list[Node], fields: list[str], source: bytes, pos: np.ndarray,
+                 starts: np.ndarray, ends: np.ndarray) -> _PlainCalls:
+    """The calls' references: `calls[i]`, whose callee is in `fields[i]`, is the node at
+    pre-order position `pos[i]`, whose byte range is starts[i]..ends[i]."""
+    field = fields[0] if calls else ""
+    if field and fields.count(field) == len(fields):
+        callees = list(map(Node.child_by_field_name, calls, repeat(field)))
+    else:
+        callees = list(map(callee_node, calls, fields))
+    keep = None
+    if None in callees:
+        keep = [i for i, c in enumerate(callees) if c is not None]
+        callees = list(map(callees.__getitem__, keep))
+    ranges = [c.byte_range for c in callees]
+    raws = [source[a:b] for a, b in ranges]
+    names = list(map(_CALLEE_NAMES.get, raws))
+    if None in names:
+        names = [_callee_name(raw) if name is None else name for name, raw in zip(names, raws)]
+    if "" in names:
+        named = [i for i, name in enumerate(names) if name]
+        names, ranges = list(map(names.__getitem__, named)), list(map(ranges.__getitem__, named))
+        keep = named if keep is None else list(map(keep.__getitem__, named))
+    if keep is None:
+        return _PlainCalls(pos, starts, ends, names, ranges)
     return _PlainCalls(pos[keep], starts[keep], ends[keep], names, ranges)
 
 
@@ -251,8 +258,8 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
         return walker.finish()
     source = walker.span_of.source
     plain = {t: rules.calls[t] for t in rules.plain_calls} if source is not None else {}
-    nodes, calls = _matches(root, language, types, plain)
-    found = nodes + [node for _, node in calls]
+    nodes, calls, fields = _matches(root, language, types, plain)
+    found = nodes + calls
     order, starts, ends = _preorder(found)
     if calls and (starts == ends).any():
         # zero-width nodes (error recovery) can sit at a scope's end, where the ranges of
@@ -264,8 +271,9 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     if calls:
         is_call = order >= len(nodes)
         at, call_at = np.flatnonzero(~is_call), np.flatnonzero(is_call)
-        made = _plain_calls([calls[i] for i in (order[call_at] - len(nodes)).tolist()], source,
-                             call_at, starts[call_at], ends[call_at])
+        picked = (order[call_at] - len(nodes)).tolist()
+        made = _plain_calls(list(map(calls.__getitem__, picked)), list(map(fields.__getitem__, picked)),
+                            source, call_at, starts[call_at], ends[call_at])
         for rng, p in zip(made.ranges, made.pos.tolist()):
             walker.callees.setdefault(rng, p)
     # open scopes as (start byte, end byte, scope, index in `opened`); `opened` holds every
@@ -304,9 +312,9 @@ _QUERIES: dict[tuple[Language, frozenset[str], frozenset[tuple[str, str]]], tupl
 
 
 def _matches(root: Node, language: Language, types: frozenset[str],
-             plain: dict[str, str]) -> tuple[list[Node], list[tuple[str, Node]]]:
-    """The nodes of `types` under `root`: those of a type in `plain` (type -> callee field) as
-    (field, node), the others as nodes."""
+             plain: dict[str, str]) -> tuple[list[Node], list[Node], list[str]]:
+    """The nodes of `types` under `root`: those of a type not in `plain`, then those of a type
+    in `plain` (type -> callee field) and the callee field of each."""
     key = (language, types, frozenset(plain.items()))
     found = _QUERIES.get(key)
     if found is None:
@@ -322,7 +330,13 @@ def _matches(root: Node, language: Language, types: frozenset[str],
         found = _QUERIES[key] = (Query(language, " ".join(patterns)), fields)
     query, fields = found
     captured = QueryCursor(query).captures(root)
-    return captured.get("n", []), [(field, n) for name, field in fields.items() for n in captured.get(name, [])]
+    calls: list[Node] = []
+    call_fields: list[str] = []
+    for name, field in fields.items():
+        found = captured.get(name, [])
+        calls += found
+        call_fields += [field] * len(found)
+    return captured.get("n", []), calls, call_fields
 
 
 def _depth(node: Node) -> int:
