@@ -73,9 +73,11 @@ class PythonRules(Rules):
         if t not in self.definitions:  # calls, imports...: most of the nodes visited
             return []
         d = super().definition(node, parent_kind)
-        if d is not None and d.kind == "method" and d.name == "__init__":
-            d = Def("constructor", d.name, d.name_node)
-        return [d] if d is not None else []
+        if d is None:
+            return []
+        if d.kind == "method" and d.name == "__init__":
+            d.kind = "constructor"
+        return [d]
 
     def _assignment(self, node: Node, parent_kind: str) -> list[Def]:
         """Module- and class-level names (also under if/try/with), and lambdas anywhere."""

@@ -85,8 +85,11 @@ class Walked:
 
 
 def _qualify(prefix: str, d: Def) -> str:
-    parts = [p for p in (prefix, d.qualifier, d.name) if p]
-    return SEP.join(parts)
+    """`prefix`, the qualifier and the name, the empty ones left out, joined by SEP."""
+    name = d.name
+    if d.qualifier:
+        return SEP.join([p for p in (prefix, d.qualifier, name) if p])
+    return f"{prefix}{SEP}{name}" if prefix and name else prefix or name
 
 
 def _modifiers(rules: Rules, node: Node, d: Def) -> tuple[str, ...]:
