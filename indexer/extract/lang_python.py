@@ -6,7 +6,7 @@ import inspect
 
 from tree_sitter import Node
 
-from .rules import Def, Ref, Rules, callee_name, one_line, text
+from .rules import Def, Ref, Rules, callee_name, header_line, node_bytes, one_line, text
 
 _DECORATOR_MODIFIERS = {
     "staticmethod": "static", "classmethod": "classmethod", "abstractmethod": "abstract",
@@ -73,9 +73,11 @@ class PythonRules(Rules):
         if t not in self.definitions:  # calls, imports...: most of the nodes visited
             return []
         d = super().definition(node, parent_kind)
-        if d is not None and d.kind == "method" and d.name == "__init__":
-            d = Def("constructor", d.name, d.name_node)
-        return [d] if d is not None else []
+        if d is None:
+            return []
+        if d.kind == "method" and d.name == "__init__":
+            d.kind = "constructor"
+        return [d]
 
     def _assignment(self, node: Node, parent_kind: str) -> list[Def]:
         """Module- and class-level names (also under if/try/with), and lambdas anywhere."""
@@ -114,7 +116,11 @@ class PythonRules(Rules):
                 return one_line(f"lambda {text(params)}".strip())
             kind_node = node.child_by_field_name("type")
             return one_line(text(kind_node)) if kind_node is not None else ""
-        return super().signature(node, d)
+        body = node.child_by_field_name("body")
+        raw = node_bytes(node, body.start_byte if body is not None else None)
+        if b"#" in raw:  # maybe a comment among the header's children, for the base to cut
+            return super().signature(node, d)
+        return header_line(raw, d.name)
 
     def doc(self, node: Node, d: Def) -> str:
         """The docstring; for an assignment, the string statement after it (PEP 257 attribute

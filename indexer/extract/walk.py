@@ -16,6 +16,8 @@ from tree_sitter import Language, Node, Query, QueryCursor
 from ...types import NO_PARENT, Reference, Span, Symbol
 from .rules import SEP, SOURCE, Def, Rules, callee_name, callee_node, node_bytes
 
+_new = tuple.__new__  # a value type from a full row of its fields, without a Python call
+
 
 def node_span(node: Node) -> Span:
     """The node's span; one that ends with its newline (preprocessor lines, `//` comments in
@@ -60,8 +62,9 @@ class _SpanOf:
         r = np.fromiter(chain.from_iterable(ranges), np.int64, 2 * len(ranges)).reshape(-1, 2)
         rows = np.searchsorted(self.line_array, r, "right") - 1
         cols = r - self.line_array[rows]
-        out = list(map(Span, (rows[:, 0] + 1).tolist(), cols[:, 0].tolist(), (rows[:, 1] + 1).tolist(),
-                       cols[:, 1].tolist(), r[:, 0].tolist(), r[:, 1].tolist()))
+        out = list(map(_new, repeat(Span), zip((rows[:, 0] + 1).tolist(), cols[:, 0].tolist(),
+                                               (rows[:, 1] + 1).tolist(), cols[:, 1].tolist(),
+                                               r[:, 0].tolist(), r[:, 1].tolist())))
         for k in np.flatnonzero((cols[:, 1] == 0) & (rows[:, 1] > rows[:, 0])).tolist():
             out[k] = self.of(*ranges[k])
         return out
@@ -82,8 +85,11 @@ class Walked:
 
 
 def _qualify(prefix: str, d: Def) -> str:
-    parts = [p for p in (prefix, d.qualifier, d.name) if p]
-    return SEP.join(parts)
+    """`prefix`, the qualifier and the name, the empty ones left out, joined by SEP."""
+    name = d.name
+    if d.qualifier:
+        return SEP.join([p for p in (prefix, d.qualifier, name) if p])
+    return f"{prefix}{SEP}{name}" if prefix and name else prefix or name
 
 
 def _modifiers(rules: Rules, node: Node, d: Def) -> tuple[str, ...]:
@@ -123,11 +129,11 @@ class _Walker:
     def finish(self) -> Walked:
         out, span_of = self.out, self.span_of
         spans = self.symbol_spans if span_of.source is None else span_of.many(self.symbol_ranges)
-        out.symbols = [Symbol(kind, name, qname, span, name_span, parent, sig, doc, vis, mods)
+        out.symbols = [_new(Symbol, (kind, name, qname, span, name_span, parent, sig, doc, vis, mods, ""))
                        for (kind, name, qname, parent, sig, doc, vis, mods), span, name_span
                        in zip(self.symbols, spans[0::2], spans[1::2])]
         spans = self.ref_spans if span_of.source is None else span_of.many(self.ref_ranges)
-        out.references = [Reference(kind, target, span, source, module, alias)
+        out.references = [_new(Reference, (kind, target, span, source, module, alias))
                           for (kind, target, source, module, alias), span in zip(self.refs, spans)]
         _attach_qualified_parents(out)
         return out
@@ -210,23 +216,30 @@ class _PlainCalls:
     ranges: list[tuple[int, int]]   # callee byte ranges
 
 
-def _plain_calls(calls: list[tuple[str, Node]], source: bytes, pos: np.ndarray, starts: np.ndarray,
-                 ends: np.ndarray) -> _PlainCalls:
-    """The calls' references: `calls[i]` is (callee field, node) of the node at pre-order
-    position `pos[i]`, whose byte range is starts[i]..ends[i]."""
-    names: list[str] = []
-    ranges: list[tuple[int, int]] = []
-    keep: list[int] = []
-    for i, (field, node) in enumerate(calls):
-        callee = callee_node(node, field)
-        if callee is None:
-            continue
-        rng = callee.byte_range
-        name = _CALLEE_NAMES.get(raw := source[rng[0]:rng[1]]) or _callee_name(raw)
-        if name:
-            names.append(name)
-            ranges.append(rng)
-            keep.append(i)
+def _plain_calls(calls: list[Node], fields: list[str], source: bytes, pos: np.ndarray,
+                 starts: np.ndarray, ends: np.ndarray) -> _PlainCalls:
+    """The calls' references: `calls[i]`, whose callee is in `fields[i]`, is the node at
+    pre-order position `pos[i]`, whose byte range is starts[i]..ends[i]."""
+    field = fields[0] if calls else ""
+    if field and fields.count(field) == len(fields):
+        callees = list(map(Node.child_by_field_name, calls, repeat(field)))
+    else:
+        callees = list(map(callee_node, calls, fields))
+    keep = None
+    if None in callees:
+        keep = [i for i, c in enumerate(callees) if c is not None]
+        callees = list(map(callees.__getitem__, keep))
+    ranges = [c.byte_range for c in callees]
+    raws = [source[a:b] for a, b in ranges]
+    names = list(map(_CALLEE_NAMES.get, raws))
+    if None in names:
+        names = [_callee_name(raw) if name is None else name for name, raw in zip(names, raws)]
+    if "" in names:
+        named = [i for i, name in enumerate(names) if name]
+        names, ranges = list(map(names.__getitem__, named)), list(map(ranges.__getitem__, named))
+        keep = named if keep is None else list(map(keep.__getitem__, named))
+    if keep is None:
+        return _PlainCalls(pos, starts, ends, names, ranges)
     return _PlainCalls(pos[keep], starts[keep], ends[keep], names, ranges)
 
 
@@ -248,8 +261,8 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
         return walker.finish()
     source = walker.span_of.source
     plain = {t: rules.calls[t] for t in rules.plain_calls} if source is not None else {}
-    nodes, calls = _matches(root, language, types, plain)
-    found = nodes + [node for _, node in calls]
+    nodes, calls, fields = _matches(root, language, types, plain)
+    found = nodes + calls
     order, starts, ends = _preorder(found)
     if calls and (starts == ends).any():
         # zero-width nodes (error recovery) can sit at a scope's end, where the ranges of
@@ -261,8 +274,9 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     if calls:
         is_call = order >= len(nodes)
         at, call_at = np.flatnonzero(~is_call), np.flatnonzero(is_call)
-        made = _plain_calls([calls[i] for i in (order[call_at] - len(nodes)).tolist()], source,
-                             call_at, starts[call_at], ends[call_at])
+        picked = (order[call_at] - len(nodes)).tolist()
+        made = _plain_calls(list(map(calls.__getitem__, picked)), list(map(fields.__getitem__, picked)),
+                            source, call_at, starts[call_at], ends[call_at])
         for rng, p in zip(made.ranges, made.pos.tolist()):
             walker.callees.setdefault(rng, p)
     # open scopes as (start byte, end byte, scope, index in `opened`); `opened` holds every
@@ -301,9 +315,9 @@ _QUERIES: dict[tuple[Language, frozenset[str], frozenset[tuple[str, str]]], tupl
 
 
 def _matches(root: Node, language: Language, types: frozenset[str],
-             plain: dict[str, str]) -> tuple[list[Node], list[tuple[str, Node]]]:
-    """The nodes of `types` under `root`: those of a type in `plain` (type -> callee field) as
-    (field, node), the others as nodes."""
+             plain: dict[str, str]) -> tuple[list[Node], list[Node], list[str]]:
+    """The nodes of `types` under `root`: those of a type not in `plain`, then those of a type
+    in `plain` (type -> callee field) and the callee field of each."""
     key = (language, types, frozenset(plain.items()))
     found = _QUERIES.get(key)
     if found is None:
@@ -319,7 +333,13 @@ def _matches(root: Node, language: Language, types: frozenset[str],
         found = _QUERIES[key] = (Query(language, " ".join(patterns)), fields)
     query, fields = found
     captured = QueryCursor(query).captures(root)
-    return captured.get("n", []), [(field, n) for name, field in fields.items() for n in captured.get(name, [])]
+    calls: list[Node] = []
+    call_fields: list[str] = []
+    for name, field in fields.items():
+        found = captured.get(name, [])
+        calls += found
+        call_fields += [field] * len(found)
+    return captured.get("n", []), calls, call_fields
 
 
 def _depth(node: Node) -> int:

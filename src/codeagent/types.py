@@ -3,17 +3,20 @@
 Extraction types are path-independent: they describe one file's bytes in one language and
 go into its content-addressed shard. Path-dependent facts (module-qualified names, symbol
 ids, resolved edges) are derived per manifest at assembly time.
+
+The value types are named tuples: immutable like frozen dataclasses, and a file's hundreds of
+thousands of them can be made without a Python call each (`tuple.__new__(Span, row)`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 NO_PARENT = -1
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """Lines are 1-based inclusive; columns and bytes are 0-based, end exclusive."""
 
     start_line: int
@@ -24,8 +27,7 @@ class Span:
     end_byte: int
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):
     """A definition. `parent` is the index of the enclosing symbol in `Extraction.symbols`."""
 
     kind: str
@@ -41,8 +43,7 @@ class Symbol:
     body_hash: str = ""
 
 
-@dataclass(frozen=True)
-class Reference:
+class Reference(NamedTuple):
     """A use of a name: kind is call | import | inherit | implement | type_ref | reference.
 
     `source` is the index of the innermost enclosing symbol (NO_PARENT at top level).
@@ -58,8 +59,7 @@ class Reference:
     alias: str = ""
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """A piece of a file for full-text search: kind is code | text | doc_section.
 
     For doc sections `heading` is the heading path joined by " > ".
