@@ -159,9 +159,14 @@ def _flatten(shards, column: str, **per_entry):
     import pyarrow as pa
 
     lists = shards.column(column).combine_chunks()
-    counts = np.diff(lists.offsets.to_numpy())
+    offsets = lists.offsets.to_numpy()
+    counts = np.diff(offsets)
     e = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-    fields = lists.flatten().flatten()
+    # ListArray.flatten() would import pyarrow.compute (see kernels.py): without null lists,
+    # the elements are the child array between the first and the last offset.
+    values = (lists.flatten() if lists.null_count
+              else lists.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])))
+    fields = values.flatten()
     columns = {f.name: values for f, values in zip(lists.type.value_type, fields)}
     columns["e"] = e
     for name, values in per_entry.items():
@@ -174,7 +179,8 @@ def _postings(shards, paths):
     length is the sum of its terms' tf."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from .. import kernels
 
     flat = _flatten(shards, "postings")
     e, doc, tf = (flat.column(c).to_numpy() for c in ("e", "doc", "tf"))
@@ -183,7 +189,7 @@ def _postings(shards, paths):
     # (entry, doc_kind, doc), not per posting (a repeated run lands in the same slot).
     starts = _run_starts(e, doc, doc_kind)
     run = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, len(e))))
-    kinds = pc.dictionary_encode(doc_kind.take(pa.array(starts)))
+    kinds = kernels.dictionary_encode(kernels.take(doc_kind, starts))
     run_kind = kinds.indices.to_numpy()
     slot, slot_entry, slot_kind, slot_doc = _doc_slots(e[starts], run_kind, len(kinds.dictionary), doc[starts])
     run_tf = np.add.reduceat(tf, starts) if len(starts) else np.zeros(0, np.int64)
@@ -194,12 +200,12 @@ def _postings(shards, paths):
         "path": pa.DictionaryArray.from_arrays(slot_entry[present], paths),
         "doc_kind": pa.DictionaryArray.from_arrays(slot_kind[present], kinds.dictionary),
         "doc": slot_doc[present], "length": length[present]})
-    terms = pc.dictionary_encode(flat.column("term").chunk(0))
-    rank = pc.rank(terms.dictionary, sort_keys="ascending", tiebreaker="dense").to_numpy()
+    terms = kernels.dictionary_encode(flat.column("term").chunk(0))
+    rank = kernels.dense_rank(terms.dictionary).to_numpy()
     order = _stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
     run = run[order]
     postings = pa.table({
-        "term": pa.DictionaryArray.from_arrays(terms.indices.take(order), terms.dictionary),
+        "term": pa.DictionaryArray.from_arrays(kernels.take(terms.indices, order), terms.dictionary),
         "path": pa.DictionaryArray.from_arrays(e[order], paths),
         "doc_kind": pa.DictionaryArray.from_arrays(run_kind[run], kinds.dictionary),
         "doc": doc[order], "tf": tf[order], "length": length[slot][run]})
@@ -209,7 +215,8 @@ def _postings(shards, paths):
 def _run_starts(entry, doc, doc_kind):
     """Index of the first posting of each run of equal (entry, doc, doc_kind)."""
     import numpy as np
-    import pyarrow.compute as pc
+
+    from .. import kernels
 
     if not len(entry):
         return np.zeros(0, np.int64)
@@ -217,8 +224,8 @@ def _run_starts(entry, doc, doc_kind):
     change[0] = True
     np.not_equal(entry[1:], entry[:-1], out=change[1:])
     change[1:] |= doc[1:] != doc[:-1]
-    differs = pc.not_equal(doc_kind.slice(1), doc_kind.slice(0, len(doc_kind) - 1))
-    change[1:] |= pc.fill_null(differs, True).to_numpy(zero_copy_only=False)
+    differs = kernels.not_equal(doc_kind.slice(1), doc_kind.slice(0, len(doc_kind) - 1))
+    change[1:] |= kernels.fill_null(differs, True).to_numpy(zero_copy_only=False)
     return np.flatnonzero(change)
 
 

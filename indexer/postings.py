@@ -18,6 +18,7 @@ from operator import attrgetter
 import numpy as np
 import pyarrow as pa
 
+from .. import kernels
 from ..tokenize import word_tokens
 from ..types import NO_PARENT, Extraction, Symbol
 
@@ -188,7 +189,7 @@ def _tokens_of(words: list[bytes]) -> list[tuple[str, ...]]:
 def _word_terms(words: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
     """(word id of each occurrence, per distinct word its token count, the flat list of its
     tokens' ranks) and the file's terms in sorted order."""
-    encoded = words.dictionary_encode()
+    encoded = kernels.dictionary_encode(words)
     word_id = encoded.indices.to_numpy(zero_copy_only=False)
     tokens = _tokens_of(encoded.dictionary.to_pylist())
     tok_len = np.fromiter(map(len, tokens), np.int64, len(tokens))
@@ -227,7 +228,7 @@ def postings_array(extraction: Extraction, source: bytes, list_type: pa.DataType
         None, pa.py_buffer(np.arange(len(key) + 1, dtype=np.int32)),
         pa.py_buffer(b"s" * n_symbol_rows + b"c" * (len(key) - n_symbol_rows))])
     return one_list(list_type, [kinds, pa.array(doc_out.astype(np.int32)),
-                                terms.take(pa.array(term_out)), pa.array(tf.astype(np.int32))])
+                                kernels.take(terms, term_out), pa.array(tf.astype(np.int32))])
 
 
 def one_list(list_type: pa.ListType, children: list[pa.Array]) -> pa.Array:

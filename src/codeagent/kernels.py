@@ -1,0 +1,38 @@
+"""The few Arrow compute kernels a build uses, called without importing `pyarrow.compute`.
+
+That module wraps each of its ~290 kernels in a Python function with a docstring scraped at
+import time (pydoc included): ~60 ms, paid by every fresh process that builds and by each parse
+worker. The kernels themselves live in `pyarrow._compute`. Methods such as `Array.take` and
+`Array.dictionary_encode` import `pyarrow.compute` on first use, so build code calls these.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+try:
+    from pyarrow._compute import RankOptions, call_function
+except ImportError:  # a pyarrow that moved them: the public module has both
+    from pyarrow.compute import RankOptions, call_function
+
+
+def dictionary_encode(values: pa.Array) -> pa.DictionaryArray:
+    return call_function("dictionary_encode", [values])
+
+
+def take(values: pa.Array, indices) -> pa.Array:
+    """`values[indices]` (indices: an Arrow or numpy integer array)."""
+    return call_function("take", [values, indices])
+
+
+def dense_rank(values: pa.Array) -> pa.Array:
+    """1-based ascending rank of each value, equal values sharing one (pc.rank, dense)."""
+    return call_function("rank", [values], RankOptions(sort_keys="ascending", tiebreaker="dense"))
+
+
+def not_equal(a: pa.Array, b: pa.Array) -> pa.Array:
+    return call_function("not_equal", [a, b])
+
+
+def fill_null(values: pa.Array, fill: object) -> pa.Array:
+    return call_function("coalesce", [values, pa.scalar(fill, values.type)])
