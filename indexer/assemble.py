@@ -266,10 +266,11 @@ def _doc_slots(entry, kind, n_kinds: int, doc):
 
 
 def _insert_entries(con, store: Store, entries: list[FileEntry],
-                    tables: Mapping[str, object] | None = None, *, beside=None) -> None:
-    """Insert the entries' rows. The postings (their numpy work and the term_postings insert,
-    a third of the time, read by no derived step) are left to `beside(fn)` when given: the
-    caller runs fn(cursor) concurrently and waits for it."""
+                    tables: Mapping[str, object] | None = None, *,
+                    beside: _Beside | None = None) -> None:
+    """Insert the entries' rows. The postings (their numpy work and the term_postings insert:
+    about half of this function's time, and no derived step reads them) are left to `beside`
+    when given, which runs them on its own cursor while this goes on."""
     import pyarrow as pa
 
     skipped = [f for f in entries if not f.indexed]
