@@ -289,7 +289,7 @@ def settle(view: IndexView) -> None:
 
 
 _settled: weakref.WeakSet[IndexView] = weakref.WeakSet()  # open views whose tables are frozen
-_settled_lock = threading.Lock()
+_settled_lock = threading.RLock()  # gc.collect() under it may run finalizers that close a view
 
 
 def _unsettle(ref: weakref.ref) -> None:

@@ -1,7 +1,7 @@
 """The few Arrow compute kernels a build uses, called without importing `pyarrow.compute`.
 
 That module wraps each of its ~290 kernels in a Python function with a docstring scraped at
-import time (pydoc included): ~60 ms, paid by every fresh process that builds and by each parse
+import time (pydoc included): ~40 ms, paid by every fresh process that builds and by each parse
 worker. The kernels themselves live in `pyarrow._compute`. Methods such as `Array.take` and
 `Array.dictionary_encode` import `pyarrow.compute` on first use, so build code calls these.
 """

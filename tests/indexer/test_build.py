@@ -214,8 +214,8 @@ def test_full_and_incremental_assemblies_have_the_same_rows(git_repo, tmp_path):
         assert a == b and a, query
 
 
-def test_a_build_never_imports_pyarrow_compute(git_repo, tmp_path):
-    """Importing pyarrow.compute costs ~60 ms (a tenth of a one-file build in a fresh process);
+def test_a_build_never_imports_pyarrow_compute(git_repo):
+    """Importing pyarrow.compute costs ~40 ms (a fifteenth of a one-file build in a fresh process);
     build code calls the kernels through codeagent.kernels instead."""
     import subprocess
     import sys
