@@ -31,6 +31,7 @@ import secrets
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import format as fmt
 from ..manifest import FileEntry, Manifest
@@ -398,6 +399,94 @@ def _copy_verified(prev_dir: Path, work: Path) -> dict[str, tuple[int, int, str]
     return copied
 
 
+class _Base(NamedTuple):
+    """An incremental assembly's start: its work directory and the database files copied
+    there (as `_copy_verified` returns them)."""
+
+    work: Path
+    copied: dict[str, tuple[int, int, str]]
+
+
+def _base_copy(store: Store, previous_id: str) -> _Base | None:
+    """A new work directory holding a verified copy of `previous_id`'s database, or None when
+    that assembly is missing or damaged (never copy a damaged base)."""
+    if not store.is_assembled(previous_id) or store.assembly_problems(previous_id, trust_mtime=True):
+        return None
+    work = store.tmp_dir / f"assemble-{previous_id[:16]}-{secrets.token_hex(4)}"
+    work.mkdir(parents=True)
+    try:
+        return _Base(work, _copy_verified(store.assembled_dir(previous_id), work))
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+class BaseCopy:
+    """The I/O that starts an incremental assembly, run in threads while the build parses:
+    the previous database copied, then flushed to disk (so the ref swap's sync finds it
+    written), and the assembled directories no ref needs pruned. (Opening the connection
+    here too does not pay: DuckDB holds the GIL through most of its WAL replay, which then
+    slows the parse's imports as much as it gains.) Start it after any fork of parse workers.
+
+    Measured on the stdlib, one changed file, fresh process, alternated with the serial
+    version on a loaded machine: 0.815 -> 0.712 s (median of 5)."""
+
+    def __init__(self, store: Store, previous_id: str, keep: set[str]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.previous_id = previous_id
+        pool = ThreadPoolExecutor(2, thread_name_prefix="base-copy")
+        self._copy = pool.submit(_base_copy, store, previous_id)
+        self._prune = pool.submit(prune_assembled, store, keep | {previous_id})
+        self._flush = pool.submit(self._fsync, self._copy)
+        pool.shutdown(wait=False)
+
+    @staticmethod
+    def _fsync(copy) -> None:
+        """fsync the copied files; they are opened first, so the assembly may rename their
+        directory meanwhile. A failed copy is the assembly's error, raised when it takes it."""
+        base = copy.result() if copy.exception() is None else None
+        fds = [os.open(base.work / name, os.O_RDONLY) for name in (base.copied if base else ())]
+        try:
+            for fd in fds:
+                os.fsync(fd)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def wait(self) -> None:
+        """Wait for the copy and the prune (before asking which manifests are assembled: the
+        prune may be removing one), raising their errors."""
+        self._prune.result()
+        if self._copy is not None:
+            self._copy.result()
+
+    def take(self, previous_id: str) -> _Base | None:
+        """The base, when it is `previous_id`'s (the caller then owns the directory)."""
+        base, self._copy = self._copy.result() if self._copy else None, None
+        if base is not None and previous_id != self.previous_id:
+            shutil.rmtree(base.work, ignore_errors=True)
+            return None
+        return base
+
+    def __enter__(self) -> BaseCopy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for the threads (raising their errors: call it before the ref swap); discard
+        a base nobody took. Idempotent."""
+        try:
+            self._flush.exception()  # before a discard: its files are still open
+            if self._copy is not None and self._copy.exception() is None:
+                self.take("")
+        finally:
+            self._prune.result()
+        self._flush.result()
+
+
 class _Beside:
     """One job run on its own cursor in a thread while the caller goes on with its statements:
     DuckDB and numpy release the GIL, and the caller's statements leave a core idle. Only for a
@@ -459,25 +548,29 @@ def _settle(con, wal: Path, *, full: bool) -> None:
 
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
              previous: tuple[Manifest, str] | None = None, *,
-             tables: Mapping[str, object] | None = None) -> Path:
+             tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
-    Arrow table of shards the caller has in memory (read instead of their Parquet)."""
+    Arrow table of shards the caller has in memory (read instead of their Parquet);
+    `base_copy`: the previous assembly's database, already being copied."""
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
         return final
     _load_step_modules()
-    work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
-    work.mkdir(parents=True)
+    base_dir = None
+    if previous is not None:
+        base_dir = base_copy.take(previous[1]) if base_copy else _base_copy(store, previous[1])
+    if base_dir is None:
+        work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
+        work.mkdir(parents=True)
+    else:
+        work = base_dir.work
     try:
         db_path = work / fmt.DUCKDB_FILE
         base: Manifest | None = None
         prev_dir: Path | None = None
         copied: dict[str, tuple[int, int, str]] = {}
-        if (previous is not None and store.is_assembled(previous[1])
-                and not store.assembly_problems(previous[1], trust_mtime=True)):  # never copy a damaged base
-            prev_dir = store.assembled_dir(previous[1])
-            copied = _copy_verified(prev_dir, work)
-            base = previous[0]
+        if base_dir is not None:
+            prev_dir, copied, base = store.assembled_dir(previous[1]), base_dir.copied, previous[0]
         con = _connect(db_path)
         try:
             if base is not None and not _same_assembly_version(con):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -153,6 +154,13 @@ class _Builder:
                                              mp_context=multiprocessing.get_context("fork"))
         return self._pool
 
+    def start_workers(self, n_files: int) -> None:
+        """Fork the parse workers now if parsing `n_files` will use them (see `parse_all`):
+        before the caller starts threads, which a forked child must not inherit mid-call."""
+        jobs = self.opts.jobs or os.cpu_count() or 1
+        if jobs > 1 and n_files >= POOL_THRESHOLD:
+            self._executor().submit(int)  # a fork-context pool forks all its workers on the first submit
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
@@ -296,39 +304,51 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
     builder.to_parse = len(need)
     phases = {"scan": time.perf_counter() - clock}
-    clock = time.perf_counter()
-    builder.progress("parse", 0, len(need))
-    with store.batched_actions():
-        try:
-            entries.extend(_read_and_parse(builder, repo, is_commit, need, cache))
-        finally:
-            builder.close()
-        if not is_commit:
-            cache.retain({f.path for f in files})
+    with contextlib.ExitStack() as stack:
+        base_copy = None
+        if need and previous is not None:  # a change is likely: copy the base while parsing
+            from .assemble import BaseCopy
 
-        phases["parse"] = time.perf_counter() - clock
+            builder.start_workers(len(need))
+            base_copy = stack.enter_context(BaseCopy(store, previous_id, set(store.list_refs().values())))
         clock = time.perf_counter()
-        manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
-                            files=tuple(sorted(entries, key=lambda e: e.path)))
-        manifest = _attach_vectors(store, manifest, opts, previous)
-    phases["embed"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    data = manifest.canonical_bytes()
-    manifest_id = hash_bytes(data)
-    changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
-               or bool(store.assembly_problems(manifest_id, deep=False)))
-    cache.save()  # before the swap: a failed write must leave the previous index untouched
-    if changed:
-        store.put(data)
-        from .assemble import assemble, prune_assembled
+        builder.progress("parse", 0, len(need))
+        with store.batched_actions():
+            try:
+                entries.extend(_read_and_parse(builder, repo, is_commit, need, cache))
+            finally:
+                builder.close()
+            if not is_commit:
+                cache.retain({f.path for f in files})
 
-        builder.progress("assemble", 0, 1)
-        prev = (previous, previous_id) if previous is not None and previous_id else None
-        assemble(store, manifest, manifest_id, prev, tables=builder.tables)
-        builder.progress("assemble", 1, 1)
-        store.set_ref(ref, manifest_id)
-        keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
-        prune_assembled(store, keep)
+            phases["parse"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
+                                files=tuple(sorted(entries, key=lambda e: e.path)))
+            manifest = _attach_vectors(store, manifest, opts, previous)
+        phases["embed"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        data = manifest.canonical_bytes()
+        manifest_id = hash_bytes(data)
+        if base_copy is not None:
+            base_copy.wait()
+        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
+                   or bool(store.assembly_problems(manifest_id, deep=False)))
+        cache.save()  # before the swap: a failed write must leave the previous index untouched
+        if changed:
+            store.put(data)
+            from .assemble import assemble, prune_assembled
+
+            builder.progress("assemble", 0, 1)
+            prev = (previous, previous_id) if previous is not None and previous_id else None
+            assemble(store, manifest, manifest_id, prev, tables=builder.tables,
+                     base_copy=base_copy)
+            builder.progress("assemble", 1, 1)
+            if base_copy is not None:
+                base_copy.close()
+            store.set_ref(ref, manifest_id)
+            keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
+            prune_assembled(store, keep)
     phases["assemble"] = time.perf_counter() - clock
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(

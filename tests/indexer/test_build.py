@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from codeagent import format as fmt
@@ -233,3 +234,39 @@ def test_a_build_never_imports_pyarrow_compute(git_repo):
         "print(sorted(m for m in sys.modules if m.startswith('pyarrow.compute')))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _assembled(store: Store) -> set[str]:
+    return {p.name for p in (store.root / fmt.ASSEMBLED_DIR).iterdir()}
+
+
+def test_a_build_keeps_the_ref_target_and_its_previous_assembly_only(git_repo):
+    """The previous assembly is copied in a thread while the build parses (BaseCopy), and the
+    stale ones are pruned there: what stays is the same as when both ran after the swap."""
+    git_repo.write_many({"a.py": PY, "b.py": "Y = 1\n"})
+    ids = [_build(git_repo.path).manifest_id]
+    store = Store(git_repo.path / ".codeagent")
+    for i in range(3):
+        git_repo.write("b.py", f"Y = {i + 2}\n")
+        result = _build(git_repo.path)
+        assert result.files_parsed == 1 and result.previous_manifest_id == ids[-1]
+        ids.append(result.manifest_id)
+        assert _assembled(store) == {ids[-1], ids[-2]}
+        assert not any(store.tmp_dir.iterdir())  # the copy became the new assembly
+    assert _rows(store, ids[-1], "SELECT text FROM files WHERE path = 'b.py'") == [("Y = 4\n",)]
+
+
+def test_a_touched_but_unchanged_file_leaves_no_copy_behind(git_repo):
+    """A file whose stat changed is read again; when its bytes did not, the manifest is the same
+    and the base copied for the assembly nobody needs is removed."""
+    git_repo.write_many({"a.py": PY, "b.py": "Y = 1\n"})
+    first = _build(git_repo.path)
+    store = Store(git_repo.path / ".codeagent")
+    before = _assembled(store)
+    path = git_repo.path / "b.py"
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    again = _build(git_repo.path)
+    assert not again.changed and again.files_parsed == 0 and again.manifest_id == first.manifest_id
+    assert _assembled(store) == before
+    assert not any(store.tmp_dir.iterdir())
