@@ -268,10 +268,11 @@ def _doc_slots(entry, kind, n_kinds: int, doc):
 
 def _insert_entries(con, store: Store, entries: list[FileEntry],
                     tables: Mapping[str, object] | None = None, *,
-                    beside: _Beside | None = None) -> None:
-    """Insert the entries' rows. The postings (their numpy work and the term_postings insert:
-    about half of this function's time, and no derived step reads them) are left to `beside`
-    when given, which runs them on its own cursor while this goes on."""
+                    beside: _Beside | None = None) -> int:
+    """Insert the entries' rows; returns the term_postings rows inserted here. The postings
+    (their numpy work and the term_postings insert: about half of this function's time, and
+    no derived step reads them) are left to `beside` when given, which runs them on its own
+    cursor while this goes on."""
     import pyarrow as pa
 
     skipped = [f for f in entries if not f.indexed]
@@ -285,7 +286,7 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
         con.unregister("skipped_files")
     indexed = [f for f in entries if f.indexed]
     if not indexed:
-        return
+        return 0
     shards = _entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
     if beside is not None:
@@ -318,11 +319,10 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     con.execute("DROP TABLE e_ids")
     for name in ("e_files", "e_chunks", "e_symbols", "e_refs"):
         con.unregister(name)
-    if beside is None:
-        _insert_postings(con, shards, paths)
+    return 0 if beside is not None else _insert_postings(con, shards, paths)
 
 
-def _insert_postings(con, shards, paths) -> None:
+def _insert_postings(con, shards, paths) -> int:
     postings, docs = _postings(shards, paths)
     con.register("e_docs", docs)
     con.execute("INSERT INTO docs SELECT path, doc_kind, doc, length FROM e_docs")
@@ -331,6 +331,7 @@ def _insert_postings(con, shards, paths) -> None:
     con.execute("INSERT INTO term_postings SELECT term, path, doc_kind, doc, tf, length FROM e_postings")
     for name in ("e_docs", "e_postings"):
         con.unregister(name)
+    return len(postings)
 
 
 def _path_table(con, name: str, paths: list[str]) -> None:
@@ -354,12 +355,12 @@ def _meta_value(con, key: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-def _postings_tail(con, full: bool) -> int:
-    """Rows appended to term_postings since it was last sorted; re-sorts past the threshold."""
+def _postings_tail(con, full: bool, inserted: int) -> int:
+    """Rows appended to term_postings since it was last sorted (`inserted` now); re-sorts
+    past the threshold."""
     if full:
         return 0
-    appended = int(_meta_value(con, "postings_tail_rows") or 0) + con.execute(
-        "SELECT count(*) FROM term_postings WHERE path IN (SELECT path FROM delta_added)").fetchall()[0][0]
+    appended = int(_meta_value(con, "postings_tail_rows") or 0) + inserted
     total = con.execute("SELECT count(*) FROM term_postings").fetchall()[0][0]
     if appended <= POSTINGS_TAIL_FRACTION * total:
         return appended
@@ -594,7 +595,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             try:
-                _insert_entries(con, store, insert, tables or {}, beside=beside)
+                inserted = _insert_entries(con, store, insert, tables or {}, beside=beside)
                 if base is None or remove or insert:
                     for step in DERIVED_STEPS:
                         step(con, manifest)
@@ -604,7 +605,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 raise
             if beside is not None:
                 beside.wait()
-            _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None))
+            _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None, inserted))
             if base is not None:
                 con.execute("COMMIT")
             _settle(con, work / fmt.DUCKDB_WAL, full=base is None)
