@@ -38,12 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def stdlib_items(limit: int) -> list[str]:
     """Item texts exactly as the build embeds them (symbols and symbol-less chunks)."""
     from codeagent.indexer.extract import extract
-    from codeagent.indexer.shard import shard_table
+    from codeagent.indexer.shard import decode_table, shard_table
     from codeagent.indexer.vectors import shard_items
 
     texts: list[str] = []
     for _path, data in stdlib_sources():
-        row = shard_table(data, "python", "", extract(data, "python")).to_pylist()[0]
+        row = decode_table(shard_table(data, "python", "", extract(data, "python")))
         texts.extend(t for _k, _o, t in shard_items(row))
         if len(texts) >= limit:
             break

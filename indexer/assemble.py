@@ -153,11 +153,14 @@ def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[s
 
 
 def _flatten(shards, column: str, **per_entry):
-    """The elements of the list column `column`, one row each: the struct's fields, `e` (the
-    entry's row) and `per_entry` arrays (one value per entry) repeated, dictionary-encoded.
-    One chunk per column: DuckDB scans many small Arrow chunks far slower than one."""
+    """The elements of the list column `column`, one row each: their fields (shard.element_columns;
+    chunks, symbols, refs: and `ordinal`), `e` (the entry's row) and `per_entry` arrays (one
+    value per entry) repeated, dictionary-encoded. One chunk per column: DuckDB scans many
+    small Arrow chunks far slower than one."""
     import numpy as np
     import pyarrow as pa
+
+    from .shard import PACKED, element_columns
 
     lists = shards.column(column).combine_chunks()
     offsets = lists.offsets.to_numpy()
@@ -167,8 +170,10 @@ def _flatten(shards, column: str, **per_entry):
     # the elements are the child array between the first and the last offset.
     values = (lists.flatten() if lists.null_count
               else lists.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])))
-    fields = values.flatten()
-    columns = {f.name: values for f, values in zip(lists.type.value_type, fields)}
+    columns = element_columns(column, values)
+    if column in PACKED:
+        first = np.repeat(offsets[:-1] - offsets[0], counts)
+        columns["ordinal"] = (np.arange(len(e), dtype=np.int32) - first).astype(np.int32)
     columns["e"] = e
     for name, values in per_entry.items():
         columns[name] = pa.DictionaryArray.from_arrays(e, values)

@@ -190,6 +190,8 @@ def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, l
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .shard import decode_table
+
     wanted = set(paths)
     by_shard: dict[str, list[FileEntry]] = defaultdict(list)
     for f in manifest.files:
@@ -197,8 +199,7 @@ def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, l
             by_shard[f.shard].append(f)
     out: dict[str, list[SymbolFacts]] = {}
     for shard, entries in sorted(by_shard.items()):
-        table = pq.read_table(pa.BufferReader(store.get(shard)), columns=["symbols"])
-        rows = table.column("symbols").to_pylist()[0] or []
+        rows = decode_table(pq.read_table(pa.BufferReader(store.get(shard)), columns=["symbols"]))["symbols"]
         for e in entries:
             out[e.path] = [SymbolFacts(e.path, r["stable_id"], r["kind"], r["name"],
                                        r["qualified_name"], r["body_hash"], r["start_line"])

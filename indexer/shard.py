@@ -7,13 +7,14 @@ input always yields the same bytes, hence the same object id.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import chain
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .. import kernels
 from ..format import SCHEMA_VERSION
 from ..hashing import hash_bytes, short_id
 from ..types import Chunk, Extraction, Reference, Span, Symbol
@@ -24,37 +25,84 @@ _SPAN_FIELDS = [
     ("end_col", pa.int32()), ("start_byte", pa.int64()), ("end_byte", pa.int64()),
 ]
 
-# A chunk's text is NULL when it is exactly the file's text from start_byte to end_byte (code
-# chunks, line windows): `chunk_text` (rows) and format.CHUNK_TEXT_SQL (the
-# assembled chunks table) restore it.
+# The fields of a chunk, symbol and reference as readers see them (`element_columns`,
+# `decode_table`), plus `ordinal`: the element's position in its list. A chunk's text is NULL
+# when it is exactly the file's text from start_byte to end_byte (code chunks, line windows):
+# `chunk_text` (rows) and format.CHUNK_TEXT_SQL (the assembled chunks table) restore it.
 CHUNK_TYPE = pa.struct([
-    ("ordinal", pa.int32()), ("kind", pa.string()), ("heading", pa.string()),
-    *_SPAN_FIELDS, ("symbol", pa.int32()), ("text", pa.string()),
+    ("kind", pa.string()), ("heading", pa.string()), *_SPAN_FIELDS, ("symbol", pa.int32()),
+    ("text", pa.string()),
 ])
 SYMBOL_TYPE = pa.struct([
-    ("ordinal", pa.int32()), ("kind", pa.string()), ("name", pa.string()),
-    ("qualified_name", pa.string()), ("stable_id", pa.string()), ("signature", pa.string()),
-    ("doc", pa.string()), ("visibility", pa.string()), ("modifiers", pa.list_(pa.string())),
-    *_SPAN_FIELDS,
+    ("kind", pa.string()), ("name", pa.string()), ("qualified_name", pa.string()),
+    ("stable_id", pa.string()), ("signature", pa.string()), ("doc", pa.string()),
+    ("visibility", pa.string()), ("modifiers", pa.list_(pa.string())), *_SPAN_FIELDS,
     ("name_line", pa.int32()), ("name_col", pa.int32()), ("name_end_line", pa.int32()),
     ("name_end_col", pa.int32()), ("parent", pa.int32()), ("body_hash", pa.string()),
 ])
 REF_TYPE = pa.struct([
-    ("ordinal", pa.int32()), ("kind", pa.string()), ("target", pa.string()),
-    ("module", pa.string()), ("alias", pa.string()), ("source", pa.int32()),
-    ("start_line", pa.int32()), ("start_col", pa.int32()), ("end_line", pa.int32()),
-    ("end_col", pa.int32()),
+    ("kind", pa.string()), ("target", pa.string()), ("module", pa.string()),
+    ("alias", pa.string()), ("source", pa.int32()), ("start_line", pa.int32()),
+    ("start_col", pa.int32()), ("end_line", pa.int32()), ("end_col", pa.int32()),
 ])
 # BM25 term statistics of each document in the file: doc_kind "s" = symbol, "c" = chunk.
 POSTING_TYPE = pa.struct([
     ("doc_kind", pa.string()), ("doc", pa.int32()), ("term", pa.string()), ("tf", pa.int32()),
 ])
 
+
+class Packed:
+    """How a list column stores the fields of its elements (`logical`, a struct type): its
+    string fields, in order, as one `str` leaf of fixed_size_list<string> per element, its
+    integer fields as one `int` leaf of fixed_size_list<int64>, other fields as they are.
+    Writing a Parquet leaf column costs ~20 us of CPU whatever its size (a shard had ~50)."""
+
+    def __init__(self, logical: pa.StructType) -> None:
+        self.logical = logical
+        self.strs = [f.name for f in logical if pa.types.is_string(f.type)]
+        self.ints = [f.name for f in logical if pa.types.is_integer(f.type)]
+        self.others = [f for f in logical if f.name not in self.strs + self.ints]
+        self.type = pa.struct([("str", pa.list_(pa.string(), len(self.strs))),
+                               ("int", pa.list_(pa.int64(), len(self.ints))), *self.others])
+        self.list_type = pa.list_(self.type)
+
+    def build(self, n: int, strs: Iterable[str | None], ints: Iterable[int],
+              *others: pa.Array) -> pa.Array:
+        """The one-value list of n elements: `strs` and `ints` their string and integer
+        fields element after element (each in the order of `logical`), `others` the rest."""
+        strs = pa.FixedSizeListArray.from_arrays(pa.array(list(strs), pa.string()), len(self.strs))
+        ints = pa.FixedSizeListArray.from_arrays(
+            pa.array(np.fromiter(ints, np.int64, n * len(self.ints))), len(self.ints))
+        return one_list(self.list_type, [strs, ints, *others])
+
+    def columns(self, values: pa.StructArray) -> dict[str, pa.Array]:
+        """The logical fields of a list's elements (`values`), one array each."""
+        strs, ints, *others = values.flatten()
+        out = {}
+        flat = _items(strs)
+        for i, name in enumerate(self.strs):
+            out[name] = kernels.take(flat, np.arange(i, len(flat), len(self.strs)))
+        matrix = _items(ints).to_numpy().reshape(-1, len(self.ints))
+        for i, name in enumerate(self.ints):
+            out[name] = pa.array(matrix[:, i].astype(self.logical.field(name).type.to_pandas_dtype()))
+        out.update((f.name, array) for f, array in zip(self.others, others))
+        return {f.name: out[f.name] for f in self.logical}
+
+
+def _items(lists: pa.FixedSizeListArray) -> pa.Array:
+    """The values of `lists`, all lists one after the other (FixedSizeListArray.flatten()
+    would import pyarrow.compute, see kernels.py; these lists are never null)."""
+    size = lists.type.list_size
+    return lists.values.slice(lists.offset * size, len(lists) * size)
+
+
+PACKED = {"chunks": Packed(CHUNK_TYPE), "symbols": Packed(SYMBOL_TYPE), "refs": Packed(REF_TYPE)}
+
 SHARD_SCHEMA = pa.schema([
     ("schema_version", pa.int32()), ("language", pa.string()), ("blob", pa.string()),
     ("size", pa.int64()), ("line_count", pa.int32()), ("text", pa.string()),
-    ("chunks", pa.list_(CHUNK_TYPE)), ("symbols", pa.list_(SYMBOL_TYPE)),
-    ("refs", pa.list_(REF_TYPE)), ("postings", pa.list_(POSTING_TYPE)),
+    *((name, packed.list_type) for name, packed in PACKED.items()),
+    ("postings", pa.list_(POSTING_TYPE)),
 ])
 
 
@@ -114,7 +162,7 @@ def _type_groups(fields: list[pa.Field]) -> list[tuple[list[str], type | None, p
 def _arrays(groups: list[tuple[list[str], type | None, pa.DataType]], columns: dict[str, list],
             n: int) -> dict[str, pa.Array]:
     """Arrow arrays of n-value columns: the columns of each type are converted in one call
-    and sliced (a conversion costs ~4 us of fixed cost, and a shard has ~50 columns)."""
+    and sliced (a conversion costs ~4 us of fixed cost)."""
     arrays = {}
     for names, dtype, type_ in groups:
         values = chain.from_iterable(columns[name] for name in names)
@@ -126,66 +174,30 @@ def _arrays(groups: list[tuple[list[str], type | None, pa.DataType]], columns: d
     return arrays
 
 
-class _StructList:
-    """How to build one list<struct> column of SHARD_SCHEMA from the struct's columns."""
-
-    def __init__(self, field: str) -> None:
-        self.list_type = SHARD_SCHEMA.field(field).type
-        struct_type = self.list_type.value_type
-        self.names = [f.name for f in struct_type]
-        self.groups = _type_groups(list(struct_type))
-
-    def build(self, columns: dict[str, list]) -> pa.Array:
-        n = len(columns["ordinal"])
-        arrays = _arrays(self.groups, columns, n)
-        return one_list(self.list_type, [arrays[name] for name in self.names])
-
-
-_STRUCT_LISTS = {field: _StructList(field) for field in ("chunks", "symbols", "refs")}
 _SCALARS = list(SHARD_SCHEMA)[:6]
 _SCALAR_GROUPS = _type_groups(_SCALARS)
-
-
-def _list_of(field: str, columns: dict[str, list]) -> pa.Array:
-    """One list<struct> value from the struct's columns (cheaper than a list of dicts)."""
-    return _STRUCT_LISTS[field].build(columns)
-
-
-def _span_columns(spans: list[Span], prefix: str = "", bytes_: bool = True) -> dict[str, list]:
-    out = {f"{prefix}start_line": [s.start_line for s in spans],
-           f"{prefix}start_col": [s.start_col for s in spans],
-           f"{prefix}end_line": [s.end_line for s in spans],
-           f"{prefix}end_col": [s.end_col for s in spans]}
-    if bytes_:
-        out["start_byte"] = [s.start_byte for s in spans]
-        out["end_byte"] = [s.end_byte for s in spans]
-    return out
+_MODIFIERS = SYMBOL_TYPE.field("modifiers").type
 
 
 def _symbols(source: bytes, language: str, symbols: list[Symbol]) -> pa.Array:
-    names = _span_columns([s.name_span for s in symbols], "name_", bytes_=False)
-    return _list_of("symbols", {
-        "ordinal": list(range(len(symbols))), "kind": [s.kind for s in symbols],
-        "name": [s.name for s in symbols], "qualified_name": [s.qualified_name for s in symbols],
-        "stable_id": stable_ids(symbols, language), "signature": [s.signature for s in symbols],
-        "doc": [s.doc for s in symbols], "visibility": [s.visibility for s in symbols],
-        "modifiers": [list(s.modifiers) for s in symbols], **_span_columns([s.span for s in symbols]),
-        "name_line": names["name_start_line"], "name_col": names["name_start_col"],
-        "name_end_line": names["name_end_line"], "name_end_col": names["name_end_col"],
-        "parent": [s.parent for s in symbols],
-        "body_hash": [s.body_hash or body_hash(source, s.span, s.name) for s in symbols],
-    })
+    ids = stable_ids(symbols, language)
+    hashes = [s.body_hash or body_hash(source, s.span, s.name) for s in symbols]
+    return PACKED["symbols"].build(
+        len(symbols),
+        chain.from_iterable((s.kind, s.name, s.qualified_name, i, s.signature, s.doc,
+                             s.visibility, h) for s, i, h in zip(symbols, ids, hashes)),
+        chain.from_iterable(s.span + s.name_span[:4] + (s.parent,) for s in symbols),
+        pa.array([s.modifiers for s in symbols], _MODIFIERS))
 
 
 def _chunks(source: bytes, chunks: list[Chunk]) -> pa.Array:
-    spans = [c.span for c in chunks]
-    return _list_of("chunks", {
-        "ordinal": list(range(len(chunks))), "kind": [c.kind for c in chunks],
-        "heading": [c.heading for c in chunks], **_span_columns(spans),
-        "symbol": [c.symbol for c in chunks],
-        "text": [None if c.text.encode("utf-8") == source[s.start_byte:s.end_byte] else c.text
-                 for c, s in zip(chunks, spans)],
-    })
+    return PACKED["chunks"].build(
+        len(chunks),
+        chain.from_iterable(
+            (c.kind, c.heading,
+             None if c.text.encode("utf-8") == source[c.span.start_byte:c.span.end_byte] else c.text)
+            for c in chunks),
+        chain.from_iterable(c.span + (c.symbol,) for c in chunks))
 
 
 def chunk_text(chunk: Mapping, source: bytes) -> str:
@@ -195,12 +207,9 @@ def chunk_text(chunk: Mapping, source: bytes) -> str:
 
 
 def _refs(refs: list[Reference]) -> pa.Array:
-    return _list_of("refs", {
-        "ordinal": list(range(len(refs))), "kind": [r.kind for r in refs],
-        "target": [r.target for r in refs], "module": [r.module for r in refs],
-        "alias": [r.alias for r in refs], "source": [r.source for r in refs],
-        **_span_columns([r.span for r in refs], bytes_=False),
-    })
+    return PACKED["refs"].build(
+        len(refs), chain.from_iterable((r.kind, r.target, r.module, r.alias) for r in refs),
+        chain.from_iterable((r.source, *r.span[:4]) for r in refs))
 
 
 def shard_table(source: bytes, language: str, blob: str, extraction: Extraction) -> pa.Table:
@@ -243,5 +252,34 @@ def encode_table(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def element_columns(column: str, values: pa.StructArray) -> dict[str, pa.Array]:
+    """The fields of `values`, elements of the shard list column `column`, one array each
+    (a chunk's, symbol's or reference's as in CHUNK_TYPE, SYMBOL_TYPE, REF_TYPE; its ordinal
+    is its position in its list)."""
+    packed = PACKED.get(column)
+    if packed is not None:
+        return packed.columns(values)
+    return {f.name: array for f, array in zip(values.type, values.flatten())}
+
+
+def decode_table(table: pa.Table) -> dict:
+    """The first row of a shard table (any subset of its columns) as Python values; a list
+    column's elements as dicts of their fields (chunks, symbols, refs: and `ordinal`)."""
+    # Parquet stores a fixed-size list as a list: read back, it needs a cast
+    table = table.cast(pa.schema([SHARD_SCHEMA.field(name) for name in table.column_names]))
+    row = {}
+    for name in table.column_names:
+        column = table.column(name).slice(0, 1).combine_chunks()
+        if not pa.types.is_list(column.type):
+            row[name] = column[0].as_py()
+            continue
+        fields = {k: v.to_pylist() for k, v in element_columns(name, column.flatten()).items()}
+        rows = [dict(zip(fields, values)) for values in zip(*fields.values())]
+        if name in PACKED:
+            rows = [{"ordinal": i, **r} for i, r in enumerate(rows)]
+        row[name] = rows
+    return row
+
+
 def decode_shard(data: bytes) -> dict:
-    return pq.read_table(pa.BufferReader(data)).to_pylist()[0]
+    return decode_table(pq.read_table(pa.BufferReader(data)))

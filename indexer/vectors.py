@@ -22,7 +22,7 @@ from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
 from ..manifest import Manifest
 from ..store import Store, append_log
-from .shard import chunk_text
+from .shard import chunk_text, decode_table
 
 Progress = Callable[[str, int, int], None]
 Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)
@@ -99,7 +99,7 @@ def read_shard_items(store: Store, shard_id: str) -> list[tuple[str, int, str]]:
     except (pa.ArrowInvalid, OSError) as exc:  # hash matches but the bytes are not our Parquet
         raise StoreCorrupt(f"shard {shard_id[:12]} is not a readable Parquet file: {exc}",
                            hint="run `codeagent verify`, delete the object and build again") from exc
-    return shard_items(table.to_pylist()[0])
+    return shard_items(decode_table(table))
 
 
 @dataclass
