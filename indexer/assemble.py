@@ -160,6 +160,7 @@ def _flatten(shards, column: str, **per_entry):
     import numpy as np
     import pyarrow as pa
 
+    from .. import kernels
     from .shard import PACKED, element_columns
 
     lists = shards.column(column).combine_chunks()
@@ -173,10 +174,10 @@ def _flatten(shards, column: str, **per_entry):
     columns = element_columns(column, values)
     if column in PACKED:
         first = np.repeat(offsets[:-1] - offsets[0], counts)
-        columns["ordinal"] = (np.arange(len(e), dtype=np.int32) - first).astype(np.int32)
-    columns["e"] = e
+        columns["ordinal"] = kernels.from_numpy((np.arange(len(e), dtype=np.int32) - first).astype(np.int32))
+    columns["e"] = kernels.from_numpy(e)
     for name, values in per_entry.items():
-        columns[name] = pa.DictionaryArray.from_arrays(e, values)
+        columns[name] = pa.DictionaryArray.from_arrays(columns["e"], values)
     return pa.table(columns)
 
 
@@ -202,19 +203,20 @@ def _postings(shards, paths):
     sums = np.bincount(slot, weights=run_tf, minlength=len(slot_entry))
     present = np.flatnonzero(np.bincount(slot, minlength=len(slot_entry)))
     length = sums.astype(np.int32)
+    arrow = kernels.from_numpy
     docs = pa.table({
-        "path": pa.DictionaryArray.from_arrays(slot_entry[present], paths),
-        "doc_kind": pa.DictionaryArray.from_arrays(slot_kind[present], kinds.dictionary),
-        "doc": slot_doc[present], "length": length[present]})
+        "path": pa.DictionaryArray.from_arrays(arrow(slot_entry[present]), paths),
+        "doc_kind": pa.DictionaryArray.from_arrays(arrow(slot_kind[present]), kinds.dictionary),
+        "doc": arrow(slot_doc[present]), "length": arrow(length[present])})
     terms = kernels.dictionary_encode(flat.column("term").chunk(0))
     rank = kernels.dense_rank(terms.dictionary).to_numpy()
     order = _stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
     run = run[order]
     postings = pa.table({
         "term": pa.DictionaryArray.from_arrays(kernels.take(terms.indices, order), terms.dictionary),
-        "path": pa.DictionaryArray.from_arrays(e[order], paths),
-        "doc_kind": pa.DictionaryArray.from_arrays(run_kind[run], kinds.dictionary),
-        "doc": doc[order], "tf": tf[order], "length": length[slot][run]})
+        "path": pa.DictionaryArray.from_arrays(arrow(e[order]), paths),
+        "doc_kind": pa.DictionaryArray.from_arrays(arrow(run_kind[run]), kinds.dictionary),
+        "doc": arrow(doc[order]), "tf": arrow(tf[order]), "length": arrow(length[slot][run])})
     return postings, docs
 
 

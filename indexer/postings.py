@@ -227,8 +227,8 @@ def postings_array(extraction: Extraction, source: bytes, list_type: pa.DataType
     kinds = pa.Array.from_buffers(pa.string(), len(key), [
         None, pa.py_buffer(np.arange(len(key) + 1, dtype=np.int32)),
         pa.py_buffer(b"s" * n_symbol_rows + b"c" * (len(key) - n_symbol_rows))])
-    return one_list(list_type, [kinds, pa.array(doc_out.astype(np.int32)),
-                                kernels.take(terms, term_out), pa.array(tf.astype(np.int32))])
+    return one_list(list_type, [kinds, kernels.from_numpy(doc_out.astype(np.int32)),
+                                kernels.take(terms, term_out), kernels.from_numpy(tf.astype(np.int32))])
 
 
 def one_list(list_type: pa.ListType, children: list[pa.Array]) -> pa.Array:

@@ -72,7 +72,7 @@ class Packed:
         fields element after element (each in the order of `logical`), `others` the rest."""
         strs = pa.FixedSizeListArray.from_arrays(pa.array(list(strs), pa.string()), len(self.strs))
         ints = pa.FixedSizeListArray.from_arrays(
-            pa.array(np.fromiter(ints, np.int64, n * len(self.ints))), len(self.ints))
+            kernels.from_numpy(np.fromiter(ints, np.int64, n * len(self.ints))), len(self.ints))
         return one_list(self.list_type, [strs, ints, *others])
 
     def columns(self, values: pa.StructArray) -> dict[str, pa.Array]:
@@ -84,7 +84,7 @@ class Packed:
             out[name] = kernels.take(flat, np.arange(i, len(flat), len(self.strs)))
         matrix = _items(ints).to_numpy().reshape(-1, len(self.ints))
         for i, name in enumerate(self.ints):
-            out[name] = pa.array(matrix[:, i].astype(self.logical.field(name).type.to_pandas_dtype()))
+            out[name] = kernels.from_numpy(matrix[:, i].astype(self.logical.field(name).type.to_pandas_dtype()))
         out.update((f.name, array) for f, array in zip(self.others, others))
         return {f.name: out[f.name] for f in self.logical}
 
@@ -169,7 +169,7 @@ def _arrays(groups: list[tuple[list[str], type | None, pa.DataType]], columns: d
         if dtype is None:
             array = pa.array(list(values), type_)
         else:
-            array = pa.array(np.fromiter(values, dtype, n * len(names)))
+            array = kernels.from_numpy(np.fromiter(values, dtype, n * len(names)))
         arrays.update((name, array.slice(i * n, n)) for i, name in enumerate(names))
     return arrays
 

@@ -4,10 +4,13 @@ That module wraps each of its ~290 kernels in a Python function with a docstring
 import time (pydoc included): ~40 ms, paid by every fresh process that builds and by each parse
 worker. The kernels themselves live in `pyarrow._compute`. Methods such as `Array.take` and
 `Array.dictionary_encode` import `pyarrow.compute` on first use, so build code calls these.
+Likewise `pa.array(ndarray)` imports `numpy.ma` (~9 ms) to check for a masked array:
+`from_numpy` wraps the array's buffer instead.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 try:
@@ -22,6 +25,8 @@ def dictionary_encode(values: pa.Array) -> pa.DictionaryArray:
 
 def take(values: pa.Array, indices) -> pa.Array:
     """`values[indices]` (indices: an Arrow or numpy integer array)."""
+    if isinstance(indices, np.ndarray):
+        indices = from_numpy(indices)
     return call_function("take", [values, indices])
 
 
@@ -36,3 +41,12 @@ def not_equal(a: pa.Array, b: pa.Array) -> pa.Array:
 
 def fill_null(values: pa.Array, fill: object) -> pa.Array:
     return call_function("coalesce", [values, pa.scalar(fill, values.type)])
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A 1-d integer or float array as an Arrow array without nulls (as `pa.array(values)`)."""
+    if values.dtype.kind not in "iuf":
+        raise TypeError(f"from_numpy takes integers or floats, not {values.dtype}")
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [None, pa.py_buffer(values)])
