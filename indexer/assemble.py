@@ -469,6 +469,11 @@ class BaseCopy:
         if self._copy is not None:
             self._copy.result()
 
+    def settle(self) -> None:
+        """Wait until the threads are idle (the copy stays for `take`), raising errors."""
+        self.wait()
+        self._flush.result()
+
     def take(self, previous_id: str) -> _Base | None:
         """The base, when it is `previous_id`'s (the caller then owns the directory)."""
         base, self._copy = self._copy.result() if self._copy else None, None

@@ -323,6 +323,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
             phases["parse"] = time.perf_counter() - clock
             clock = time.perf_counter()
+            if base_copy is not None and _embedder(opts, previous):
+                base_copy.settle()  # embedding forks workers: let the I/O threads finish first
             manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
                                 files=tuple(sorted(entries, key=lambda e: e.path)))
             manifest = _attach_vectors(store, manifest, opts, previous)
@@ -360,13 +362,20 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     )
 
 
+def _embedder(opts: BuildOptions, previous: Manifest | None) -> str | None:
+    """The embedder this build uses: --embedder, else the one the ref's previous manifest
+    used; None for none."""
+    embedder = opts.embedder or (previous.embedder_id.split("-v")[0]
+                                 if previous is not None and previous.embedder_id else None)
+    return None if not embedder or embedder == "none" else embedder
+
+
 def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
                     previous: Manifest | None) -> Manifest:
     """Hook for the embeddings step (vectors are content-addressed objects listed in extras).
     Without --embedder a ref keeps the embedder its previous manifest used; `none` drops it."""
-    embedder = opts.embedder or (previous.embedder_id.split("-v")[0]
-                                 if previous is not None and previous.embedder_id else None)
-    if not embedder or embedder == "none":
+    embedder = _embedder(opts, previous)
+    if embedder is None:
         return manifest
     from .vectors import attach_vectors
 
