@@ -82,10 +82,10 @@ def main() -> None:
             why = _check(store, cache, mid, row)
             if why:
                 counts["mixed"] += 1
-                errors.append(why)
+                errors.append(f"{mode}: {why}")
         except Exception as exc:  # every failure is a finding: count it, keep reading
             counts["errors"] += 1
-            errors.append(f"{type(exc).__name__}: {exc}")
+            errors.append(f"{mode}: {type(exc).__name__}: {exc}")
         time.sleep(0.025)  # leave CPU to the builder: the machine may have 2 cores
     counts["manifests_seen"] = len(seen)
     print(json.dumps({"counts": counts, "errors": errors[:10], "seen": sorted(seen)}))
