@@ -432,20 +432,21 @@ def _base_copy(store: Store, previous_id: str) -> _Base | None:
 class BaseCopy:
     """The I/O that starts an incremental assembly, run in threads while the build parses:
     the previous database copied, then flushed to disk (so the ref swap's sync finds it
-    written), and the assembled directories no ref needs pruned. (Opening the connection
-    here too does not pay: DuckDB holds the GIL through most of its WAL replay, which then
-    slows the parse's imports as much as it gains.) Start it after any fork of parse workers.
+    written). (Opening the connection here too does not pay: DuckDB holds the GIL through
+    most of its WAL replay, which then slows the parse's imports as much as it gains.
+    Pruning old assemblies here does not either: it takes a build's worth of grace from
+    readers, and a reader whose directory vanishes between opening the database and its WAL
+    silently sees the last checkpoint.) Start it after any fork of parse workers.
 
     Measured on the stdlib, one changed file, fresh process, alternated with the serial
-    version on a loaded machine: 0.815 -> 0.712 s (median of 5)."""
+    version on a loaded machine (then with the prune here too): 0.815 -> 0.712 s (median of 5)."""
 
-    def __init__(self, store: Store, previous_id: str, keep: set[str]) -> None:
+    def __init__(self, store: Store, previous_id: str) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.previous_id = previous_id
         pool = ThreadPoolExecutor(2, thread_name_prefix="base-copy")
         self._copy = pool.submit(_base_copy, store, previous_id)
-        self._prune = pool.submit(prune_assembled, store, keep | {previous_id})
         self._flush = pool.submit(self._fsync, self._copy)
         pool.shutdown(wait=False)
 
@@ -462,16 +463,10 @@ class BaseCopy:
             for fd in fds:
                 os.close(fd)
 
-    def wait(self) -> None:
-        """Wait for the copy and the prune (before asking which manifests are assembled: the
-        prune may be removing one), raising their errors."""
-        self._prune.result()
-        if self._copy is not None:
-            self._copy.result()
-
     def settle(self) -> None:
         """Wait until the threads are idle (the copy stays for `take`), raising errors."""
-        self.wait()
+        if self._copy is not None:
+            self._copy.result()
         self._flush.result()
 
     def take(self, previous_id: str) -> _Base | None:
@@ -491,12 +486,9 @@ class BaseCopy:
     def close(self) -> None:
         """Wait for the threads (raising their errors: call it before the ref swap); discard
         a base nobody took. Idempotent."""
-        try:
-            self._flush.exception()  # before a discard: its files are still open
-            if self._copy is not None and self._copy.exception() is None:
-                self.take("")
-        finally:
-            self._prune.result()
+        self._flush.exception()  # before a discard: its files are still open
+        if self._copy is not None and self._copy.exception() is None:
+            self.take("")
         self._flush.result()
 
 

@@ -310,7 +310,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             from .assemble import BaseCopy
 
             builder.start_workers(len(need))
-            base_copy = stack.enter_context(BaseCopy(store, previous_id, set(store.list_refs().values())))
+            base_copy = stack.enter_context(BaseCopy(store, previous_id))
         clock = time.perf_counter()
         builder.progress("parse", 0, len(need))
         with store.batched_actions():
@@ -332,8 +332,6 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         clock = time.perf_counter()
         data = manifest.canonical_bytes()
         manifest_id = hash_bytes(data)
-        if base_copy is not None:
-            base_copy.wait()
         changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
                    or bool(store.assembly_problems(manifest_id, deep=False)))
         cache.save()  # before the swap: a failed write must leave the previous index untouched

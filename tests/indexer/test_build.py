@@ -242,8 +242,8 @@ def _assembled(store: Store) -> set[str]:
 
 
 def test_a_build_keeps_the_ref_target_and_its_previous_assembly_only(git_repo):
-    """The previous assembly is copied in a thread while the build parses (BaseCopy), and the
-    stale ones are pruned there: what stays is the same as when both ran after the swap."""
+    """The previous assembly is copied in a thread while the build parses (BaseCopy); after
+    the swap the ref's target and the previous assembly stay (readers get a build's grace)."""
     git_repo.write_many({"a.py": PY, "b.py": "Y = 1\n"})
     ids = [_build(git_repo.path).manifest_id]
     store = Store(git_repo.path / ".codeagent")
