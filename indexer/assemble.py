@@ -453,9 +453,16 @@ class BaseCopy:
     @staticmethod
     def _fsync(copy) -> None:
         """fsync the copied files; they are opened first, so the assembly may rename their
-        directory meanwhile. A failed copy is the assembly's error, raised when it takes it."""
+        directory meanwhile (if it already has, the swap's os.sync flushes them). Closing
+        these descriptors drops the writer's fcntl lock on the copy: harmless, nothing else
+        opens a work directory. A failed copy is the assembly's error, raised when it takes it."""
         base = copy.result() if copy.exception() is None else None
-        fds = [os.open(base.work / name, os.O_RDONLY) for name in (base.copied if base else ())]
+        fds = []
+        try:
+            for name in base.copied if base else ():
+                fds.append(os.open(base.work / name, os.O_RDONLY))
+        except FileNotFoundError:
+            pass
         try:
             for fd in fds:
                 os.fsync(fd)
