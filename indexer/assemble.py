@@ -47,6 +47,11 @@ DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
 # an incremental assembly re-sorts it.
 POSTINGS_TAIL_FRACTION = 0.15
+# Entries are inserted in batches of about this many source bytes: a batch's shards, flattened
+# rows and postings are in memory at once (~20x its source bytes at the peak, measured on the
+# stdlib), so a huge tree is assembled in bounded memory. A full assembly of more than one
+# batch re-sorts term_postings once at the end.
+BATCH_SOURCE_BYTES = 128 << 20
 # An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
 # every row group it touched: the files table's text is one ZSTD row group, ~0.3 s on the
 # stdlib) until the WAL, copied along from assembly to assembly, passes this size. Every
@@ -112,6 +117,20 @@ STEP_MODULES = ("codeagent.indexer.graph", "codeagent.indexer.ann")
 
 def _load_step_modules() -> None:
     import_optional(STEP_MODULES)
+
+
+def batches(entries: list[FileEntry], limit: int = BATCH_SOURCE_BYTES) -> list[list[FileEntry]]:
+    """`entries` in order, cut into runs of at most `limit` source bytes (a larger entry is a
+    run of its own); none for no entries."""
+    out: list[list[FileEntry]] = []
+    size = limit
+    for f in entries:
+        if size + f.size > limit or not out:
+            out.append([])
+            size = 0
+        out[-1].append(f)
+        size += f.size
+    return out
 
 
 def _changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[FileEntry]]:
@@ -371,10 +390,14 @@ def _postings_tail(con, full: bool, inserted: int) -> int:
     total = con.execute("SELECT count(*) FROM term_postings").fetchall()[0][0]
     if appended <= POSTINGS_TAIL_FRACTION * total:
         return appended
+    _sort_postings(con)
+    return 0
+
+
+def _sort_postings(con) -> None:
     con.execute("CREATE TABLE term_postings_sorted AS SELECT * FROM term_postings ORDER BY term")
     con.execute("DROP TABLE term_postings")
     con.execute("ALTER TABLE term_postings_sorted RENAME TO term_postings")
-    return 0
 
 
 def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -> None:
@@ -509,9 +532,10 @@ class _Beside:
         self.job = None
 
     def __call__(self, fn: Callable[[object], None]) -> None:
+        """Run `fn(cursor)` beside the caller, once the previous job is done."""
         from concurrent.futures import ThreadPoolExecutor
 
-        assert self.job is None, "one job at a time"
+        self.wait()
         cur = self.con.cursor()
         pool = ThreadPoolExecutor(1, thread_name_prefix="assemble")
         self.job = (pool, cur, pool.submit(fn, cur))
@@ -560,10 +584,12 @@ def _settle(con, wal: Path, *, full: bool) -> None:
 
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
              previous: tuple[Manifest, str] | None = None, *,
-             tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None) -> Path:
+             tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
+             batch_bytes: int = BATCH_SOURCE_BYTES) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
     Arrow table of shards the caller has in memory (read instead of their Parquet);
-    `base_copy`: the previous assembly's database, already being copied."""
+    `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
+    source bytes inserted per batch (see BATCH_SOURCE_BYTES)."""
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
         return final
@@ -606,7 +632,9 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 for table in PER_PATH_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             try:
-                inserted = _insert_entries(con, store, insert, tables or {}, beside=beside)
+                runs = batches(insert, batch_bytes)
+                inserted = sum(_insert_entries(con, store, run, tables or {}, beside=beside)
+                               for run in runs)
                 if base is None or remove or insert:
                     for step in DERIVED_STEPS:
                         step(con, manifest)
@@ -616,6 +644,8 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 raise
             if beside is not None:
                 beside.wait()
+            if base is None and len(runs) > 1:
+                _sort_postings(con)
             _write_meta(con, manifest, manifest_id, _postings_tail(con, base is None, inserted))
             if base is not None:
                 con.execute("COMMIT")
