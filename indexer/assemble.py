@@ -585,15 +585,18 @@ def _settle(con, wal: Path, *, full: bool) -> None:
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
              previous: tuple[Manifest, str] | None = None, *,
              tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
-             batch_bytes: int = BATCH_SOURCE_BYTES) -> Path:
+             batch_bytes: int = BATCH_SOURCE_BYTES,
+             progress: Callable[[str, int, int], None] | None = None) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
     Arrow table of shards the caller has in memory (read instead of their Parquet);
     `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
-    source bytes inserted per batch (see BATCH_SOURCE_BYTES)."""
+    source bytes inserted per batch (see BATCH_SOURCE_BYTES); `progress("assemble", done,
+    total)` after each batch and step."""
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
         return final
     _load_step_modules()
+    steps = _Steps(progress)
     base_dir = None
     if previous is not None:
         base_dir = base_copy.take(previous[1]) if base_copy else _base_copy(store, previous[1])
@@ -633,11 +636,16 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                     con.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM delta_removed)")
             try:
                 runs = batches(insert, batch_bytes)
-                inserted = sum(_insert_entries(con, store, run, tables or {}, beside=beside)
-                               for run in runs)
+                steps.total = len(runs) + len(DERIVED_STEPS) + len(ARTIFACT_STEPS) + 1
+                steps.advance(0)
+                inserted = 0
+                for run in runs:
+                    inserted += _insert_entries(con, store, run, tables or {}, beside=beside)
+                    steps.advance()
                 if base is None or remove or insert:
                     for step in DERIVED_STEPS:
                         step(con, manifest)
+                        steps.advance()
             except BaseException:
                 if beside is not None:
                     beside.wait(failed=True)
@@ -654,6 +662,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
             con.close()
         for artifact in ARTIFACT_STEPS:
             artifact(store, manifest, manifest_id, work, prev_dir)
+            steps.advance()
         write_assembly_sums(work, copied)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -670,7 +679,25 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    steps.finish()
     return final
+
+
+class _Steps:
+    """An assembly's progress: its batches, derived steps, artifact steps and the final swap
+    into place (those it skips are counted done at the end)."""
+
+    def __init__(self, progress: Callable[[str, int, int], None] | None) -> None:
+        self.progress = progress or (lambda stage, done, total: None)
+        self.done = 0
+        self.total = 1
+
+    def advance(self, steps: int = 1) -> None:
+        self.done = min(self.done + steps, self.total - 1)
+        self.progress("assemble", self.done, self.total)
+
+    def finish(self) -> None:
+        self.progress("assemble", self.total, self.total)
 
 
 def prune_assembled(store: Store, keep: set[str]) -> int:

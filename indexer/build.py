@@ -94,7 +94,8 @@ class _Builder:
         self.parsed = 0
         self.reused = 0
         self.known: dict[tuple[str, str], FileEntry] = {}
-        self.to_parse = 0
+        self.to_parse = 0  # files whose content the scan did not know
+        self.read = 0      # of those, files done (known content after all, skipped or parsed)
         self.shards_written = 0
         self._pool = None
         self.tables: dict[str, object] = {}  # shard id -> Arrow table of shards parsed now
@@ -117,6 +118,10 @@ class _Builder:
             e = self.entry_from_action(path, blob, size, language)
         self.reused += e is not None
         return e
+
+    def advance(self, files: int) -> None:
+        self.read += files
+        self.progress("parse", self.read, self.to_parse)
 
     def entry_from_action(self, path: str, blob: str, size: int, language: str) -> FileEntry | None:
         key = shard_key(blob, language)
@@ -169,8 +174,10 @@ class _Builder:
     def parse_all(self, todo: list[tuple[sources.SourceFile, str, bytes, str]]) -> list[FileEntry]:
         """Parse (file, language, bytes, blob) jobs, deduplicating identical content."""
         unique: dict[tuple[str, str], tuple[bytes, int]] = {}
+        copies: dict[tuple[str, str], int] = {}
         for f, lang, data, blob in todo:
             unique.setdefault((blob, lang), (data, len(data)))
+            copies[(blob, lang)] = copies.get((blob, lang), 0) + 1
         keys = list(unique)
         results: dict[tuple[str, str], FileEntry] = {}
         jobs = self.opts.jobs or os.cpu_count() or 1
@@ -181,7 +188,7 @@ class _Builder:
             parsed = (parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
         for k, res in zip(keys, parsed):
             results[k] = self.record(k[0], k[1], unique[k][1], res)
-            self.progress("parse", self.parsed, self.to_parse)
+            self.advance(copies[k])
         return [FileEntry(f.path, blob, len(data), lang, results[(blob, lang)].status,
                           results[(blob, lang)].reason, results[(blob, lang)].shard_key,
                           results[(blob, lang)].shard)
@@ -229,6 +236,7 @@ def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[s
         lang = detect_language(f.path)
         if data is None:
             out.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, fmt.SKIP_UNREADABLE))
+            builder.advance(1)
             continue
         blob = hash_bytes(data)
         cache.set(f.git_sha if is_commit else f.path,
@@ -236,6 +244,7 @@ def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[s
         e = builder.reuse(f.path, blob, len(data), lang)
         if e is not None:
             out.append(e)
+            builder.advance(1)
             continue
         todo.append((f, lang, data, blob))
         pending += len(data)
@@ -339,11 +348,9 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             store.put(data)
             from .assemble import assemble, prune_assembled
 
-            builder.progress("assemble", 0, 1)
             prev = (previous, previous_id) if previous is not None and previous_id else None
             assemble(store, manifest, manifest_id, prev, tables=builder.tables,
-                     base_copy=base_copy)
-            builder.progress("assemble", 1, 1)
+                     base_copy=base_copy, progress=builder.progress)
             if base_copy is not None:
                 base_copy.close()
             store.set_ref(ref, manifest_id)

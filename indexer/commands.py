@@ -24,6 +24,7 @@ class TerminalProgress:
         self.enabled = enabled
         self.last = 0.0
         self.stage = ""
+        self.width = 0  # of the line being rewritten: a shorter one is padded over it
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
@@ -33,14 +34,15 @@ class TerminalProgress:
             return
         self.last, self.stage = now, stage
         if total:
-            width = 30
-            filled = int(width * done / total)
-            bar = "#" * filled + "-" * (width - filled)
-            sys.stderr.write(f"\r{stage:<9} [{bar}] {done}/{total}")
+            filled = int(30 * min(done, total) / total)
+            line = f"{stage:<9} [{'#' * filled}{'-' * (30 - filled)}] {done}/{total}"
         else:
-            sys.stderr.write(f"\r{stage:<9} ...")
+            line = f"{stage:<9} ..."
+        sys.stderr.write("\r" + line.ljust(self.width))
+        self.width = len(line)
         if total and done >= total:
             sys.stderr.write("\n")
+            self.width = 0
         sys.stderr.flush()
 
 

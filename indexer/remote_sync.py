@@ -186,9 +186,7 @@ def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[s
 
     seed_actions(store, manifest)
     t0 = time.perf_counter()
-    progress("assemble", 0, 1)
-    assemble(store, manifest, mid, _assembly_base(store, manifest, local))
-    progress("assemble", 1, 1)
+    assemble(store, manifest, mid, _assembly_base(store, manifest, local), progress=progress)
     result.seconds_assemble = time.perf_counter() - t0
     store.set_ref(ref, mid)
     keep = set(store.list_refs().values())
