@@ -149,6 +149,7 @@ def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[s
     Arrow tables where it has them, else from the verified Parquet objects."""
     import pyarrow as pa
 
+    from .. import kernels
     from .shard import SHARD_SCHEMA
 
     stored = sorted({f.shard for f in indexed if f.shard not in tables})
@@ -164,11 +165,11 @@ def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[s
         listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
         read = con.sql(f"SELECT * FROM read_parquet([{listed}], filename=true)").to_arrow_table()
         shard_of = [files[f] for f in read.column("filename").to_pylist()]
-        read = read.drop_columns(["filename"]).cast(SHARD_SCHEMA)
+        read = kernels.cast_table(read.drop_columns(["filename"]), SHARD_SCHEMA)
         rows = {s: read.slice(i, 1) for i, s in enumerate(shard_of)}
     shards = pa.concat_tables([tables[f.shard] if f.shard in tables else rows[f.shard]
                                for f in indexed])
-    return shards if shards.schema.equals(SHARD_SCHEMA) else shards.cast(SHARD_SCHEMA)
+    return shards if shards.schema.equals(SHARD_SCHEMA) else kernels.cast_table(shards, SHARD_SCHEMA)
 
 
 def _flatten(shards, column: str, **per_entry):

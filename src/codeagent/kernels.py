@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 
 try:
-    from pyarrow._compute import RankOptions, call_function
-except ImportError:  # a pyarrow that moved them: the public module has both
-    from pyarrow.compute import RankOptions, call_function
+    from pyarrow._compute import CastOptions, RankOptions, call_function
+except ImportError:  # a pyarrow that moved them: the public module has them all
+    from pyarrow.compute import CastOptions, RankOptions, call_function
 
 
 def dictionary_encode(values: pa.Array) -> pa.DictionaryArray:
@@ -41,6 +41,14 @@ def not_equal(a: pa.Array, b: pa.Array) -> pa.Array:
 
 def fill_null(values: pa.Array, fill: object) -> pa.Array:
     return call_function("coalesce", [values, pa.scalar(fill, values.type)])
+
+
+def cast_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table.cast(schema)`: the same column names in the same order, safely cast."""
+    if table.column_names != schema.names:
+        raise ValueError(f"cannot cast columns {table.column_names} to {schema.names}")
+    return pa.Table.from_arrays([call_function("cast", [column], CastOptions.safe(field.type))
+                                 for column, field in zip(table.columns, schema)], schema=schema)
 
 
 def from_numpy(values: np.ndarray) -> pa.Array:

@@ -37,3 +37,21 @@ def test_take_with_numpy_indices(indices):
     values = pa.array([f"v{i}" for i in range(10)])
     got = kernels.take(values, np.array(indices, dtype=np.int64))
     assert got.to_pylist() == [f"v{i}" for i in indices]
+
+
+def test_cast_table_restores_a_shard_read_back_from_parquet():
+    """Parquet gives fixed-size lists back as lists (shards store no Arrow schema): the cast
+    must give the shard schema and values back, as Table.cast would."""
+    import pyarrow.parquet as pq
+
+    from codeagent.indexer.extract import extract
+    from codeagent.indexer.shard import SHARD_SCHEMA, encode_table, shard_table
+
+    source = b"class A:\n    '''Doc.'''\n    def m(self):\n        return f(1)\n"
+    table = shard_table(source, "python", "0" * 64, extract(source, "python"))
+    read = pq.read_table(pa.BufferReader(encode_table(table)))
+    assert not read.schema.equals(SHARD_SCHEMA)
+    got = kernels.cast_table(read, SHARD_SCHEMA)
+    assert got.schema.equals(SHARD_SCHEMA) and got.equals(table) and got.equals(read.cast(SHARD_SCHEMA))
+    with pytest.raises(ValueError):
+        kernels.cast_table(read.select(read.column_names[::-1]), SHARD_SCHEMA)

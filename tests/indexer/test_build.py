@@ -260,7 +260,8 @@ def test_batches_keep_order_and_stay_within_the_limit(sizes, limit):
 def test_a_build_never_imports_pyarrow_compute_or_numpy_ma(git_repo):
     """Importing pyarrow.compute costs ~40 ms (a fifteenth of a one-file build in a fresh process),
     numpy.ma ~9 ms (`pa.array(ndarray)` imports it); build code calls the kernels and wraps
-    numpy arrays through codeagent.kernels instead."""
+    numpy arrays through codeagent.kernels instead: for a file that changed, and for one
+    changed back (a branch switch), whose shard is read back from Parquet."""
     import subprocess
     import sys
 
@@ -273,6 +274,11 @@ def test_a_build_never_imports_pyarrow_compute_or_numpy_ma(git_repo):
         f"repo = pathlib.Path({str(git_repo.path)!r})\n"
         "build(BuildOptions(repo=repo, jobs=1))\n"
         "(repo / 'a.py').write_text('def add(a, b):\\n    return b + a\\n')\n"
+        "assert build(BuildOptions(repo=repo, jobs=1)).files_parsed == 1\n"
+        # a.py back to known content (its shard is read from Parquet, not parsed) in a tree
+        # not assembled before
+        f"(repo / 'a.py').write_text({PY!r})\n"
+        "(repo / 'b.py').write_text('import a\\n')\n"
         "assert build(BuildOptions(repo=repo, jobs=1)).files_parsed == 1\n"
         "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['pyarrow', 'compute'], ['numpy', 'ma'])))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
