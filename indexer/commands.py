@@ -79,6 +79,14 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     Unchanged files are never re-read: the work tree is checked against a stat cache and
     committed trees against git's blob ids. Files that cannot be parsed are recorded in the
     manifest with their reason (binary, invalid_utf8, too_large, minified, symlink...).
+    On a terminal a progress line counts the files read and parsed, then the assembly's
+    steps (none when piped or with --json). The ref moves to the new index only once it is
+    complete: a failed or killed build leaves the previous one current.
+
+    \b
+    Exit codes: 0 done (or nothing changed), 1 unexpected error, 2 invalid argument,
+    3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
+    locked by another build (see --wait), 9 a write failed (disk full, I/O error).
     """
     from .. import format as fmt
     from ..errors import InvalidParameter
