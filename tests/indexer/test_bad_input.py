@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,18 +55,32 @@ def test_bad_files_are_recorded_with_reasons(git_repo, tmp_path):
     assert secrets_in_store == []
 
 
+# Root reads any file mode: without the capabilities that let it, it reads like anyone else.
+NO_DAC_OVERRIDE = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
+                   "--bounding-set=-dac_override,-dac_read_search"]
+
+
 def test_unreadable_file_is_skipped_not_fatal(git_repo):
+    git_repo.write("ok.py", "x = 1\n")
+    git_repo.write("locked.py", "x = 1\n").chmod(0)
     if os.geteuid() == 0:
-        # Root reads any mode; the closest case is a FIFO, which must not hang the build.
-        os.mkfifo(git_repo.path / "pipe")
-        git_repo.write("ok.py", "x = 1\n")
-        result = build(BuildOptions(repo=git_repo.path, jobs=1))
-        assert result.files_total == 1 and _reasons(git_repo.path) == {}
-        pytest.skip("running as root: file modes cannot make a file unreadable")
-    p = git_repo.write("locked.py", "x = 1\n")
-    p.chmod(0)
-    build(BuildOptions(repo=git_repo.path, jobs=1))
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: file modes cannot make a file unreadable")
+        proc = subprocess.run([*NO_DAC_OVERRIDE, sys.executable, "-m", "codeagent", "build",
+                               str(git_repo.path), "--json"], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "CODEAGENT_DAEMON": "0"})
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["files_skipped"]["by_reason"] == {"unreadable": 1}
+    else:
+        build(BuildOptions(repo=git_repo.path, jobs=1))
     assert _reasons(git_repo.path) == {"locked.py": "unreadable"}
+
+
+def test_a_fifo_does_not_hang_the_build(git_repo):
+    os.mkfifo(git_repo.path / "pipe")
+    git_repo.write("ok.py", "x = 1\n")
+    result = build(BuildOptions(repo=git_repo.path, jobs=1))
+    assert result.files_total == 1 and _reasons(git_repo.path) == {}
 
 
 def test_empty_repo_builds_an_empty_manifest(git_repo, cli):
