@@ -120,16 +120,18 @@ def _load_step_modules() -> None:
 
 
 def batches(entries: list[FileEntry], limit: int = BATCH_SOURCE_BYTES) -> list[list[FileEntry]]:
-    """`entries` in order, cut into runs of at most `limit` source bytes (a larger entry is a
-    run of its own); none for no entries."""
+    """`entries` in order, cut into runs of at most `limit` bytes of indexed source (a larger
+    entry is a run of its own; skipped files have no rows to hold and count nothing); none for
+    no entries."""
     out: list[list[FileEntry]] = []
     size = limit
     for f in entries:
-        if size + f.size > limit or not out:
+        weight = f.size if f.indexed else 0
+        if size + weight > limit or not out:
             out.append([])
             size = 0
         out[-1].append(f)
-        size += f.size
+        size += weight
     return out
 
 
