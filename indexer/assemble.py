@@ -189,11 +189,7 @@ def _flatten(shards, column: str, **per_entry):
     offsets = lists.offsets.to_numpy()
     counts = np.diff(offsets)
     e = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-    # ListArray.flatten() would import pyarrow.compute (see kernels.py): without null lists,
-    # the elements are the child array between the first and the last offset.
-    values = (lists.flatten() if lists.null_count
-              else lists.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])))
-    columns = element_columns(column, values)
+    columns = element_columns(column, kernels.list_values(lists))
     if column in PACKED:
         first = np.repeat(offsets[:-1] - offsets[0], counts)
         columns["ordinal"] = kernels.from_numpy((np.arange(len(e), dtype=np.int32) - first).astype(np.int32))

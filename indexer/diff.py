@@ -187,10 +187,7 @@ def diff_manifests(a: Manifest, b: Manifest, symbols_a: Mapping[str, Sequence[Sy
 
 def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, list[SymbolFacts]]:
     """Symbols of `paths` read from their shards (each shard re-hashed on read, read once)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .shard import decode_table
+    from .shard import decode_table, read_shard
 
     wanted = set(paths)
     by_shard: dict[str, list[FileEntry]] = defaultdict(list)
@@ -199,7 +196,7 @@ def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, l
             by_shard[f.shard].append(f)
     out: dict[str, list[SymbolFacts]] = {}
     for shard, entries in sorted(by_shard.items()):
-        rows = decode_table(pq.read_table(pa.BufferReader(store.get(shard)), columns=["symbols"]))["symbols"]
+        rows = decode_table(read_shard(store.get(shard), ["symbols"]))["symbols"]
         for e in entries:
             out[e.path] = [SymbolFacts(e.path, r["stable_id"], r["kind"], r["name"],
                                        r["qualified_name"], r["body_hash"], r["start_line"])

@@ -266,14 +266,14 @@ def decode_table(table: pa.Table) -> dict:
     """The first row of a shard table (any subset of its columns) as Python values; a list
     column's elements as dicts of their fields (chunks, symbols, refs: and `ordinal`)."""
     # Parquet stores a fixed-size list as a list: read back, it needs a cast
-    table = table.cast(pa.schema([SHARD_SCHEMA.field(name) for name in table.column_names]))
+    table = kernels.cast_table(table, pa.schema([SHARD_SCHEMA.field(name) for name in table.column_names]))
     row = {}
     for name in table.column_names:
         column = table.column(name).slice(0, 1).combine_chunks()
         if not pa.types.is_list(column.type):
             row[name] = column[0].as_py()
             continue
-        fields = {k: v.to_pylist() for k, v in element_columns(name, column.flatten()).items()}
+        fields = {k: v.to_pylist() for k, v in element_columns(name, kernels.list_values(column)).items()}
         rows = [dict(zip(fields, values)) for values in zip(*fields.values())]
         if name in PACKED:
             rows = [{"ordinal": i, **r} for i, r in enumerate(rows)]
@@ -281,5 +281,11 @@ def decode_table(table: pa.Table) -> dict:
     return row
 
 
+def read_shard(data: bytes, columns: list[str] | None = None) -> pa.Table:
+    """A shard's Parquet bytes as a table (of `columns`), as stored: decode_table casts it.
+    (pq.read_table would import pyarrow.dataset and pyarrow.compute, ~60-100 ms.)"""
+    return pq.ParquetFile(pa.BufferReader(data)).read(columns=columns)
+
+
 def decode_shard(data: bytes) -> dict:
-    return decode_table(pq.read_table(pa.BufferReader(data)))
+    return decode_table(read_shard(data))

@@ -22,7 +22,7 @@ from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
 from ..manifest import Manifest
 from ..store import Store, append_log
-from .shard import chunk_text, decode_table
+from .shard import chunk_text, decode_table, read_shard
 
 Progress = Callable[[str, int, int], None]
 Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)
@@ -92,10 +92,9 @@ def shard_items(row: dict) -> list[tuple[str, int, str]]:
 
 def read_shard_items(store: Store, shard_id: str) -> list[tuple[str, int, str]]:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(pa.BufferReader(store.get(shard_id)), columns=["text", "chunks", "symbols"])
+        table = read_shard(store.get(shard_id), ["text", "chunks", "symbols"])
     except (pa.ArrowInvalid, OSError) as exc:  # hash matches but the bytes are not our Parquet
         raise StoreCorrupt(f"shard {shard_id[:12]} is not a readable Parquet file: {exc}",
                            hint="run `codeagent verify`, delete the object and build again") from exc

@@ -43,6 +43,16 @@ def fill_null(values: pa.Array, fill: object) -> pa.Array:
     return call_function("coalesce", [values, pa.scalar(fill, values.type)])
 
 
+def list_values(lists: pa.ListArray) -> pa.Array:
+    """`lists.flatten()`: the elements of every list, in order (without null lists, the
+    child array between the first and the last offset; flatten() imports pyarrow.compute)."""
+    if lists.null_count:
+        return lists.flatten()
+    offsets = lists.offsets
+    first, last = offsets[0].as_py(), offsets[len(offsets) - 1].as_py()
+    return lists.values.slice(first, last - first)
+
+
 def cast_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table.cast(schema)`: the same column names in the same order, safely cast."""
     if table.column_names != schema.names:

@@ -55,3 +55,10 @@ def test_cast_table_restores_a_shard_read_back_from_parquet():
     assert got.schema.equals(SHARD_SCHEMA) and got.equals(table) and got.equals(read.cast(SHARD_SCHEMA))
     with pytest.raises(ValueError):
         kernels.cast_table(read.select(read.column_names[::-1]), SHARD_SCHEMA)
+
+
+@given(st.lists(st.one_of(st.none(), st.lists(st.integers(-5, 5), max_size=4)), max_size=12),
+       st.integers(0, 12), st.integers(0, 12))
+def test_list_values_equals_flatten_on_slices(lists, start, length):
+    array = pa.array(lists, pa.list_(pa.int64())).slice(start, length)
+    assert kernels.list_values(array).equals(array.flatten())

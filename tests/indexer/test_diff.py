@@ -159,3 +159,26 @@ def test_diff_of_a_manifest_with_itself_is_empty_and_files_partition(paths, blob
     for f in d.files:
         if f.change == "moved":
             assert m.file(f.old_path).blob == other.file(f.path).blob
+
+
+def test_diff_reads_shards_without_pyarrow_dataset_or_compute(git_repo) -> None:
+    """pq.read_table imports pyarrow.dataset and pyarrow.compute (~60-100 ms in a fresh
+    process, a third of a small diff): shards are read through shard.read_shard."""
+    import subprocess
+    import sys
+
+    git_repo.write("util.py", ALPHA)
+    git_repo.commit("one")
+    one = _build(git_repo).manifest_id
+    git_repo.write("util.py", ALPHA.replace("alpha", "omega"))
+    git_repo.commit("two")
+    two = _build(git_repo).manifest_id
+    script = (
+        "import sys\n"
+        "from codeagent.indexer.diff import diff_ids\n"
+        "from codeagent.store import Store\n"
+        f"d = diff_ids(Store({str(git_repo.path / '.codeagent')!r}), {one!r}, {two!r}).to_dict()\n"
+        "assert [s['qualified_name'] for s in d['symbols']['renamed']] == ['omega'], d\n"
+        "print(sorted(m for m in sys.modules if m in ('pyarrow.compute', 'pyarrow.dataset')))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
