@@ -23,12 +23,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import median, print_table, stdlib_repo  # noqa: E402
+from corpus import ENV, median, print_table, stdlib_repo  # noqa: E402
 
-
-# Byte-code caching on, as on a user's machine (some sandboxes export PYTHONDONTWRITEBYTECODE);
-# a fresh process per command unless a row says "daemon" (then a daemon of this run's own).
-ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
+# A fresh process per command unless a row says "daemon" (then a daemon of this run's own).
 
 
 def run_with_rss(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str, float]:

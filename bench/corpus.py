@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
+# For the `codeagent` processes a bench starts: byte-code caching on, as on a user's machine
+# (some sandboxes export PYTHONDONTWRITEBYTECODE), and no daemon unless a row says so.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
 
 
 def stdlib_files() -> list[Path]:

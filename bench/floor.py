@@ -12,9 +12,10 @@ the clock starts, nothing sent back), and prints its wall time as a multiple of 
   3. + one minimal Parquet file per file (3 columns, 1 row): the least a shard costs.
 
 Then the real cold build (what `codeagent build` runs, fresh store, fresh process) with its
-parse and assemble phases and the symbol graph's share of the latter. "Row 3 + the assemble phase" is what a cold build would still take with an
-extractor, tokenizer and shard encoder that cost nothing beyond row 3, on the same DuckDB
-assembly: the part of the 8x target the rest of the pipeline has to fit in.
+parse and assemble phases and the symbol graph's share of the latter. "Row 3 + the assemble
+phase" is what a cold build would still take with an extractor, tokenizer and shard encoder
+that cost nothing beyond row 3, on the same DuckDB assembly: the part of the 8x target the
+rest of the pipeline has to fit in.
 """
 
 from __future__ import annotations
@@ -31,53 +32,34 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import median, print_table, stdlib_repo  # noqa: E402
+from corpus import ENV, median, print_table, stdlib_repo, stdlib_sources  # noqa: E402
 
-ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from codeagent.indexer.extract.treesitter import _parser, rules_for  # noqa: E402
+from codeagent.indexer.extract.walk import _matches  # noqa: E402
+
 STAGES = ("parse", "captures", "parquet")
-_FILES: list[bytes] = []
-
-
-def _load(repo: Path) -> list[bytes]:
-    out = []
-    for path in sorted(repo.rglob("*.py")):
-        if ".codeagent" in path.parts or ".git" in path.parts:
-            continue
-        data = path.read_bytes()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        out.append(data)
-    return out
+_RULES = rules_for("python")
+_TYPES = _RULES.interesting()
+_PLAIN = {t: _RULES.calls[t] for t in _RULES.plain_calls}
+_FILES: list[bytes] = []  # the corpus, set before the workers fork
 
 
 def _warm() -> None:
-    from codeagent.indexer.extract.treesitter import _parser, rules_for
-    from codeagent.indexer.extract.walk import _matches
-
     tree = _parser("python").parse(b"f(x)\n")
-    rules = rules_for("python")
-    _matches(tree.root_node, tree.language, rules.interesting(),
-             {t: rules.calls[t] for t in rules.plain_calls})
+    _matches(tree.root_node, tree.language, _TYPES, _PLAIN)
 
 
 def _stage_job(args: tuple[int, str]) -> int:
     """Run one file through the pipeline up to `stage`; returns the captured node count."""
     i, stage = args
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from codeagent.indexer.extract.treesitter import _parser, rules_for
-    from codeagent.indexer.extract.walk import _matches
-
     data = _FILES[i]
     tree = _parser("python").parse(data)
     if stage == "parse":
         return 0
-    rules = rules_for("python")
-    nodes, calls, _ = _matches(tree.root_node, tree.language, rules.interesting(),
-                               {t: rules.calls[t] for t in rules.plain_calls})
+    nodes, calls, _ = _matches(tree.root_node, tree.language, _TYPES, _PLAIN)
     if stage == "parquet":
         pq.write_table(pa.table({"n": [len(nodes)], "m": [len(calls)], "h": [data[:16]]}), io.BytesIO())
     return len(nodes) + len(calls)
@@ -124,20 +106,23 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-build")
     args = ap.parse_args()
     repo = stdlib_repo(args.corpus)
-    _FILES[:] = _load(repo)
+    _FILES[:] = [data for _, data in stdlib_sources()]  # the files the corpus repo holds
     print(f"corpus: {repo} ({len(_FILES)} .py files, {sum(map(len, _FILES)) / 1e6:.1f} MB), "
           f"jobs={args.jobs}, repeat={args.repeat}")
-    ctags = median([ctags_wall(repo) for _ in range(args.repeat)])
+    ctags_runs: list[float] = []
     walls: dict[str, list[float]] = {s: [] for s in STAGES}
+    builds: list[tuple[float, dict[str, float]]] = []
     captured = 0
     with multiprocessing.get_context("fork").Pool(args.jobs, initializer=_warm) as pool:
         pool.map(int, range(args.jobs))
-        for _ in range(args.repeat):  # interleaved, so load drifts hit every stage alike
+        for _ in range(args.repeat):  # rounds of every row, so a drift in load hits them alike
+            ctags_runs.append(ctags_wall(repo))
             for stage in STAGES:
                 wall, n = run_stage(pool, stage)
                 walls[stage].append(wall)
                 captured = max(captured, n)
-    builds = [cold_build(repo, args.jobs) for _ in range(args.repeat)]
+            builds.append(cold_build(repo, args.jobs))
+    ctags = median(ctags_runs)
     build = median([b[0] for b in builds])
     phase = {k: median([b[1][k] for b in builds]) for k in ("parse", "assemble", "graph")}
     floor = median(walls["parquet"]) + phase["assemble"]
