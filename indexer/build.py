@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,10 +175,9 @@ class _Builder:
     def parse_all(self, todo: list[tuple[sources.SourceFile, str, bytes, str]]) -> list[FileEntry]:
         """Parse (file, language, bytes, blob) jobs, deduplicating identical content."""
         unique: dict[tuple[str, str], tuple[bytes, int]] = {}
-        copies: dict[tuple[str, str], int] = {}
         for f, lang, data, blob in todo:
             unique.setdefault((blob, lang), (data, len(data)))
-            copies[(blob, lang)] = copies.get((blob, lang), 0) + 1
+        copies = Counter((blob, lang) for _, lang, _, blob in todo)
         keys = list(unique)
         results: dict[tuple[str, str], FileEntry] = {}
         jobs = self.opts.jobs or os.cpu_count() or 1

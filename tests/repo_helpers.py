@@ -8,6 +8,11 @@ from pathlib import Path
 import git
 
 
+# Root reads any file mode: run under this prefix, it lacks the capabilities that let it and
+# reads like anyone else (how the tests make an unreadable file as root, as CI runs).
+NO_DAC_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+
+
 @dataclass
 class GitRepo:
     path: Path

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_helpers import NO_DAC_OVERRIDE
 
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.manifest import load_manifest
@@ -53,11 +54,6 @@ def test_bad_files_are_recorded_with_reasons(git_repo, tmp_path):
     store = Store(git_repo.path / ".codeagent")
     secrets_in_store = [oid for oid in store.iter_objects() if b"hunter2" in store.get(oid)]
     assert secrets_in_store == []
-
-
-# Root reads any file mode: without the capabilities that let it, it reads like anyone else.
-NO_DAC_OVERRIDE = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
-                   "--bounding-set=-dac_override,-dac_read_search"]
 
 
 def test_unreadable_file_is_skipped_not_fatal(git_repo):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from relhelpers import check_store, codeagent, git, init_repo, record
+from repo_helpers import NO_DAC_OVERRIDE
 
 from codeagent.manifest import load_manifest
 from codeagent.store import Store
@@ -147,7 +148,7 @@ def test_an_unreadable_file_is_recorded_not_fatal(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         if not shutil.which("setpriv"):
             pytest.skip("running as root without setpriv: cannot make a file unreadable")
-        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *cmd]
+        cmd = [*NO_DAC_OVERRIDE, *cmd]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
