@@ -235,7 +235,8 @@ def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[s
     for f, data in _read_contents(repo, is_commit, need):
         lang = detect_language(f.path)
         if data is None:
-            out.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, fmt.SKIP_UNREADABLE))
+            reason = fmt.SKIP_MISSING_OBJECT if is_commit else fmt.SKIP_UNREADABLE
+            out.append(FileEntry(f.path, "", f.size, lang, fmt.STATUS_SKIPPED, reason))
             builder.advance(1)
             continue
         blob = hash_bytes(data)

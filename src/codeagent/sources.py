@@ -231,7 +231,11 @@ def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int) -> li
                      input="".join(f"{f.git_sha}\n" for f in unknown).encode())
         size_of = dict(line.split(" ") for line in sizes.decode().splitlines())
         for f in unknown:
-            f.size = int(size_of[f.git_sha])
+            size = size_of.get(f.git_sha, "missing")
+            if size == "missing":  # a partial clone or a damaged mirror: `<sha> missing`
+                f.size, f.skip = 0, fmt.SKIP_MISSING_OBJECT
+            else:
+                f.size = int(size)
     for f in out:
         if not f.skip and f.size > max_bytes:
             f.skip = fmt.SKIP_TOO_LARGE
@@ -239,8 +243,8 @@ def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int) -> li
     return out
 
 
-def read_git_blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Stream blob contents with one `git cat-file --batch` process."""
+def read_git_blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, bytes | None]]:
+    """Stream blob contents with one `git cat-file --batch` process (None: the object is missing)."""
     if not shas:
         return
     proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"],
@@ -260,6 +264,9 @@ def read_git_blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
     try:
         for sha in shas:
             header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] == b"missing":  # vanished since walk_commit looked
+                yield sha, None
+                continue
             size = int(header[2])
             data = proc.stdout.read(size)
             proc.stdout.read(1)

@@ -195,3 +195,22 @@ def test_odd_repositories_get_clear_messages_and_documented_exit_codes(tmp_path:
     outcomes["option_like_ref"] = bad_ref.returncode
     assert bad_ref.returncode in (2, 4) and "Traceback" not in bad_ref.stderr
     record("hostile-odd-repos", **outcomes)
+
+
+def test_a_commit_naming_a_missing_blob_builds_and_records_the_skip(tmp_path: Path) -> None:
+    """A partial clone, a promisor remote or a damaged mirror: the tree names a blob the object
+    database lacks. That file is a `missing_object` skip; the rest of the tree is indexed."""
+    repo = init_repo(tmp_path / "repo", {"ok.py": "def ok():\n    return 1\n",
+                                         "big/asset.py": "def gone():\n    return 2\n"})
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD:big/asset.py"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    proc = codeagent("build", str(repo), "--ref", "HEAD", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["files_skipped"]["files"] == [{"path": "big/asset.py", "reason": "missing_object"}], \
+        out["files_skipped"]
+    store = Store(repo / ".codeagent")
+    m = load_manifest(store, store.read_ref(out["ref"]))
+    assert m.file("big/asset.py").reason == "missing_object"
+    assert m.file("ok.py").indexed
