@@ -195,7 +195,7 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    return text_candidates(view, req.query, filt=make_filter(req.language, req.path, req.extension),
+    return text_candidates(view, req.query, filt=req.file_filter(),
                            limit=req.limit)
 
 
