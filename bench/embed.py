@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def stdlib_items(limit: int) -> list[str]:
     """Item texts exactly as the build embeds them (symbols and symbol-less chunks)."""
     from codeagent.indexer.extract import extract
-    from codeagent.indexer.shard import decode_table, shard_table
+    from codeagent.format.shard import decode_table
+    from codeagent.indexer.shard import shard_table
     from codeagent.indexer.vectors import shard_items
 
     texts: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import format as fmt
-from ..manifest import Manifest
+from ..format.manifest import Manifest
 from ..store import Store
 from .assemble import artifact_step
 from .vectors import load_block

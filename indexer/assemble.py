@@ -5,21 +5,11 @@ The assembled directory is built under the store's tmp/ and renamed into
 missing or half-written. When the previous manifest of the ref is assembled, its database
 is copied and only the changed paths are replaced.
 
-Tables (format.ASSEMBLY_VERSION): meta, files, chunks, symbols, refs, term_postings (per-path
-rows copied from shards; a chunk's text is NULL when it is a slice of files.text, see
-format.CHUNK_TEXT_SQL; term_postings is kept sorted by term, see format.py) plus docs (BM25
-document lengths, per path too); postings, term_df and corpus are views (BM25 corpus
-statistics, always those of this manifest, so an incremental build never recomputes them); then derived per manifest by DERIVED_STEPS: edges, modules, symbol_names
-(fq_name per symbol_id), import_bindings (the symbol graph; `graph.py` documents them).
-During the steps two temp tables name what changed: delta_removed(path) and
+The tables, their DDL and versions are the format's (codeagent/format/assembly.py); the
+derived steps (DERIVED_STEPS) add the symbol graph. During the steps two temp tables name what changed: delta_removed(path) and
 delta_added(path); a step may use them to work incrementally (on a full assembly every path
 is in delta_added and delta_removed is empty). An incremental assembly also keeps the removed
 paths' old rows of files, symbols and refs (delta_old_<table>, see DELTA_OLD).
-
-  edges(src_id, src_path, src_line, dst_id, dst_path, kind, confidence, target)
-    kind: calls | references | imports | inherits | implements | overrides | contains
-    confidence: exact (resolved through scope/imports) | name (matched by name only)
-    src_id NULL for file-level uses; dst_id NULL when only a file (dst_path) is known.
 
 The query side reads this layout and nothing else.
 """
@@ -34,7 +24,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import format as fmt
-from ..manifest import FileEntry, Manifest
+from ..format.assembly import TABLES_SQL
+from ..format.manifest import FileEntry, Manifest
 from ..errors import StoreCorrupt
 from ..plugins import import_optional
 from ..store import Store, complete_marker, write_assembly_sums
@@ -59,31 +50,6 @@ BATCH_SOURCE_BYTES = 128 << 20
 # a body edit of one stdlib file adds ~0.3 MB.
 WAL_MAX_BYTES = 4 << 20
 
-SCHEMA_SQL = """
-CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE files(path VARCHAR, blob VARCHAR, size BIGINT, language VARCHAR, status VARCHAR,
-    reason VARCHAR, shard VARCHAR, line_count INTEGER, text VARCHAR);
-CREATE TABLE chunks(path VARCHAR, ordinal INTEGER, kind VARCHAR, heading VARCHAR,
-    start_line INTEGER, start_col INTEGER, end_line INTEGER, end_col INTEGER,
-    start_byte BIGINT, end_byte BIGINT, symbol INTEGER, text VARCHAR);
-CREATE TABLE symbols(path VARCHAR, language VARCHAR, ordinal INTEGER, symbol_id VARCHAR,
-    stable_id VARCHAR, kind VARCHAR, name VARCHAR, qualified_name VARCHAR, signature VARCHAR,
-    doc VARCHAR, visibility VARCHAR, modifiers VARCHAR[], start_line INTEGER, start_col INTEGER,
-    end_line INTEGER, end_col INTEGER, start_byte BIGINT, end_byte BIGINT, name_line INTEGER,
-    name_col INTEGER, name_end_line INTEGER, name_end_col INTEGER, parent INTEGER,
-    parent_id VARCHAR, body_hash VARCHAR);
-CREATE TABLE refs(path VARCHAR, language VARCHAR, ordinal INTEGER, kind VARCHAR, target VARCHAR,
-    module VARCHAR, alias VARCHAR, source INTEGER, source_id VARCHAR, start_line INTEGER,
-    start_col INTEGER, end_line INTEGER, end_col INTEGER, tkey VARCHAR, head VARCHAR,
-    last VARCHAR);
-CREATE TABLE term_postings(term VARCHAR, path VARCHAR, doc_kind VARCHAR, doc INTEGER, tf INTEGER,
-    length INTEGER);
-CREATE TABLE docs(path VARCHAR, doc_kind VARCHAR, doc INTEGER, length INTEGER);
-CREATE VIEW postings AS SELECT path, doc_kind, doc, term, tf FROM term_postings;
-CREATE VIEW term_df AS SELECT term, count(*)::INTEGER AS df FROM term_postings GROUP BY term;
-CREATE VIEW corpus AS SELECT count(*)::BIGINT AS n_docs, coalesce(avg(length), 0)::DOUBLE AS avgdl
-    FROM docs;
-"""
 
 
 
@@ -152,7 +118,7 @@ def _entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[s
     import pyarrow as pa
 
     from .. import kernels
-    from .shard import SHARD_SCHEMA
+    from ..format.shard import SHARD_SCHEMA
 
     stored = sorted({f.shard for f in indexed if f.shard not in tables})
     for shard in stored:
@@ -183,7 +149,7 @@ def _flatten(shards, column: str, **per_entry):
     import pyarrow as pa
 
     from .. import kernels
-    from .shard import PACKED, element_columns
+    from ..format.shard import PACKED, element_columns
 
     lists = shards.column(column).combine_chunks()
     offsets = lists.offsets.to_numpy()
@@ -407,7 +373,7 @@ def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -
         "manifest_id": manifest_id, "ref": manifest.ref, "commit": manifest.commit or "",
         "source": manifest.source, "schema_version": str(manifest.schema_version),
         "extractor_version": manifest.extractor_version,
-        "assembly_version": str(fmt.ASSEMBLY_VERSION),
+        "assembly_version": str(fmt.ASSEMBLY_VERSION), "graph_version": str(fmt.GRAPH_VERSION),
         "embedder_id": manifest.embedder_id or "", "counts": json.dumps(manifest.counts),
         "postings_tail_rows": str(postings_tail),
     }
@@ -620,7 +586,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
                 con = _connect(db_path)
                 base = prev_dir = None
             if base is None:
-                con.execute(SCHEMA_SQL)
+                con.execute(TABLES_SQL)
             else:
                 con.execute("BEGIN")
             beside = _Beside(con) if base is None else None

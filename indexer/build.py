@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import NotARepository
 from ..hashing import hash_bytes
-from ..manifest import FileEntry, Manifest, load_manifest, shard_key
+from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
 from .languages import detect_language

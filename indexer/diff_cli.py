@@ -29,7 +29,7 @@ def resolve_manifest(store, spec: str, repo: Path | None) -> tuple[str | None, s
 
 def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
     from .. import sources
-    from ..manifest import load_manifest
+    from ..format.manifest import load_manifest
     from ..store import read_log
 
     try:

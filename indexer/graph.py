@@ -34,9 +34,10 @@ from __future__ import annotations
 import posixpath
 import time
 
-from ..manifest import Manifest
+from ..format.manifest import Manifest
 from .assemble import derived_step
-from .graph_sql import GRAPH_VERSION, SCHEMA_SQL, edges_sql, kind_rows, names_sql
+from ..format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
+from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
                            file_module, import_binding, include_file, key, python_packages)
 
@@ -147,7 +148,7 @@ def _plan_changed(con) -> bool:
             """).fetchone()
         incremental = moved == 0 and (changed <= FULL_FRACTION * total or changed <= FULL_MIN)
     if not incremental:
-        con.execute(SCHEMA_SQL)
+        con.execute(GRAPH_TABLES_SQL)
         con.execute("CREATE OR REPLACE TEMP TABLE g_changed AS SELECT path FROM files")
     return not incremental
 

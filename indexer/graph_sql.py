@@ -43,20 +43,7 @@ def target_key(expr: str) -> str:
 
 
 RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
-GRAPH_VERSION = 4  # bump when a persisted table or column meaning changes: next assembly recomputes
 
-SCHEMA_SQL = f"""
-CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
-CREATE OR REPLACE TABLE symbol_names(symbol_id VARCHAR, path VARCHAR, module VARCHAR,
-    fq_name VARCHAR, fq_key VARCHAR, name VARCHAR, kind VARCHAR, language VARCHAR, qkey VARCHAR,
-    parent_id VARCHAR, parent_kind VARCHAR, start_line INTEGER, encl_class VARCHAR);
-CREATE OR REPLACE TABLE modules(path VARCHAR, language VARCHAR, module VARCHAR,
-    package VARCHAR, sep VARCHAR, declared BOOLEAN);
-CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VARCHAR,
-    fq_key VARCHAR, mkey VARCHAR, file VARCHAR);
-CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
-    dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
-"""
 
 # Names a module re-exports: `pkg.f` -> `pkg.impl.f` when pkg/__init__ imports f from .impl
 # (or `from .impl import *`); chains are followed by repeating the update.

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CodeagentError, IndexIncompatible
 from ..hashing import is_object_id
-from ..manifest import Manifest, load_manifest
+from ..format.manifest import Manifest, load_manifest
 from ..store import Store, StoreLock, VerifyProblem
 
 

@@ -43,7 +43,8 @@ def parse_bytes(data: bytes, language: str, blob: str,
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract
-    from .shard import encode_table, shard_table, table_to_ipc
+    from ..format.shard import encode_table
+    from .shard import shard_table, table_to_ipc
 
     try:
         extraction = extract(data, language)

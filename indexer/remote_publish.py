@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidParameter, StoreCorrupt
-from ..manifest import load_manifest
+from ..format.manifest import load_manifest
 from ..refs import WORKTREE_REF, resolve
 from ..sources import current_branch, git_toplevel
 from ..store import Store

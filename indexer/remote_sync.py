@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import CodeagentError, IndexIncompatible
-from ..manifest import Manifest
+from ..format.manifest import Manifest
 from ..sources import git_toplevel
 from ..store import Store, StoreLock, append_log
 from .remote import open_remote

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CodeagentError
-from ..manifest import load_manifest
+from ..format.manifest import load_manifest
 from ..refs import WORKTREE_REF, freshness
 from ..sources import git_toplevel
 from ..store import Store, read_log

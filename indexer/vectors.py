@@ -20,9 +20,9 @@ from .. import format as fmt
 from ..embedding import MAX_TEXT_CHARS, Embedder, embed_batched, get_embedder, resolve_embedder_id
 from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
-from ..manifest import Manifest
+from ..format.manifest import Manifest
 from ..store import Store, append_log
-from .shard import chunk_text, decode_table, read_shard
+from ..format.shard import chunk_text, decode_table, read_shard
 
 Progress = Callable[[str, int, int], None]
 Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)

@@ -10,7 +10,7 @@ from . import format as fmt
 from . import sources
 from .errors import IndexMissing, InvalidParameter
 from .hashing import hash_bytes
-from .manifest import Manifest
+from .format.manifest import Manifest
 from .store import Store
 
 WORKTREE_REF = "worktree"

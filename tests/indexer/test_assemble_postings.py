@@ -8,7 +8,7 @@ from collections import Counter
 import pyarrow as pa
 
 from codeagent.indexer.assemble import _postings
-from codeagent.indexer.shard import POSTING_TYPE, SHARD_SCHEMA
+from codeagent.format.shard import POSTING_TYPE, SHARD_SCHEMA
 
 
 def _shards(per_entry: list[list[tuple[str, int, str, int]]]) -> pa.Table:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.manifest import FileEntry, load_manifest
+from codeagent.format.manifest import FileEntry, load_manifest
 from codeagent.store import Store
 
 PY = "def add(a, b):\n    return a + b\n"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.diff import SymbolFacts, diff_ids, diff_manifests
-from codeagent.manifest import FileEntry, Manifest
+from codeagent.format.manifest import FileEntry, Manifest
 from codeagent.store import Store
 
 ALPHA = "def alpha(x):\n    y = x * 2\n    return y + 1\n"

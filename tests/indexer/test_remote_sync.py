@@ -24,7 +24,7 @@ from codeagent.indexer.remote import open_remote
 from codeagent.indexer.remote_publish import publish
 from codeagent.indexer.remote_sync import SyncOptions, sync
 from codeagent.errors import IndexIncompatible, RemoteError
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 from remote_server import FaultPlan, serve
 from repo_helpers import GitRepo

@@ -12,9 +12,8 @@ import pytest
 
 from codeagent.indexer.assemble import _flatten
 from codeagent.indexer.extract import extract
-from codeagent.indexer.shard import (
-    PACKED, body_hash, chunk_text, decode_shard, encode_shard, shard_table, stable_ids,
-)
+from codeagent.format.shard import PACKED, chunk_text, decode_shard
+from codeagent.indexer.shard import body_hash, encode_shard, shard_table, stable_ids
 from codeagent.types import Extraction, Reference, Span, Symbol
 
 GOLDEN = Path(__file__).parent / "golden"

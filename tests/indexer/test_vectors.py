@@ -16,7 +16,7 @@ from codeagent.errors import IndexIncompatible
 from codeagent.indexer import ann
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.vectors import load_block, read_shard_items
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store, read_log
 
 HASH_ID = "hash-v1-d256"

@@ -1,5 +1,9 @@
 """The on-disk format: the only thing `indexer` and `query` share besides core types.
 
+This package is the whole build/read contract: the versions below and in assembly.py, the
+store layout, the shard codec (shard.py), the manifest (manifest.py) and the DDL of the
+assembled DuckDB tables (assembly.py). Readers check every version they depend on.
+
 Bump SCHEMA_VERSION when the shard or manifest layout changes, EXTRACTOR_VERSION when the
 same bytes would extract differently. Both are part of every shard key, so a bump
 invalidates old shards by construction (nothing is rewritten in place).
@@ -26,21 +30,8 @@ from __future__ import annotations
 SCHEMA_VERSION = 3
 EXTRACTOR_VERSION = "4"
 MANIFEST_FORMAT = "codeagent-manifest"
-# Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
-# another version is never used as the base of an incremental one.
-#   1: docs/term_df/corpus as tables recomputed per manifest.
-#   2: docs per path; term_df and corpus views (incremental builds never recompute them).
-#   3: term_postings(term, path, doc_kind, doc, tf, length) sorted by term replaces postings
-#      (now a view): BM25 reads only its terms' row groups; incremental builds append a
-#      sorted tail, re-sorted past 15% of the table (meta postings_tail_rows).
-#   4: refs carry tkey/head/last (the target's separator-neutral key and its first and last
-#      segments), computed once at insert instead of on every graph update.
-#   5: chunks.text is NULL when the chunk is its file's bytes start_byte..end_byte (as in the
-#      shards): the text is not stored twice. CHUNK_TEXT_SQL gives every chunk's text.
-ASSEMBLY_VERSION = 5
-# A chunk's text in SQL over `chunks k JOIN files f USING (path)` (a chunk starts and ends on
-# character boundaries, so its bytes decode).
-CHUNK_TEXT_SQL = "coalesce(k.text, decode(encode(f.text)[k.start_byte + 1:k.end_byte]))"
+# The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
+from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

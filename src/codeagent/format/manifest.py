@@ -10,12 +10,12 @@ import json
 from typing import TYPE_CHECKING
 from dataclasses import dataclass, field, replace
 
-from . import format as fmt
-from .errors import IndexIncompatible, StoreCorrupt
-from .hashing import hash_bytes, hash_parts
+from .. import format as fmt
+from ..errors import IndexIncompatible, StoreCorrupt
+from ..hashing import hash_bytes, hash_parts
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 
 @dataclass(frozen=True)
