@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-from .commands import JSON_OPT, REPO_ARG, STORE_OPT, TerminalProgress
+from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command
+from .commands import TerminalProgress
 
 JOBS_OPT = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=8,
                         help="Parallel transfers (default 8).")

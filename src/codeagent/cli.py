@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -18,10 +19,10 @@ from .errors import CodeagentError
 # name -> "module:function"; each module is imported only when its command runs.
 COMMANDS = {
     "build": "codeagent.indexer.commands:build_cmd",
-    "status": "codeagent.indexer.commands:status_cmd",
+    "status": "codeagent.query.store_commands:status_cmd",
     "verify": "codeagent.indexer.commands:verify_cmd",
     "gc": "codeagent.indexer.commands:gc_cmd",
-    "diff": "codeagent.indexer.diff:diff_cmd",
+    "diff": "codeagent.query.store_commands:diff_cmd",
     "search": "codeagent.query.commands:search_cmd",
     "similar": "codeagent.query.semantic_commands:similar_cmd",
     "show": "codeagent.query.commands:show_cmd",
@@ -35,6 +36,12 @@ COMMANDS = {
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon_commands:daemon_cmd",
 }
+
+
+REPO_ARG = click.argument("repo", type=click.Path(path_type=Path), default=".", required=False)
+STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
+                         help="Store directory (default: REPO/.codeagent).")
+JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
 class LazyGroup(click.Group):
@@ -71,6 +78,15 @@ def run_command(as_json: bool, fn, *args, **kwargs):
     except CodeagentError as exc:
         emit_error(exc, as_json)
         sys.exit(exc.exit_code)
+
+
+def store_for(repo: Path, store_dir: Path | None):
+    """(the Store of `repo`, the repository's top directory): `store_dir` or TOP/.codeagent."""
+    from .sources import git_toplevel
+    from .store import Store
+
+    top = git_toplevel(repo.resolve()) if repo.exists() else None
+    return Store(store_dir or (top or repo.resolve()) / ".codeagent"), (top or repo.resolve())
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,11 +8,11 @@ import time
 import click
 
 from . import daemon
+from .cli import JSON_OPT
 
 IDLE_OPT = click.option("--idle-timeout", type=float, default=daemon.DEFAULT_IDLE_TIMEOUT,
                         show_default=True, metavar="SECONDS",
                         help="Exit after this long without a command.")
-JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
 def _describe(info: dict) -> str:

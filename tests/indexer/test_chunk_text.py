@@ -22,7 +22,7 @@ from codeagent.indexer.remote_publish import publish
 from codeagent.indexer.remote_sync import SyncOptions, sync
 from codeagent.format.shard import chunk_text, decode_shard
 from codeagent.indexer.shard import encode_shard
-from codeagent.indexer.status import store_status
+from codeagent.query.status import store_status
 from codeagent.indexer.vectors import shard_items
 from codeagent.format.manifest import load_manifest
 from codeagent.store import Store

@@ -214,5 +214,3 @@ def diff_ids(store, a_id: str, b_id: str) -> Diff:
     return diff_manifests(a, b, load_symbols(store, a, paths_a), load_symbols(store, b, paths_b),
                           a_id=a_id, b_id=b_id)
 
-
-from .diff_cli import diff_cmd  # noqa: E402,F401  (the CLI map points here)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.indexer.diff import SymbolFacts, diff_ids, diff_manifests
+from codeagent.query.diff import SymbolFacts, diff_ids, diff_manifests
 from codeagent.format.manifest import FileEntry, Manifest
 from codeagent.store import Store
 
@@ -175,7 +175,7 @@ def test_diff_reads_shards_without_pyarrow_dataset_or_compute(git_repo) -> None:
     two = _build(git_repo).manifest_id
     script = (
         "import sys\n"
-        "from codeagent.indexer.diff import diff_ids\n"
+        "from codeagent.query.diff import diff_ids\n"
         "from codeagent.store import Store\n"
         f"d = diff_ids(Store({str(git_repo.path / '.codeagent')!r}), {one!r}, {two!r}).to_dict()\n"
         "assert [s['qualified_name'] for s in d['symbols']['renamed']] == ['omega'], d\n"

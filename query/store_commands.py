@@ -1,4 +1,5 @@
-"""The `codeagent diff A B` command: resolve two names to manifests, print their diff."""
+"""CLI commands that read the store itself, not an assembled index: `status`, and `diff A B`
+(resolve two names to manifests, print their diff)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
+from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
 
 _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed": "="}
 
@@ -56,13 +57,9 @@ def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
 
 def diff_specs(repo: Path, store_dir: Path | None, a: str, b: str):
     """The Diff between two user-spelled manifests of the store of `repo`."""
-    from ..sources import git_toplevel
-    from ..store import Store
     from .diff import diff_ids
 
-    root = git_toplevel(repo.resolve()) if repo.exists() else None
-    base = root or repo.resolve()
-    store = Store(store_dir or base / ".codeagent")
+    store, base = store_for(repo, store_dir)
     _, a_id = resolve_manifest(store, a, base)
     _, b_id = resolve_manifest(store, b, base)
     return diff_ids(store, a_id, b_id)
@@ -130,3 +127,31 @@ def diff_cmd(a: str, b: str, repo: Path, store_dir: Path | None, limit: int, as_
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return
     click.echo("\n".join(render(data, limit)))
+
+
+@click.command("status")
+@REPO_ARG
+@STORE_OPT
+@JSON_OPT
+def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
+    """Refs in the store, their manifests and counts, store size, work-tree freshness."""
+    from .status import store_status
+
+    data = run_command(as_json, store_status, repo, store_dir)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"store {data['store']} ({data['store_bytes'] / 1e6:.1f} MB, {data['objects']} objects)")
+    if not data["refs"]:
+        click.echo("  no index yet: run `codeagent build`")
+    for r in data["refs"]:
+        c = r["counts"]
+        click.echo(f"  {r['ref']:<24} {r['manifest_id'][:12]}  commit {(r['commit'] or '-')[:12]}  "
+                   f"{c['indexed']} indexed, {c['skipped']} skipped  [{r['freshness']['state']}]")
+        if r.get("error"):
+            click.echo(f"    {r['error']['message']}" + (f": {r['error']['hint']}" if r['error']['hint'] else ""))
+    fresh = data.get("worktree")
+    if fresh:
+        click.echo(f"work tree: {fresh['state']}"
+                   + (f" ({fresh['changed_count']} files differ from the newest manifest)"
+                      if fresh["state"] == "stale" else ""))
