@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import format as fmt
-from ..embedding import MAX_TEXT_CHARS, Embedder, embed_batched, get_embedder, resolve_embedder_id
+from ..embedders.base import MAX_TEXT_CHARS
+from ..embedding import Embedder, embed_batched, get_embedder, resolve_embedder_id
 from ..errors import IndexIncompatible, StoreCorrupt
 from ..hashing import hash_parts
 from ..format.manifest import Manifest

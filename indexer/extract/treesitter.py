@@ -13,13 +13,12 @@ from functools import lru_cache
 from tree_sitter import Parser, Tree
 
 from ...types import Extraction
-from ..parse import ExtractTimeout
+from .budget import PARSE_BUDGET_S, ExtractTimeout
 from .chunks import code_chunks
 from .generic import GenericRules
 from .rules import SOURCE, Rules
 from .walk import walk
 
-PARSE_BUDGET_S = 5.0
 # Small reads: some scanners (Perl's) make the lexer fetch text ~27k times on a 400 KB file,
 # and each fetch copies a whole block (64 KB blocks: 1.2 s to parse it, 4 KB: 0.19 s).
 _READ_BLOCK = 1 << 12

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from codeagent import format as fmt
-from codeagent.embedding import EMBED_COUNTER
+from codeagent.embedders.base import EMBED_COUNTER
 from codeagent.errors import IndexIncompatible
 from codeagent.indexer import ann
 from codeagent.indexer.build import BuildOptions, build
