@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import median, percentile, print_table, stdlib_sources  # noqa: E402
 
 from codeagent.embedding import get_embedder  # noqa: E402
-from codeagent.indexer import ann  # noqa: E402
+from codeagent.indexer.assemble import ann  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ def stdlib_items(limit: int) -> list[str]:
     from codeagent.indexer.extract import extract
     from codeagent.format.shard import decode_table
     from codeagent.indexer.shard import shard_table
-    from codeagent.indexer.vectors import shard_items
+    from codeagent.indexer.assemble.vectors import shard_items
 
     texts: list[str] = []
     for _path, data in stdlib_sources():

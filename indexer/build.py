@@ -317,7 +317,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     with contextlib.ExitStack() as stack:
         base_copy = None
         if need and previous is not None:  # a change is likely: copy the base while parsing
-            from .assemble import BaseCopy
+            from .assemble.base import BaseCopy
 
             builder.start_workers(len(need))
             base_copy = stack.enter_context(BaseCopy(store, previous_id))
@@ -347,7 +347,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         if changed:
             store.put(data)
-            from .assemble import assemble, prune_assembled
+            from .assemble.pipeline import assemble, prune_assembled
 
             prev = (previous, previous_id) if previous is not None and previous_id else None
             assemble(store, manifest, manifest_id, prev, tables=builder.tables,
@@ -383,6 +383,6 @@ def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
     embedder = _embedder(opts, previous)
     if embedder is None:
         return manifest
-    from .vectors import attach_vectors
+    from .assemble.vectors import attach_vectors
 
     return attach_vectors(store, manifest, embedder, previous, opts.progress)

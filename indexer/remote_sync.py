@@ -182,7 +182,7 @@ def sync(opts: SyncOptions) -> SyncResult:
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],
              result: SyncResult, progress: Progress, jobs: int) -> None:
-    from .assemble import assemble, prune_assembled
+    from .assemble.pipeline import assemble, prune_assembled
 
     seed_actions(store, manifest)
     t0 = time.perf_counter()

@@ -45,8 +45,7 @@ FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUI
 PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
-    "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble",
-    "codeagent.indexer.graph", "codeagent.indexer.ann", "codeagent.indexer.vectors",
+    "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
     "codeagent.query.commands", "codeagent.query.search", "codeagent.indexer.parse:warm",
 )
 _LEN = struct.Struct("!I")

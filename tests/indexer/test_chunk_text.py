@@ -23,7 +23,7 @@ from codeagent.indexer.remote_sync import SyncOptions, sync
 from codeagent.format.shard import chunk_text, decode_shard
 from codeagent.indexer.shard import encode_shard
 from codeagent.query.status import store_status
-from codeagent.indexer.vectors import shard_items
+from codeagent.indexer.assemble.vectors import shard_items
 from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 from codeagent.types import Chunk, Extraction, Span

@@ -70,7 +70,7 @@ def test_assembly_from_worker_tables_equals_assembly_from_parquet(git_repo) -> N
     import duckdb
 
     from codeagent.format.assembly import TABLES_SQL
-    from codeagent.indexer.assemble import _insert_entries
+    from codeagent.indexer.assemble.pipeline import insert_entries
     from codeagent.indexer.build import BuildOptions, build
     from codeagent.indexer.parse import parse_bytes
     from codeagent.indexer.shard import table_from_ipc
@@ -91,7 +91,7 @@ def test_assembly_from_worker_tables_equals_assembly_from_parquet(git_repo) -> N
     def rows(with_tables: bool) -> dict[str, list]:
         con = duckdb.connect()
         con.execute(TABLES_SQL)
-        _insert_entries(con, store, entries, tables if with_tables else None)
+        insert_entries(con, store, entries, tables if with_tables else None)
         out = {}
         for t in ("files", "chunks", "symbols", "refs", "postings", "docs"):
             out[t] = con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()

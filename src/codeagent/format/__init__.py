@@ -79,7 +79,7 @@ COMPLETE_MARKER = "COMPLETE"
 # mtime_ns was recorded have two fields).
 ASSEMBLY_SUMS = "SUMS"
 
-# Vectors (indexer/vectors.py writes the objects, indexer/ann.py the assembled files).
+# Vectors (indexer/assemble/vectors.py writes the objects, indexer/assemble/ann.py the assembled files).
 # Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,
 # ordinal, item_hash]...]}, then count x dim little-endian float16. Keyed in the action
 # cache by (embedder id, shard id); listed in the manifest's extras["objects"].

@@ -16,14 +16,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import format as fmt
-from ..embedders.base import MAX_TEXT_CHARS
-from ..embedding import Embedder, embed_batched, get_embedder, resolve_embedder_id
-from ..errors import IndexIncompatible, StoreCorrupt
-from ..hashing import hash_parts
-from ..format.manifest import Manifest
-from ..store import Store, append_log
-from ..format.shard import chunk_text, decode_table, read_shard
+from ... import format as fmt
+from ...embedders.base import MAX_TEXT_CHARS
+from ...embedding import Embedder, embed_batched, get_embedder, resolve_embedder_id
+from ...errors import IndexIncompatible, StoreCorrupt
+from ...hashing import hash_parts
+from ...format.manifest import Manifest
+from ...store import Store, append_log
+from ...format.shard import chunk_text, decode_table, read_shard
 
 Progress = Callable[[str, int, int], None]
 Item = tuple[str, int, str]  # (doc_kind "s" | "c", ordinal, item hash)

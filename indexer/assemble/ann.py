@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import format as fmt
-from ..format.manifest import Manifest
-from ..store import Store
-from .assemble import artifact_step
+from ... import format as fmt
+from ...format.manifest import Manifest
+from ...store import Store
 from .vectors import load_block
 
 ANN_THRESHOLD = 20000  # rows; CODEAGENT_ANN_THRESHOLD overrides it when the build runs
@@ -147,13 +146,12 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
     return {"ann": True, "deleted": 0, "ann_build": "full"}
 
 
-@artifact_step
 def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, work_dir: Path,
                           prev_dir: Path | None) -> None:
     """Write the manifest's vector files into its assembled directory (nothing without vectors)."""
     if not manifest.embedder_id or not manifest.extras.get("vectors"):
         return
-    from ..embedding import parse_embedder_id
+    from ...embedding import parse_embedder_id
 
     dim = parse_embedder_id(manifest.embedder_id)[2]
     prev = _previous(prev_dir, manifest.embedder_id)

@@ -1,6 +1,6 @@
 """The symbol graph of a manifest: module names, full qualified names and resolved edges.
 
-A derived assembly step (see assemble.py). It maintains these tables (and graph_version,
+A derived assembly step (pipeline.DERIVED_STEPS). It maintains these tables (and graph_version,
 whose number says when their shape changed):
 
   modules(path, language, module, package, sep, declared)   one row per indexed file
@@ -34,9 +34,8 @@ from __future__ import annotations
 import posixpath
 import time
 
-from ..format.manifest import Manifest
-from .assemble import derived_step
-from ..format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
+from ...format.manifest import Manifest
+from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
 from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
                            file_module, import_binding, include_file, key, python_packages)
@@ -153,7 +152,6 @@ def _plan_changed(con) -> bool:
     return not incremental
 
 
-@derived_step
 def symbol_graph(con, manifest: Manifest | None) -> None:
     """Bring modules, symbol_names, import_bindings and edges up to date with the manifest."""
     t0 = time.perf_counter()
