@@ -30,9 +30,9 @@ COMMANDS = {
     "callees": "codeagent.query.commands:callees_cmd",
     "refs": "codeagent.query.commands:refs_cmd",
     "serve": "codeagent.mcp_server.commands:serve_cmd",
-    "publish": "codeagent.indexer.remote_commands:publish_cmd",
-    "sync": "codeagent.indexer.remote_commands:sync_cmd",
-    "bundle": "codeagent.indexer.remote_commands:bundle_cmd",
+    "publish": "codeagent.indexer.replicate.commands:publish_cmd",
+    "sync": "codeagent.indexer.replicate.commands:sync_cmd",
+    "bundle": "codeagent.indexer.replicate.commands:bundle_cmd",
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon_commands:daemon_cmd",
 }

@@ -17,9 +17,9 @@ from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.extract import extract
 from codeagent.indexer.maintenance import verify_store
-from codeagent.indexer.remote import open_remote
-from codeagent.indexer.remote_publish import publish
-from codeagent.indexer.remote_sync import SyncOptions, sync
+from codeagent.indexer.replicate.remote import open_remote
+from codeagent.indexer.replicate.publish import publish
+from codeagent.indexer.replicate.sync import SyncOptions, sync
 from codeagent.format.shard import chunk_text, decode_shard
 from codeagent.indexer.shard import encode_shard
 from codeagent.query.status import store_status

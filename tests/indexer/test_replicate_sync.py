@@ -20,9 +20,9 @@ import pytest
 from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import verify_store
-from codeagent.indexer.remote import open_remote
-from codeagent.indexer.remote_publish import publish
-from codeagent.indexer.remote_sync import SyncOptions, sync
+from codeagent.indexer.replicate.remote import open_remote
+from codeagent.indexer.replicate.publish import publish
+from codeagent.indexer.replicate.sync import SyncOptions, sync
 from codeagent.errors import IndexIncompatible, RemoteError
 from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
@@ -279,7 +279,7 @@ def test_missing_indexes_and_non_remotes_are_clear_errors(published, client, cli
 def test_only_embedders_this_build_can_read_are_trusted(published, embedder_id, ok) -> None:
     from dataclasses import replace
 
-    from codeagent.indexer.remote_sync import check_readable
+    from codeagent.indexer.replicate.sync import check_readable
 
     manifest = replace(load_manifest(Store(published.repo / ".codeagent"), published.main_id),
                        embedder_id=embedder_id)

@@ -8,7 +8,7 @@ remote). Layout, version 1 (`REMOTE_FORMAT`):
                              "refs": {"heads/main": {"manifest": ID, "commit": SHA}}}
     refs/<ref>              "<manifest id>": e.g. refs/heads/main (authoritative)
     commits/<sha>           "<manifest id>": every published commit (ancestor fallback)
-    manifests/<id>          chunk list of manifest <id> (delta transfer, `remote_chunks`)
+    manifests/<id>          chunk list of manifest <id> (delta transfer, `manifest_chunks`)
     objects/<id[:2]>/<id>   shards, vector objects, manifests and manifest chunks
 
 Writers upload objects first, then the manifest, then `commits/<sha>`, then the ref: a
@@ -16,8 +16,8 @@ reader never sees a ref naming a missing object. `refs.json` is a listing for ba
 that cannot list directories (HTTP); `refs/<ref>` wins when the two disagree.
 
 A backend moves bytes by key (`read`/`write`/`exists`/`list`); `Remote` knows the layout.
-Backends: a directory (`remote_local`), http(s) read-only (`remote_http`), pyarrow
-filesystems such as s3:// and gs:// (`remote_arrow`) and a single tar file (`remote_bundle`).
+Backends: a directory (`local`), http(s) read-only (`http`), pyarrow
+filesystems such as s3:// and gs:// (`arrow`) and a single tar file (`bundle`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import json
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import InvalidParameter, RemoteError
-from ..hashing import is_object_id
+from ...errors import InvalidParameter, RemoteError
+from ...hashing import is_object_id
 
 REMOTE_FORMAT = 1
 MARKER = "CODEAGENT-REMOTE"
@@ -208,7 +208,7 @@ def open_remote(spec: str, *, create: bool = False) -> Remote:
         raise InvalidParameter("empty remote", hint="pass a directory, URL or .tar bundle")
     scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
     if scheme in ("http", "https"):
-        from .remote_http import HttpBackend
+        from .http import HttpBackend
 
         return Remote(HttpBackend(spec))
     if scheme == "file":
@@ -217,13 +217,13 @@ def open_remote(spec: str, *, create: bool = False) -> Remote:
         spec = unquote(urlparse(spec).path)
         scheme = ""
     if scheme:
-        from .remote_arrow import ArrowBackend
+        from .arrow import ArrowBackend
 
         return Remote(ArrowBackend.from_uri(spec))
     if is_bundle_spec(spec):
-        from .remote_bundle import BundleBackend
+        from .bundle import BundleBackend
 
         return Remote(BundleBackend(Path(spec), create=create))
-    from .remote_local import DirectoryBackend
+    from .local import DirectoryBackend
 
     return Remote(DirectoryBackend(Path(spec), create=create))

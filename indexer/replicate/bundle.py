@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import RemoteError
+from ...errors import RemoteError
 
 
 class BundleBackend:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 
-from ..errors import RemoteError
+from ...errors import RemoteError
 
 _ATOMIC_PUT = {"s3", "gcs"}
 

@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidParameter, StoreCorrupt
-from ..format.manifest import load_manifest
-from ..refs import WORKTREE_REF, resolve
-from ..sources import current_branch, git_toplevel
-from ..store import Store
+from ...errors import InvalidParameter, StoreCorrupt
+from ...format.manifest import load_manifest
+from ...refs import WORKTREE_REF, resolve
+from ...sources import current_branch, git_toplevel
+from ...store import Store
 from .remote import Remote, open_remote
-from .remote_transfer import Progress, TransferStats, upload_manifest, upload_objects
+from .transfer import Progress, TransferStats, upload_manifest, upload_objects
 
 
 @dataclass
@@ -89,7 +89,7 @@ def publish(repo: Path, dest: str, spec: str | None = None, *, store_dir: Path |
 def bundle(repo: Path, out: Path, specs: list[str] | None = None, *, store_dir: Path | None = None,
            progress: Progress = lambda *a: None) -> PublishResult:
     """Write the indexes of `specs` (default: the current branch) into one tar file `out`."""
-    from .remote_bundle import BundleBackend
+    from .bundle import BundleBackend
 
     started = time.perf_counter()
     store, top = open_store(repo, store_dir)

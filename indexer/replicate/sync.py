@@ -13,14 +13,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import format as fmt
-from ..errors import CodeagentError, IndexIncompatible
-from ..format.manifest import Manifest
-from ..sources import git_toplevel
-from ..store import Store, StoreLock, append_log
+from ... import format as fmt
+from ...errors import CodeagentError, IndexIncompatible
+from ...format.manifest import Manifest
+from ...sources import git_toplevel
+from ...store import Store, StoreLock, append_log
 from .remote import open_remote
-from .remote_resolve import MAX_ANCESTORS, SyncTarget, choose
-from .remote_transfer import ATTEMPTS, Progress, TransferStats, fetch_into_store, fetch_manifest
+from .resolve import MAX_ANCESTORS, SyncTarget, choose
+from .transfer import ATTEMPTS, Progress, TransferStats, fetch_into_store, fetch_manifest
 
 
 @dataclass
@@ -78,7 +78,7 @@ def check_readable(manifest: Manifest) -> None:
             f"this codeagent reads {fmt.EXTRACTOR_VERSION}",
             hint="upgrade codeagent to the version CI uses, or build locally with `codeagent build`")
     if manifest.embedder_id:
-        from ..embedding import KNOWN_EMBEDDERS, get_embedder, parse_embedder_id
+        from ...embedding import KNOWN_EMBEDDERS, get_embedder, parse_embedder_id
 
         name = parse_embedder_id(manifest.embedder_id)[0] if "-v" in manifest.embedder_id else ""
         if name not in KNOWN_EMBEDDERS:
@@ -94,7 +94,7 @@ def check_commit(manifest: Manifest, required: str | None, repo: Path | None) ->
         return
     want = required.lower()
     if repo is not None and not all(c in "0123456789abcdef" for c in want):
-        from ..sources import resolve_ref
+        from ...sources import resolve_ref
 
         want = resolve_ref(repo, required)[1]
     if len(want) < 7 or not (manifest.commit or "").startswith(want):
@@ -182,7 +182,7 @@ def sync(opts: SyncOptions) -> SyncResult:
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],
              result: SyncResult, progress: Progress, jobs: int) -> None:
-    from .assemble.pipeline import assemble, prune_assembled
+    from ..assemble.pipeline import assemble, prune_assembled
 
     seed_actions(store, manifest)
     t0 = time.perf_counter()
@@ -199,8 +199,8 @@ def _build_on_top(opts: SyncOptions, repo: Path, store: Store, synced_id: str) -
     """Index the work tree. With no work-tree index yet, the synced one is its starting point,
     so the build reuses its entries and patches a copy of its database instead of assembling
     every file again; the build swaps the ref to the work tree's own manifest."""
-    from ..refs import WORKTREE_REF
-    from .build import BuildOptions, build
+    from ...refs import WORKTREE_REF
+    from ..build import BuildOptions, build
 
     with StoreLock(store, wait=opts.lock_wait):
         if store.read_ref(WORKTREE_REF) is None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import RemoteError
-from ..hashing import hash_bytes, is_object_id
+from ...errors import RemoteError
+from ...hashing import hash_bytes, is_object_id
 
 CHUNK_FORMAT = "codeagent-manifest-chunks"
 _ID = re.compile(rb'"[0-9a-f]{64}"')

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from ..errors import RemoteError, StoreCorrupt
-from ..hashing import hash_bytes
-from ..store import Store
-from . import remote_chunks
+from ...errors import RemoteError, StoreCorrupt
+from ...hashing import hash_bytes
+from ...store import Store
+from . import manifest_chunks
 from .remote import Remote
 
 Progress = Callable[[str, int, int], None]
@@ -143,9 +143,9 @@ def _manifest_from_chunks(remote: Remote, manifest_id: str, local: list[bytes],
     if listing is None:
         return None
     stats.add(received=len(listing), nbytes=len(listing))
-    have = remote_chunks.chunk_map(local)
+    have = manifest_chunks.chunk_map(local)
     parts = []
-    for cid in remote_chunks.decode_list(manifest_id, listing):
+    for cid in manifest_chunks.decode_list(manifest_id, listing):
         chunk = have.get(cid)
         if chunk is None:
             chunk = fetch_verified(remote, cid, stats, attempts=attempts, what="manifest chunk")
@@ -178,13 +178,13 @@ def upload_objects(remote: Remote, store: Store, ids: Iterable[str], stats: Tran
 
 def upload_manifest(remote: Remote, manifest_id: str, data: bytes, stats: TransferStats) -> None:
     """Chunks the remote lacks, the chunk list, then the whole manifest object."""
-    chunks = remote_chunks.split(data)
+    chunks = manifest_chunks.split(data)
     for chunk in chunks:
         cid = hash_bytes(chunk)
         if not remote.has_object(cid):
             remote.put_object(cid, chunk)
             stats.add(nbytes=len(chunk))
-    listing = remote_chunks.encode_list(manifest_id, chunks)
+    listing = manifest_chunks.encode_list(manifest_id, chunks)
     remote.put_chunk_list(manifest_id, listing)
     if not remote.has_object(manifest_id):
         remote.put_object(manifest_id, data)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import RemoteError
-from ..store import atomic_write
+from ...errors import RemoteError
+from ...store import atomic_write
 
 _TMP = ".tmp"
 

@@ -11,9 +11,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IndexMissing, InvalidParameter
-from ..refs import candidate_refs
-from .. import sources
+from ...errors import IndexMissing, InvalidParameter
+from ...refs import candidate_refs
+from ... import sources
 from .remote import Remote
 
 MAX_ANCESTORS = 200

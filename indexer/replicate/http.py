@@ -13,7 +13,7 @@ import socket
 import threading
 from urllib.parse import quote, urlsplit
 
-from ..errors import InvalidParameter, RemoteError
+from ...errors import InvalidParameter, RemoteError
 
 TIMEOUT = 60.0
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from codeagent.errors import InvalidParameter, RemoteError
 from codeagent.hashing import hash_bytes
-from codeagent.indexer.remote import Remote, open_remote
-from codeagent.indexer.remote_arrow import ArrowBackend
+from codeagent.indexer.replicate.remote import Remote, open_remote
+from codeagent.indexer.replicate.arrow import ArrowBackend
 from remote_server import serve
 
 Pair = tuple[Callable[[], Remote], Callable[[], Remote]]  # (open writer, open reader)
