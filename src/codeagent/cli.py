@@ -34,7 +34,7 @@ COMMANDS = {
     "sync": "codeagent.indexer.replicate.commands:sync_cmd",
     "bundle": "codeagent.indexer.replicate.commands:bundle_cmd",
     "eval": "codeagent.eval.commands:eval_cmd",
-    "daemon": "codeagent.daemon_commands:daemon_cmd",
+    "daemon": "codeagent.daemon.commands:daemon_cmd",
 }
 
 
