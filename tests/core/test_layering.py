@@ -174,3 +174,12 @@ def test_every_command_of_the_table_loads():
     loaded = {name: main.get_command(ctx, name) for name in COMMANDS}
     assert {n: type(c).__name__ for n, c in loaded.items() if not isinstance(c, click.Command)} == {}
     assert {n: c.name for n, c in loaded.items() if c.name != n} == {}
+
+
+def test_every_package_folder_is_installed():
+    """pyproject.toml lists its packages explicitly: a new folder missing there would work
+    in an editable install and be absent from a wheel."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    listed = set(re.findall(r'"(codeagent[\w.]*)"', text.split("packages = [", 1)[1].split("]", 1)[0]))
+    folders = {name for name, path in _modules().items() if path.name == "__init__.py"}
+    assert folders - listed == set()
