@@ -18,11 +18,15 @@ The query side reads this layout and nothing else.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
+
+import pyarrow as pa
 
 from ... import format as fmt
 from ...format.assembly import TABLES_SQL
@@ -50,8 +54,6 @@ def insert_entries(con, store: Store, entries: list[FileEntry],
     (their numpy work and the term_postings insert: about half of this function's time, and
     no derived step reads them) are left to `beside` when given, which runs them on its own
     cursor while this goes on."""
-    import pyarrow as pa
-
     insert_skipped(con, [f for f in entries if not f.indexed])
     indexed = [f for f in entries if f.indexed]
     if not indexed:
@@ -65,8 +67,6 @@ def insert_entries(con, store: Store, entries: list[FileEntry],
 
 
 def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -> None:
-    import json
-
     con.execute("DELETE FROM meta")
     rows = {
         "manifest_id": manifest_id, "ref": manifest.ref, "commit": manifest.commit or "",
@@ -83,15 +83,12 @@ class _Beside:
     """One job run on its own cursor in a thread while the caller goes on with its statements:
     DuckDB and numpy release the GIL, and the caller's statements leave a core idle. Only for a
     full assembly (autocommit); an incremental one is one transaction on one connection."""
-
     def __init__(self, con) -> None:
         self.con = con
         self.job = None
 
     def __call__(self, fn: Callable[[object], None]) -> None:
         """Run `fn(cursor)` beside the caller, once the previous job is done."""
-        from concurrent.futures import ThreadPoolExecutor
-
         self.wait()
         cur = self.con.cursor()
         pool = ThreadPoolExecutor(1, thread_name_prefix="assemble")
@@ -102,8 +99,6 @@ class _Beside:
         and keep the caller's error instead)."""
         if self.job is None:
             return
-        from concurrent.futures import wait
-
         pool, cur, future = self.job
         self.job = None
         try:
@@ -223,7 +218,6 @@ def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) ->
 class _Steps:
     """An assembly's progress: its batches, derived steps, artifact steps and the final swap
     into place (those it skips are counted done at the end)."""
-
     def __init__(self, progress: Callable[[str, int, int], None] | None) -> None:
         self.progress = progress or (lambda stage, done, total: None)
         self.done = 0

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+import pyarrow as pa
+
+from ... import kernels
 from ...errors import StoreCorrupt
 from ...format.manifest import FileEntry, Manifest
+from ...format.shard import PACKED, SHARD_SCHEMA, element_columns
 from ...store import Store
 from .graph_sql import target_key
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
 
-
 # An incremental assembly keeps the removed paths' old rows of these tables (columns) in temp
 # tables delta_old_<table> for the derived steps to compare with the new ones.
 DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
-
 
 # Entries are inserted in batches of about this many source bytes: a batch's shards, flattened
 # rows and postings are in memory at once (~20x its source bytes at the peak, measured on the
@@ -60,11 +63,6 @@ def changed_paths(old: Manifest | None, new: Manifest) -> tuple[set[str], list[F
 def entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[str, object]):
     """One row per entry of `indexed`, in its order (SHARD_SCHEMA): the shard from the caller's
     Arrow tables where it has them, else from the verified Parquet objects."""
-    import pyarrow as pa
-
-    from ... import kernels
-    from ...format.shard import SHARD_SCHEMA
-
     stored = sorted({f.shard for f in indexed if f.shard not in tables})
     for shard in stored:
         data = store.get(shard)  # re-hash before DuckDB's Parquet reader touches the bytes
@@ -90,12 +88,6 @@ def flatten(shards, column: str, **per_entry):
     chunks, symbols, refs: and `ordinal`), `e` (the entry's row) and `per_entry` arrays (one
     value per entry) repeated, dictionary-encoded. One chunk per column: DuckDB scans many
     small Arrow chunks far slower than one."""
-    import numpy as np
-    import pyarrow as pa
-
-    from ... import kernels
-    from ...format.shard import PACKED, element_columns
-
     lists = shards.column(column).combine_chunks()
     offsets = lists.offsets.to_numpy()
     counts = np.diff(offsets)
@@ -111,8 +103,6 @@ def flatten(shards, column: str, **per_entry):
 
 
 def path_table(con, name: str, paths: list[str]) -> None:
-    import pyarrow as pa
-
     con.register("_paths", pa.table({"path": pa.array(paths, pa.string())}))
     con.execute(f"CREATE TEMP TABLE {name} AS SELECT path FROM _paths")
     con.unregister("_paths")
@@ -134,8 +124,6 @@ def mark_delta(con, remove: set[str], insert: list[FileEntry]) -> None:
 
 def insert_skipped(con, skipped: list[FileEntry]) -> None:
     """The files rows of entries that were not parsed (their reason recorded)."""
-    import pyarrow as pa
-
     if not skipped:
         return
     con.register("skipped_files", pa.table({
@@ -150,8 +138,6 @@ def insert_skipped(con, skipped: list[FileEntry]) -> None:
 def insert_rows(con, shards, paths, indexed: list[FileEntry]) -> None:
     """The files, chunks, symbols and refs rows of the `indexed` entries, whose shards (one
     row each, SHARD_SCHEMA) and paths (an Arrow string array) are given in their order."""
-    import pyarrow as pa
-
     language = shards.column("language").combine_chunks()
     con.register("e_files", pa.table({
         "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),

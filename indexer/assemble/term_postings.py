@@ -4,6 +4,10 @@ re-sorts it past POSTINGS_TAIL_FRACTION."""
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
+from ... import kernels
 from .tables import flatten
 
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
@@ -14,11 +18,6 @@ POSTINGS_TAIL_FRACTION = 0.15
 def postings_rows(shards, paths):
     """(term_postings rows sorted by term, docs rows) of the entries' postings; a document's
     length is the sum of its terms' tf."""
-    import numpy as np
-    import pyarrow as pa
-
-    from ... import kernels
-
     flat = flatten(shards, "postings")
     e, doc, tf = (flat.column(c).to_numpy() for c in ("e", "doc", "tf"))
     doc_kind = flat.column("doc_kind").chunk(0)
@@ -52,10 +51,6 @@ def postings_rows(shards, paths):
 
 def _run_starts(entry, doc, doc_kind):
     """Index of the first posting of each run of equal (entry, doc, doc_kind)."""
-    import numpy as np
-
-    from ... import kernels
-
     if not len(entry):
         return np.zeros(0, np.int64)
     change = np.empty(len(entry), bool)
@@ -70,8 +65,6 @@ def _run_starts(entry, doc, doc_kind):
 def _stable_order(keys):
     """np.argsort(keys, kind="stable") of uint32 keys, as two 16-bit passes (numpy's radix
     sort; on 32-bit keys it falls back to timsort, 2-3x slower)."""
-    import numpy as np
-
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     if len(keys) and int(keys.max()) > 0xFFFF:
         order = order[np.argsort((keys >> 16).astype(np.uint16)[order], kind="stable")]
@@ -81,8 +74,6 @@ def _stable_order(keys):
 def _doc_slots(entry, kind, n_kinds: int, doc):
     """A dense slot per (entry, kind, doc) of each posting, and each slot's entry, kind, doc
     (slots no posting names included: the caller keeps those with postings)."""
-    import numpy as np
-
     if not len(entry):
         empty = np.zeros(0, np.int32)
         return empty, empty, empty, empty
