@@ -5,7 +5,7 @@
 1. Embed throughput (items/s) of each embedder over real items: the symbol and chunk texts
    our extractor makes from the standard library (`static` gets a quarter of the items,
    `minilm` a hundredth and only when its package is installed).
-2. ANN: a usearch index (the settings indexer/ann.py uses, 2 threads) over N vectors of the
+2. ANN: a usearch index (the settings indexer/assemble/ann.py uses, 2 threads) over N vectors of the
    hash embedder (stdlib items, topped up with jittered copies), build time, then search
    latency p50/p95 and recall@10 against exact numpy search, which is the peer.
 3. Retrieval quality of text (BM25) / semantic / hybrid through `codeagent eval` on the
