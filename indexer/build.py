@@ -144,7 +144,7 @@ class _Builder:
         self.shards_written += written
         self.store.put_action(key, shard_id)
         if result.table is not None and self._table_bytes + len(result.table) <= FRESH_TABLE_BYTES:
-            from .shard import table_from_ipc
+            from .shard import table_from_ipc  # pyarrow: a no-op build parses nothing
 
             self.tables[shard_id] = table_from_ipc(result.table)
             self._table_bytes += len(result.table)
@@ -298,7 +298,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     with contextlib.ExitStack() as stack:
         base_copy = None
         if need and previous is not None:  # a change is likely: copy the base while parsing
-            from .assemble.base import BaseCopy
+            from .assemble.base import BaseCopy  # only a build with something to parse copies a base
 
             builder.start_workers(len(need))
             base_copy = stack.enter_context(BaseCopy(store, previous_id))
@@ -374,7 +374,7 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
                        base_copy) -> None:
     """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
     prune assemblies neither a ref nor the previous manifest needs."""
-    from .assemble.pipeline import assemble, prune_assembled
+    from .assemble.pipeline import assemble, prune_assembled  # pyarrow, DuckDB: not for a no-op build
 
     prev = (previous, previous_id) if previous is not None and previous_id else None
     assemble(store, manifest, manifest_id, prev, tables=builder.tables,
@@ -401,6 +401,6 @@ def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
     embedder = _embedder(opts, previous)
     if embedder is None:
         return manifest
-    from .assemble.vectors import attach_vectors
+    from .assemble.vectors import attach_vectors  # numpy and the embedders: only with an embedder
 
     return attach_vectors(store, manifest, embedder, previous, opts.progress)

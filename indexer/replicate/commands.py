@@ -1,4 +1,7 @@
-"""CLI commands for sharing indexes: publish, sync, bundle."""
+"""CLI commands for sharing indexes: publish, sync, bundle.
+
+Each command imports its library inside: `codeagent --help` imports every command module
+(cli.LazyGroup.list_commands)."""
 
 from __future__ import annotations
 
