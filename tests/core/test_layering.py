@@ -183,3 +183,25 @@ def test_every_package_folder_is_installed():
     listed = set(re.findall(r'"(codeagent[\w.]*)"', text.split("packages = [", 1)[1].split("]", 1)[0]))
     folders = {name for name, path in _modules().items() if path.name == "__init__.py"}
     assert folders - listed == set()
+
+
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+# Over the limits today, each in another change's hands; delete an entry once it is split.
+KNOWN_LARGE = {"src/codeagent/store.py", "eval/commands.py:eval_cmd"}
+
+
+def test_modules_and_functions_stay_small():
+    """No product module over 500 lines, no function (decorators included) over 60."""
+    large = set()
+    for path in _product_files():
+        rel = str(path.relative_to(ROOT))
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MAX_MODULE_LINES:
+            large.add(rel)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if node.end_lineno - start + 1 > MAX_FUNCTION_LINES:
+                    large.add(f"{rel}:{node.name}")
+    assert large - KNOWN_LARGE == set()
