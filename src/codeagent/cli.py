@@ -78,7 +78,7 @@ def run_command(as_json: bool, fn, *args, **kwargs):
 
 def store_for(repo: Path, store_dir: Path | None):
     """(the Store of `repo`, the repository's top directory): `store_dir` or TOP/.codeagent."""
-    from .sources import git_toplevel
+    from .sources import git_toplevel  # git helpers (6-25 ms): only commands that open a store
     from .store import Store
 
     top = git_toplevel(repo.resolve()) if repo.exists() else None

@@ -9,6 +9,7 @@ import click
 
 from .. import daemon
 from ..cli import JSON_OPT
+from .server import serve_forever
 
 IDLE_OPT = click.option("--idle-timeout", type=float, default=daemon.DEFAULT_IDLE_TIMEOUT,
                         show_default=True, metavar="SECONDS",
@@ -88,8 +89,6 @@ def status_cmd(as_json: bool) -> None:
 def run_cmd(idle_timeout: float) -> None:
     """Run the daemon in the foreground (what `start` launches)."""
     try:
-        from .server import serve_forever
-
         serve_forever(idle_timeout)
     except daemon.DaemonError as exc:
         raise click.ClickException(str(exc)) from exc
