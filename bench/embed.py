@@ -5,7 +5,7 @@
 1. Embed throughput (items/s) of each embedder over real items: the symbol and chunk texts
    our extractor makes from the standard library (`static` gets a quarter of the items,
    `minilm` a hundredth and only when its package is installed).
-2. ANN: a usearch index (the settings indexer/ann.py uses, 2 threads) over N vectors of the
+2. ANN: a usearch index (the settings indexer/assemble/ann.py uses, 2 threads) over N vectors of the
    hash embedder (stdlib items, topped up with jittered copies), build time, then search
    latency p50/p95 and recall@10 against exact numpy search, which is the peer.
 3. Retrieval quality of text (BM25) / semantic / hybrid through `codeagent eval` on the
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import median, percentile, print_table, stdlib_sources  # noqa: E402
 
 from codeagent.embedding import get_embedder  # noqa: E402
-from codeagent.indexer import ann  # noqa: E402
+from codeagent.indexer.assemble import ann  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def stdlib_items(limit: int) -> list[str]:
     """Item texts exactly as the build embeds them (symbols and symbol-less chunks)."""
     from codeagent.indexer.extract import extract
-    from codeagent.indexer.shard import decode_table, shard_table
-    from codeagent.indexer.vectors import shard_items
+    from codeagent.format.shard import decode_table
+    from codeagent.indexer.shard import shard_table
+    from codeagent.indexer.assemble.vectors import shard_items
 
     texts: list[str] = []
     for _path, data in stdlib_sources():

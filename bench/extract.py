@@ -70,6 +70,7 @@ def run_ctags(files: dict[str, bytes]) -> tuple[float, list[dict]]:
 def stage_times(files: dict[str, bytes], repeat: int) -> dict[str, float]:
     """CPU seconds (median over `repeat` runs) of each step a parse worker takes per file."""
     from codeagent.hashing import hash_bytes
+    from codeagent.format.shard import encode_table
     from codeagent.indexer import shard
     from codeagent.indexer.extract import treesitter
     from codeagent.indexer.extract.chunks import code_chunks
@@ -102,7 +103,7 @@ def stage_times(files: dict[str, bytes], repeat: int) -> dict[str, float]:
             timed("rows (symbols, chunks, refs)", lambda: (
                 shard._symbols(data, "python", ex.symbols), shard._chunks(data, ex.chunks), shard._refs(ex.references)))
             table = shard.shard_table(data, "python", hash_bytes(data), ex)
-            timed("Parquet write", shard.encode_table, table)
+            timed("Parquet write", encode_table, table)
             timed("Arrow IPC", shard.table_to_ipc, table)
         for stage, seconds in spent.items():
             runs.setdefault(stage, []).append(seconds)

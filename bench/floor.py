@@ -83,7 +83,7 @@ def ctags_wall(repo: Path) -> float:
 # symbol graph's share of the assemble phase.
 _BUILD = """import json, sys
 from pathlib import Path
-from codeagent.indexer import graph
+from codeagent.indexer.assemble import graph
 from codeagent.indexer.build import BuildOptions, build
 r = build(BuildOptions(repo=Path(sys.argv[1]), store_dir=Path(sys.argv[2]), jobs=int(sys.argv[3])))
 print(json.dumps({**r.phases, "graph": graph.LAST_TIMINGS.get("total", 0.0)}))

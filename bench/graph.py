@@ -69,7 +69,7 @@ def main() -> None:
 
     import duckdb
 
-    from codeagent.indexer import graph
+    from codeagent.indexer.assemble import graph
 
     repo = stdlib_repo(args.dest)
     t = time.perf_counter()

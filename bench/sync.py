@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import git, median, print_table, stdlib_repo  # noqa: E402
 
 from codeagent.indexer.build import BuildOptions, build  # noqa: E402
-from codeagent.indexer.remote_publish import bundle, publish  # noqa: E402
-from codeagent.indexer.remote_sync import SyncOptions, sync  # noqa: E402
+from codeagent.indexer.replicate.publish import bundle, publish  # noqa: E402
+from codeagent.indexer.replicate.sync import SyncOptions, sync  # noqa: E402
 
 
 class CountingHandler(SimpleHTTPRequestHandler):

@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import NotARepository
 from ..hashing import hash_bytes
-from ..manifest import FileEntry, Manifest, load_manifest, shard_key
+from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
 from .languages import detect_language
@@ -144,7 +144,7 @@ class _Builder:
         self.shards_written += written
         self.store.put_action(key, shard_id)
         if result.table is not None and self._table_bytes + len(result.table) <= FRESH_TABLE_BYTES:
-            from .shard import table_from_ipc
+            from .shard import table_from_ipc  # pyarrow: a no-op build parses nothing
 
             self.tables[shard_id] = table_from_ipc(result.table)
             self._table_bytes += len(result.table)
@@ -290,34 +290,15 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     builder.progress("walk", 0, 0)
     files = (sources.walk_commit(repo, commit, cache, opts.max_bytes) if is_commit
              else sources.walk_worktree(repo, store, cache, opts.max_bytes))
-    previous_id = store.read_ref(ref)
-    previous = None
-    if previous_id:
-        try:
-            previous = load_manifest(store, previous_id)
-        except Exception:
-            previous = None  # unreadable or incompatible: rebuild everything from the action cache
-
+    previous_id, previous = _previous(store, ref)
     builder.known = builder.known_entries(previous)
-    entries: list[FileEntry] = []
-    need: list[sources.SourceFile] = []
-    for f in files:
-        lang = detect_language(f.path)
-        if f.skip:
-            entries.append(FileEntry(f.path, f.blob, max(f.size, 0), lang, fmt.STATUS_SKIPPED, f.skip))
-            continue
-        e = builder.reuse(f.path, f.blob, f.size, lang) if f.blob else None
-        if e is not None:
-            entries.append(e)
-        else:
-            need.append(f)
-
+    entries, need = _reused_and_needed(builder, files)
     builder.to_parse = len(need)
     phases = {"scan": time.perf_counter() - clock}
     with contextlib.ExitStack() as stack:
         base_copy = None
         if need and previous is not None:  # a change is likely: copy the base while parsing
-            from .assemble import BaseCopy
+            from .assemble.base import BaseCopy  # only a build with something to parse copies a base
 
             builder.start_workers(len(need))
             base_copy = stack.enter_context(BaseCopy(store, previous_id))
@@ -347,16 +328,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         if changed:
             store.put(data)
-            from .assemble import assemble, prune_assembled
-
-            prev = (previous, previous_id) if previous is not None and previous_id else None
-            assemble(store, manifest, manifest_id, prev, tables=builder.tables,
-                     base_copy=base_copy, progress=builder.progress)
-            if base_copy is not None:
-                base_copy.close()
-            store.set_ref(ref, manifest_id)
-            keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
-            prune_assembled(store, keep)
+            _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id,
+                               base_copy)
     phases["assemble"] = time.perf_counter() - clock
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
@@ -366,6 +339,51 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
         shards_written=builder.shards_written, phases=phases,
     )
+
+
+def _previous(store: Store, ref: str) -> tuple[str | None, Manifest | None]:
+    """(the manifest id `ref` names, that manifest when it is readable by this build)."""
+    previous_id = store.read_ref(ref)
+    if not previous_id:
+        return previous_id, None
+    try:
+        return previous_id, load_manifest(store, previous_id)
+    except Exception:
+        return previous_id, None  # unreadable or incompatible: rebuild everything from the action cache
+
+
+def _reused_and_needed(builder: _Builder, files) -> tuple[list[FileEntry], list[sources.SourceFile]]:
+    """(entries known without parsing: skipped files and reused shards, files to parse)."""
+    entries: list[FileEntry] = []
+    need: list[sources.SourceFile] = []
+    for f in files:
+        lang = detect_language(f.path)
+        if f.skip:
+            entries.append(FileEntry(f.path, f.blob, max(f.size, 0), lang, fmt.STATUS_SKIPPED, f.skip))
+            continue
+        e = builder.reuse(f.path, f.blob, f.size, lang) if f.blob else None
+        if e is not None:
+            entries.append(e)
+        else:
+            need.append(f)
+    return entries, need
+
+
+def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Manifest,
+                       manifest_id: str, previous: Manifest | None, previous_id: str | None,
+                       base_copy) -> None:
+    """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
+    prune assemblies neither a ref nor the previous manifest needs."""
+    from .assemble.pipeline import assemble, prune_assembled  # pyarrow, DuckDB: not for a no-op build
+
+    prev = (previous, previous_id) if previous is not None and previous_id else None
+    assemble(store, manifest, manifest_id, prev, tables=builder.tables,
+             base_copy=base_copy, progress=builder.progress)
+    if base_copy is not None:
+        base_copy.close()
+    store.set_ref(ref, manifest_id)
+    keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
+    prune_assembled(store, keep)
 
 
 def _embedder(opts: BuildOptions, previous: Manifest | None) -> str | None:
@@ -383,6 +401,6 @@ def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
     embedder = _embedder(opts, previous)
     if embedder is None:
         return manifest
-    from .vectors import attach_vectors
+    from .assemble.vectors import attach_vectors  # numpy and the embedders: only with an embedder
 
     return attach_vectors(store, manifest, embedder, previous, opts.progress)

@@ -1,4 +1,7 @@
-"""CLI commands of the build side: build, status, verify, gc."""
+"""CLI commands of the build side: build, verify, gc.
+
+Each command imports its library inside: `codeagent --help` imports every command module
+(cli.LazyGroup.list_commands), and indexer.build alone costs it ~30 ms."""
 
 from __future__ import annotations
 
@@ -9,12 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-
-REPO_ARG = click.argument("repo", type=click.Path(path_type=Path), default=".", required=False)
-STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
-                         help="Store directory (default: REPO/.codeagent).")
-JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
 
 
 class TerminalProgress:
@@ -44,14 +42,6 @@ class TerminalProgress:
             sys.stderr.write("\n")
             self.width = 0
         sys.stderr.flush()
-
-
-def _store_for(repo: Path, store_dir: Path | None):
-    from ..sources import git_toplevel
-    from ..store import Store
-
-    top = git_toplevel(repo.resolve()) if repo.exists() else None
-    return Store(store_dir or (top or repo.resolve()) / ".codeagent"), (top or repo.resolve())
 
 
 @click.command("build")
@@ -119,34 +109,6 @@ def _raise(exc: Exception) -> None:
     raise exc
 
 
-@click.command("status")
-@REPO_ARG
-@STORE_OPT
-@JSON_OPT
-def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
-    """Refs in the store, their manifests and counts, store size, work-tree freshness."""
-    from .status import store_status
-
-    data = run_command(as_json, store_status, repo, store_dir)
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
-        return
-    click.echo(f"store {data['store']} ({data['store_bytes'] / 1e6:.1f} MB, {data['objects']} objects)")
-    if not data["refs"]:
-        click.echo("  no index yet: run `codeagent build`")
-    for r in data["refs"]:
-        c = r["counts"]
-        click.echo(f"  {r['ref']:<24} {r['manifest_id'][:12]}  commit {(r['commit'] or '-')[:12]}  "
-                   f"{c['indexed']} indexed, {c['skipped']} skipped  [{r['freshness']['state']}]")
-        if r.get("error"):
-            click.echo(f"    {r['error']['message']}" + (f": {r['error']['hint']}" if r['error']['hint'] else ""))
-    fresh = data.get("worktree")
-    if fresh:
-        click.echo(f"work tree: {fresh['state']}"
-                   + (f" ({fresh['changed_count']} files differ from the newest manifest)"
-                      if fresh["state"] == "stale" else ""))
-
-
 @click.command("verify")
 @REPO_ARG
 @STORE_OPT
@@ -155,7 +117,7 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Re-hash every object and manifest; exit 7 on any mismatch or dangling name."""
     from .maintenance import verify_store
 
-    store, _ = run_command(as_json, _store_for, repo, store_dir)
+    store, _ = run_command(as_json, store_for, repo, store_dir)
     report = verify_store(store)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -178,7 +140,7 @@ def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_r
     """Delete objects that no kept manifest references."""
     from .maintenance import gc_store
 
-    store, _ = run_command(as_json, _store_for, repo, store_dir)
+    store, _ = run_command(as_json, store_for, repo, store_dir)
     report = run_command(as_json, gc_store, store, list(keep_refs) or None, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

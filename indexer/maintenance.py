@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CodeagentError, IndexIncompatible
 from ..hashing import is_object_id
-from ..manifest import Manifest, load_manifest
+from ..format.manifest import Manifest, load_manifest
 from ..store import Store, StoreLock, VerifyProblem
 
 
@@ -93,7 +93,7 @@ class GcReport:
 
 def gc_store(store: Store, keep_refs: list[str] | None = None, *, dry_run: bool = False) -> GcReport:
     """Delete objects that no kept ref's manifest needs (mark and sweep, under the build lock)."""
-    from .assemble import prune_assembled
+    from .assemble.pipeline import prune_assembled
 
     with StoreLock(store):
         refs = store.list_refs()

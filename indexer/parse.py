@@ -8,10 +8,6 @@ from .. import format as fmt
 from ..content import looks_binary
 
 
-class ExtractTimeout(Exception):
-    """Raised by an extractor that ran past its time budget."""
-
-
 @dataclass(frozen=True)
 class ParseResult:
     status: str
@@ -43,7 +39,9 @@ def parse_bytes(data: bytes, language: str, blob: str,
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract
-    from .shard import encode_table, shard_table, table_to_ipc
+    from .extract.budget import ExtractTimeout
+    from ..format.shard import encode_table
+    from .shard import shard_table, table_to_ipc
 
     try:
         extraction = extract(data, language)

@@ -1,109 +1,23 @@
-"""Shards: one file's extraction serialised as a one-row Parquet object (schema in format.py).
+"""The shard encoder: one file's bytes and extraction as a SHARD_SCHEMA table (the codec and
+its schema are the format's: codeagent/format/shard.py).
 
-Pure: `encode_shard` turns bytes + Extraction into Parquet bytes deterministically; the same
-input always yields the same bytes, hence the same object id.
+Pure: the same input always yields the same table, hence the same shard bytes and object id.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
 from itertools import chain
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import kernels
 from ..format import SCHEMA_VERSION
+from ..format.shard import PACKED, SHARD_SCHEMA, SYMBOL_TYPE, encode_table
 from ..hashing import hash_bytes, short_id
 from ..types import Chunk, Extraction, Reference, Span, Symbol
-from .postings import body_pieces, one_list, postings_array
-
-_SPAN_FIELDS = [
-    ("start_line", pa.int32()), ("start_col", pa.int32()), ("end_line", pa.int32()),
-    ("end_col", pa.int32()), ("start_byte", pa.int64()), ("end_byte", pa.int64()),
-]
-
-# The fields of a chunk, symbol and reference as readers see them (`element_columns`,
-# `decode_table`), plus `ordinal`: the element's position in its list. A chunk's text is NULL
-# when it is exactly the file's text from start_byte to end_byte (code chunks, line windows):
-# `chunk_text` (rows) and format.CHUNK_TEXT_SQL (the assembled chunks table) restore it.
-CHUNK_TYPE = pa.struct([
-    ("kind", pa.string()), ("heading", pa.string()), *_SPAN_FIELDS, ("symbol", pa.int32()),
-    ("text", pa.string()),
-])
-SYMBOL_TYPE = pa.struct([
-    ("kind", pa.string()), ("name", pa.string()), ("qualified_name", pa.string()),
-    ("stable_id", pa.string()), ("signature", pa.string()), ("doc", pa.string()),
-    ("visibility", pa.string()), ("modifiers", pa.list_(pa.string())), *_SPAN_FIELDS,
-    ("name_line", pa.int32()), ("name_col", pa.int32()), ("name_end_line", pa.int32()),
-    ("name_end_col", pa.int32()), ("parent", pa.int32()), ("body_hash", pa.string()),
-])
-REF_TYPE = pa.struct([
-    ("kind", pa.string()), ("target", pa.string()), ("module", pa.string()),
-    ("alias", pa.string()), ("source", pa.int32()), ("start_line", pa.int32()),
-    ("start_col", pa.int32()), ("end_line", pa.int32()), ("end_col", pa.int32()),
-])
-# BM25 term statistics of each document in the file: doc_kind "s" = symbol, "c" = chunk.
-POSTING_TYPE = pa.struct([
-    ("doc_kind", pa.string()), ("doc", pa.int32()), ("term", pa.string()), ("tf", pa.int32()),
-])
-
-
-class Packed:
-    """How a list column stores the fields of its elements (`logical`, a struct type): its
-    string fields, in order, as one `str` leaf of fixed_size_list<string> per element, its
-    integer fields as one `int` leaf of fixed_size_list<int64>, other fields as they are.
-    Writing a Parquet leaf column costs ~20 us of CPU whatever its size (a shard had ~50)."""
-
-    def __init__(self, logical: pa.StructType) -> None:
-        self.logical = logical
-        self.strs = [f.name for f in logical if pa.types.is_string(f.type)]
-        self.ints = [f.name for f in logical if pa.types.is_integer(f.type)]
-        self.others = [f for f in logical if f.name not in self.strs + self.ints]
-        self.type = pa.struct([("str", pa.list_(pa.string(), len(self.strs))),
-                               ("int", pa.list_(pa.int64(), len(self.ints))), *self.others])
-        self.list_type = pa.list_(self.type)
-
-    def build(self, n: int, strs: Iterable[str | None], ints: Iterable[int],
-              *others: pa.Array) -> pa.Array:
-        """The one-value list of n elements: `strs` and `ints` their string and integer
-        fields element after element (each in the order of `logical`), `others` the rest."""
-        strs = pa.FixedSizeListArray.from_arrays(pa.array(list(strs), pa.string()), len(self.strs))
-        ints = pa.FixedSizeListArray.from_arrays(
-            kernels.from_numpy(np.fromiter(ints, np.int64, n * len(self.ints))), len(self.ints))
-        return one_list(self.list_type, [strs, ints, *others])
-
-    def columns(self, values: pa.StructArray) -> dict[str, pa.Array]:
-        """The logical fields of a list's elements (`values`), one array each."""
-        strs, ints, *others = values.flatten()
-        out = {}
-        flat = _items(strs)
-        for i, name in enumerate(self.strs):
-            out[name] = kernels.take(flat, np.arange(i, len(flat), len(self.strs)))
-        matrix = _items(ints).to_numpy().reshape(-1, len(self.ints))
-        for i, name in enumerate(self.ints):
-            out[name] = kernels.from_numpy(matrix[:, i].astype(self.logical.field(name).type.to_pandas_dtype()))
-        out.update((f.name, array) for f, array in zip(self.others, others))
-        return {f.name: out[f.name] for f in self.logical}
-
-
-def _items(lists: pa.FixedSizeListArray) -> pa.Array:
-    """The values of `lists`, all lists one after the other (FixedSizeListArray.flatten()
-    would import pyarrow.compute, see kernels.py; these lists are never null)."""
-    size = lists.type.list_size
-    return lists.values.slice(lists.offset * size, len(lists) * size)
-
-
-PACKED = {"chunks": Packed(CHUNK_TYPE), "symbols": Packed(SYMBOL_TYPE), "refs": Packed(REF_TYPE)}
-
-SHARD_SCHEMA = pa.schema([
-    ("schema_version", pa.int32()), ("language", pa.string()), ("blob", pa.string()),
-    ("size", pa.int64()), ("line_count", pa.int32()), ("text", pa.string()),
-    *((name, packed.list_type) for name, packed in PACKED.items()),
-    ("postings", pa.list_(POSTING_TYPE)),
-])
+from .postings import body_pieces, postings_array
 
 
 def stable_ids(symbols: list[Symbol], language: str) -> list[str]:
@@ -200,12 +114,6 @@ def _chunks(source: bytes, chunks: list[Chunk]) -> pa.Array:
         chain.from_iterable(c.span + (c.symbol,) for c in chunks))
 
 
-def chunk_text(chunk: Mapping, source: bytes) -> str:
-    """A decoded shard chunk's text (`source`: the file's bytes)."""
-    text = chunk["text"]
-    return source[chunk["start_byte"]:chunk["end_byte"]].decode("utf-8") if text is None else text
-
-
 def _refs(refs: list[Reference]) -> pa.Array:
     return PACKED["refs"].build(
         len(refs), chain.from_iterable((r.kind, r.target, r.module, r.alias) for r in refs),
@@ -239,53 +147,3 @@ def table_to_ipc(table: pa.Table) -> bytes:
 
 def table_from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
-
-
-def encode_table(table: pa.Table) -> bytes:
-    """A shard table's Parquet bytes (deterministic)."""
-    sink = pa.BufferOutputStream()  # a BytesIO goes through a Python call per write (~0.4 ms a shard)
-    # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
-    # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
-    # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
-    pq.write_table(table, sink, compression="lz4", use_dictionary=False,
-                   write_statistics=False, store_schema=False)
-    return sink.getvalue().to_pybytes()
-
-
-def element_columns(column: str, values: pa.StructArray) -> dict[str, pa.Array]:
-    """The fields of `values`, elements of the shard list column `column`, one array each
-    (a chunk's, symbol's or reference's as in CHUNK_TYPE, SYMBOL_TYPE, REF_TYPE; its ordinal
-    is its position in its list)."""
-    packed = PACKED.get(column)
-    if packed is not None:
-        return packed.columns(values)
-    return {f.name: array for f, array in zip(values.type, values.flatten())}
-
-
-def decode_table(table: pa.Table) -> dict:
-    """The first row of a shard table (any subset of its columns) as Python values; a list
-    column's elements as dicts of their fields (chunks, symbols, refs: and `ordinal`)."""
-    # Parquet stores a fixed-size list as a list: read back, it needs a cast
-    table = kernels.cast_table(table, pa.schema([SHARD_SCHEMA.field(name) for name in table.column_names]))
-    row = {}
-    for name in table.column_names:
-        column = table.column(name).slice(0, 1).combine_chunks()
-        if not pa.types.is_list(column.type):
-            row[name] = column[0].as_py()
-            continue
-        fields = {k: v.to_pylist() for k, v in element_columns(name, kernels.list_values(column)).items()}
-        rows = [dict(zip(fields, values)) for values in zip(*fields.values())]
-        if name in PACKED:
-            rows = [{"ordinal": i, **r} for i, r in enumerate(rows)]
-        row[name] = rows
-    return row
-
-
-def read_shard(data: bytes, columns: list[str] | None = None) -> pa.Table:
-    """A shard's Parquet bytes as a table (of `columns`), as stored: decode_table casts it.
-    (pq.read_table would import pyarrow.dataset and pyarrow.compute, ~60-100 ms.)"""
-    return pq.ParquetFile(pa.BufferReader(data)).read(columns=columns)
-
-
-def decode_shard(data: bytes) -> dict:
-    return decode_table(read_shard(data))

@@ -53,7 +53,7 @@ class StatusTools:
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        from ..manifest import load_manifest
+        from ..format.manifest import load_manifest
         from ..refs import freshness
         from ..store import read_log
 

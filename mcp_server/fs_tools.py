@@ -235,7 +235,7 @@ def _slice_lines(text: str, line_start: int | None, line_end: int | None,
 
 
 def _index_languages(view) -> list[LanguageStat] | None:
-    from ..manifest import load_manifest
+    from ..format.manifest import load_manifest
 
     try:
         manifest = load_manifest(view.store, view.manifest_id)

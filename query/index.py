@@ -22,7 +22,7 @@ from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
-from ..manifest import load_manifest
+from ..format.manifest import load_manifest
 from ..store import Store
 from .results import COMPLETE, Metadata
 from .watchdog import WATCHDOG

@@ -6,32 +6,32 @@ falls back to text chunks.
 
 from __future__ import annotations
 
-import importlib
 import time
 from functools import lru_cache
 
 from tree_sitter import Parser, Tree
 
 from ...types import Extraction
-from ..parse import ExtractTimeout
+from . import (lang_c, lang_csharp, lang_go, lang_java, lang_js, lang_kotlin, lang_php, lang_python,
+               lang_ruby, lang_rust, lang_scala, lang_swift)
+from .budget import PARSE_BUDGET_S, ExtractTimeout
 from .chunks import code_chunks
 from .generic import GenericRules
 from .rules import SOURCE, Rules
 from .walk import walk
 
-PARSE_BUDGET_S = 5.0
 # Small reads: some scanners (Perl's) make the lexer fetch text ~27k times on a 400 KB file,
 # and each fetch copies a whole block (64 KB blocks: 1.2 s to parse it, 4 KB: 0.19 s).
 _READ_BLOCK = 1 << 12
 
-# language -> module under codeagent.indexer.extract holding its `RULES`
+# language -> the module holding its `RULES` (a Rules, or a dict of them by language)
 RULE_MODULES = {
-    "python": "lang_python",
-    "javascript": "lang_js", "typescript": "lang_js", "tsx": "lang_js",
-    "go": "lang_go", "rust": "lang_rust", "java": "lang_java",
-    "c": "lang_c", "cpp": "lang_c", "csharp": "lang_csharp",
-    "ruby": "lang_ruby", "php": "lang_php", "swift": "lang_swift",
-    "kotlin": "lang_kotlin", "scala": "lang_scala",
+    "python": lang_python,
+    "javascript": lang_js, "typescript": lang_js, "tsx": lang_js,
+    "go": lang_go, "rust": lang_rust, "java": lang_java,
+    "c": lang_c, "cpp": lang_c, "csharp": lang_csharp,
+    "ruby": lang_ruby, "php": lang_php, "swift": lang_swift,
+    "kotlin": lang_kotlin, "scala": lang_scala,
 }
 
 
@@ -48,13 +48,9 @@ def _parser(language: str) -> Parser | None:
 @lru_cache(maxsize=None)
 def rules_for(language: str) -> Rules:
     module = RULE_MODULES.get(language)
-    try:
-        mod = importlib.import_module(f"{__package__}.{module}") if module else None
-    except ModuleNotFoundError:
-        mod = None
-    if mod is None:
+    if module is None:
         return GenericRules()
-    rules = getattr(mod, "RULES")
+    rules = module.RULES
     return rules[language] if isinstance(rules, dict) else rules
 
 

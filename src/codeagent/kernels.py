@@ -68,3 +68,12 @@ def from_numpy(values: np.ndarray) -> pa.Array:
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
                                  [None, pa.py_buffer(values)])
+
+
+def one_list(list_type: pa.ListType, children: list[pa.Array]) -> pa.Array:
+    """A one-value list<struct> array: the list of all rows of the struct's child arrays
+    (built from buffers: ~4x cheaper than StructArray/ListArray.from_arrays)."""
+    n = len(children[0])
+    values = pa.Array.from_buffers(list_type.value_type, n, [None], children=children)
+    return pa.Array.from_buffers(list_type, 1, [None, pa.py_buffer(np.array([0, n], np.int32))],
+                                 children=[values])

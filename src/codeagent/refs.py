@@ -10,8 +10,8 @@ from . import format as fmt
 from . import sources
 from .errors import IndexMissing, InvalidParameter
 from .hashing import hash_bytes
-from .manifest import Manifest
-from .store import Store
+from .format.manifest import Manifest
+from .store import Store, read_log
 
 WORKTREE_REF = "worktree"
 
@@ -75,8 +75,6 @@ def _manifest_candidates(store: Store) -> list[str]:
     base = store.root / fmt.ASSEMBLED_DIR
     if base.exists():
         ids.update(p.name for p in base.iterdir())
-    from .store import read_log
-
     ids.update(r.get("manifest_id", "") for r in read_log(store, "builds", limit=1000))
     return sorted(i for i in ids if i and store.has(i))
 

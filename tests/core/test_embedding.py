@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeagent.embedding import (EMBED_COUNTER, HashingEmbedder, check_same_embedder,
-                                 embed_batched, get_embedder, parse_embedder_id,
-                                 resolve_embedder_id)
+from codeagent.embedders.base import EMBED_COUNTER, parse_embedder_id
+from codeagent.embedders.hashing import HashingEmbedder
+from codeagent.embedding import check_same_embedder, embed_batched, get_embedder, resolve_embedder_id
 from codeagent.errors import IndexIncompatible, InvalidParameter
 
 

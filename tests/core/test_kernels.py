@@ -45,7 +45,8 @@ def test_cast_table_restores_a_shard_read_back_from_parquet():
     import pyarrow.parquet as pq
 
     from codeagent.indexer.extract import extract
-    from codeagent.indexer.shard import SHARD_SCHEMA, encode_table, shard_table
+    from codeagent.format.shard import SHARD_SCHEMA, encode_table
+    from codeagent.indexer.shard import shard_table
 
     source = b"class A:\n    '''Doc.'''\n    def m(self):\n        return f(1)\n"
     table = shard_table(source, "python", "0" * 64, extract(source, "python"))

@@ -1,4 +1,4 @@
-"""assemble._Beside: the full assembly's second cursor, on a real DuckDB file."""
+"""assemble.pipeline._Beside: the full assembly's second cursor, on a real DuckDB file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import duckdb
 import pytest
 
-from codeagent.indexer.assemble import _Beside
+from codeagent.indexer.assemble.pipeline import _Beside
 
 
 def test_the_job_runs_on_its_own_cursor_and_its_rows_are_there_after_wait(tmp_path):

@@ -1,4 +1,4 @@
-"""assemble._postings against a per-posting reference: docs and term_postings rows, whatever
+"""assemble.term_postings.postings_rows against a per-posting reference: docs and term_postings rows, whatever
 the order of a shard's postings (a document's postings split in two runs, chunks first)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from collections import Counter
 
 import pyarrow as pa
 
-from codeagent.indexer.assemble import _postings
-from codeagent.indexer.shard import POSTING_TYPE, SHARD_SCHEMA
+from codeagent.indexer.assemble.term_postings import postings_rows
+from codeagent.format.shard import POSTING_TYPE, SHARD_SCHEMA
 
 
 def _shards(per_entry: list[list[tuple[str, int, str, int]]]) -> pa.Table:
@@ -38,7 +38,7 @@ def test_postings_match_a_per_posting_reference():
         [("s", 5, "a", 1), ("c", 5, "a", 1)],  # same doc number, two kinds, adjacent
     ]
     paths = ["a.py", "empty.py", "b.py", "c.py"]
-    postings, docs = _postings(_shards(per_entry), pa.array(paths))
+    postings, docs = postings_rows(_shards(per_entry), pa.array(paths))
     want_docs, want_postings = _reference(paths, per_entry)
     assert Counter(tuple(r.values()) for r in docs.to_pylist()) == want_docs
     rows = postings.to_pylist()
@@ -48,5 +48,5 @@ def test_postings_match_a_per_posting_reference():
 
 
 def test_no_postings():
-    postings, docs = _postings(_shards([[], []]), pa.array(["a.py", "b.py"]))
+    postings, docs = postings_rows(_shards([[], []]), pa.array(["a.py", "b.py"]))
     assert postings.num_rows == 0 and docs.num_rows == 0

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from codeagent import format as fmt
-from codeagent.indexer import assemble
+from codeagent.indexer.assemble import base
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.store import Store
 
@@ -52,7 +52,7 @@ def test_a_wal_past_the_limit_is_checkpointed(repo, monkeypatch):
     repo.write("m1.py", "def g1():\n    return 1\n")
     kept = build(BuildOptions(repo=repo.path, jobs=1))
     assert (store.assembled_dir(kept.manifest_id) / fmt.DUCKDB_WAL).exists()
-    monkeypatch.setattr(assemble, "WAL_MAX_BYTES", 0)
+    monkeypatch.setattr(base, "WAL_MAX_BYTES", 0)
     repo.write("m3.py", "def g3():\n    return 3\n")
     folded = build(BuildOptions(repo=repo.path, jobs=1))
     directory = store.assembled_dir(folded.manifest_id)

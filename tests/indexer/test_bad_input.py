@@ -13,7 +13,7 @@ import pytest
 from repo_helpers import NO_DAC_OVERRIDE
 
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
 

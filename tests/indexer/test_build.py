@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.manifest import FileEntry, load_manifest
+from codeagent.format.manifest import FileEntry, load_manifest
 from codeagent.store import Store
 
 PY = "def add(a, b):\n    return a + b\n"
@@ -224,7 +224,7 @@ def test_an_assembly_in_batches_has_the_same_rows_and_sorted_postings(git_repo, 
     still have term_postings in term order."""
     import shutil
 
-    from codeagent.indexer.assemble import assemble
+    from codeagent.indexer.assemble.pipeline import assemble
 
     git_repo.write_many({f"pkg/m{i}.py": f"from pkg import m{(i + 1) % 6}\n\n"
                          f"class Job{i}:\n    '''Runs step {i}.'''\n    def run(self):\n"
@@ -247,7 +247,7 @@ def test_an_assembly_in_batches_has_the_same_rows_and_sorted_postings(git_repo, 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.booleans()), max_size=30), st.integers(1, 60))
 def test_batches_keep_order_and_stay_within_the_limit(files, limit):
-    from codeagent.indexer.assemble import batches
+    from codeagent.indexer.assemble.tables import batches
 
     entries = [FileEntry(f"f{i}", "", size, "python", fmt.STATUS_INDEXED if indexed else fmt.STATUS_SKIPPED)
                for i, (size, indexed) in enumerate(files)]

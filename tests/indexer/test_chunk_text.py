@@ -17,13 +17,14 @@ from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.extract import extract
 from codeagent.indexer.maintenance import verify_store
-from codeagent.indexer.remote import open_remote
-from codeagent.indexer.remote_publish import publish
-from codeagent.indexer.remote_sync import SyncOptions, sync
-from codeagent.indexer.shard import chunk_text, decode_shard, encode_shard
-from codeagent.indexer.status import store_status
-from codeagent.indexer.vectors import shard_items
-from codeagent.manifest import load_manifest
+from codeagent.indexer.replicate.remote import open_remote
+from codeagent.indexer.replicate.publish import publish
+from codeagent.indexer.replicate.sync import SyncOptions, sync
+from codeagent.format.shard import chunk_text, decode_shard
+from codeagent.indexer.shard import encode_shard
+from codeagent.query.status import store_status
+from codeagent.indexer.assemble.vectors import shard_items
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 from codeagent.types import Chunk, Extraction, Span
 

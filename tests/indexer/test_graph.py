@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.indexer import graph
-from codeagent.indexer.assemble import PER_PATH_TABLES
-from codeagent.indexer.graph import NAME_CAP
-from codeagent.indexer.module_names import (FileModule, fq_name, import_binding, python_module,
+from codeagent.indexer.assemble import graph
+from codeagent.indexer.assemble.tables import PER_PATH_TABLES
+from codeagent.indexer.assemble.graph import NAME_CAP
+from codeagent.indexer.assemble.module_names import (FileModule, fq_name, import_binding, python_module,
                                             resolve_js_relative, resolve_python_relative,
                                             rust_module)
 from codeagent.store import Store
@@ -372,7 +372,7 @@ _segment = st.text(alphabet="ab_./:\\-<>\"' *", max_size=12)
        language=st.sampled_from(["python", "go", "rust", "javascript", "tsx", "java", "csharp",
                                  "php", "c", "cpp", "ruby", "swift", "text"]))
 def test_module_naming_and_bindings_never_raise(path, target, module, alias, language) -> None:
-    from codeagent.indexer.module_names import file_module, include_file
+    from codeagent.indexer.assemble.module_names import file_module, include_file
 
     fm = file_module(path or "x", language, {"a", "a/b"}, "")
     b = import_binding(fm, target, module, alias, {"a", "a.b", "a/b"})

@@ -46,7 +46,7 @@ def test_verify_reports_corruption_and_dangling_shards(git_repo, cli):
     ok = cli("verify", git_repo.path, "--json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True
     store = Store(git_repo.path / ".codeagent")
-    from codeagent.manifest import load_manifest
+    from codeagent.format.manifest import load_manifest
 
     shard = sorted(load_manifest(store, main["manifest_id"]).shard_ids())[0]
     path = store.object_path(shard)

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from codeagent.indexer.extract import extract
-from codeagent.indexer.shard import decode_shard, encode_shard, symbol_documents
+from codeagent.format.shard import decode_shard
+from codeagent.indexer.shard import encode_shard, symbol_documents
 from codeagent.tokenize import term_frequencies, tokenize
 from codeagent.types import Chunk, Extraction, Span, Symbol
 
@@ -68,11 +69,12 @@ def test_assembly_from_worker_tables_equals_assembly_from_parquet(git_repo) -> N
     that reading the stored Parquet gives."""
     import duckdb
 
-    from codeagent.indexer.assemble import SCHEMA_SQL, _insert_entries
+    from codeagent.format.assembly import TABLES_SQL
+    from codeagent.indexer.assemble.pipeline import insert_entries
     from codeagent.indexer.build import BuildOptions, build
     from codeagent.indexer.parse import parse_bytes
     from codeagent.indexer.shard import table_from_ipc
-    from codeagent.manifest import load_manifest
+    from codeagent.format.manifest import load_manifest
     from codeagent.store import Store
 
     git_repo.write_many({"pkg/a.py": SOURCE.decode(), "pkg/b.py": "def f():\n    return g()\n",
@@ -88,8 +90,8 @@ def test_assembly_from_worker_tables_equals_assembly_from_parquet(git_repo) -> N
 
     def rows(with_tables: bool) -> dict[str, list]:
         con = duckdb.connect()
-        con.execute(SCHEMA_SQL)
-        _insert_entries(con, store, entries, tables if with_tables else None)
+        con.execute(TABLES_SQL)
+        insert_entries(con, store, entries, tables if with_tables else None)
         out = {}
         for t in ("files", "chunks", "symbols", "refs", "postings", "docs"):
             out[t] = con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()

@@ -10,11 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from codeagent.indexer.assemble import _flatten
+from codeagent.indexer.assemble.tables import flatten
 from codeagent.indexer.extract import extract
-from codeagent.indexer.shard import (
-    PACKED, body_hash, chunk_text, decode_shard, encode_shard, shard_table, stable_ids,
-)
+from codeagent.format.shard import PACKED, chunk_text, decode_shard
+from codeagent.indexer.shard import body_hash, encode_shard, shard_table, stable_ids
 from codeagent.types import Extraction, Reference, Span, Symbol
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -59,7 +58,7 @@ def test_the_shard_has_few_parquet_leaf_columns() -> None:
 
 
 def test_flattened_elements_carry_their_ordinal_and_fields() -> None:
-    """`_flatten` over several shards (one empty) gives each element its position in its own
+    """`flatten` over several shards (one empty) gives each element its position in its own
     list, from the in-memory tables as from their Parquet bytes."""
     sources = [b"class A:\n    def f(self):\n        g()\n", b"", b"import os\nx = os.sep\n"]
     tables = [shard_table(s, "python", "b", extract(s, "python")) for s in sources]
@@ -68,7 +67,7 @@ def test_flattened_elements_carry_their_ordinal_and_fields() -> None:
     schema = tables[0].schema
     for shards in (pa.concat_tables(tables), pa.concat_tables(from_parquet).cast(schema)):
         for column in PACKED:
-            flat = _flatten(shards, column).to_pydict()
+            flat = flatten(shards, column).to_pydict()
             expected = [dict(r, e=e) for e, (s, t) in enumerate(zip(sources, tables))
                         for r in _expected(s, "python", extract(s, "python"))[column]]
             if column == "chunks":

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from codeagent import format as fmt
-from codeagent.embedding import EMBED_COUNTER
+from codeagent.embedders.base import EMBED_COUNTER
 from codeagent.errors import IndexIncompatible
-from codeagent.indexer import ann
+from codeagent.indexer.assemble import ann
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.indexer.vectors import load_block, read_shard_items
-from codeagent.manifest import load_manifest
+from codeagent.indexer.assemble.vectors import load_block, read_shard_items
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store, read_log
 
 HASH_ID = "hash-v1-d256"
@@ -183,7 +183,7 @@ def test_minilm_build_and_search_end_to_end(git_repo):
 
 
 def test_a_process_pool_writes_the_same_vector_objects(git_repo, tmp_path, monkeypatch):
-    from codeagent.indexer import vectors
+    from codeagent.indexer.assemble import vectors
 
     git_repo.write_many({**FILES, **{f"gen/m{i}.py": f"def job_{i}(x):\n    return x * {i}\n" for i in range(6)}})
     git_repo.commit("init")

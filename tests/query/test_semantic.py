@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from codeagent.errors import IndexIncompatible, IndexMissing
-from codeagent.indexer import ann
+from codeagent.indexer.assemble import ann
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import SearchRequest, open_index, search
 from codeagent.query.semantic import find_similar, semantic_search, vector_artifact

@@ -19,7 +19,7 @@ import duckdb
 
 from codeagent import format as fmt
 from codeagent.hashing import hash_bytes
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
 QUERY = """SELECT (SELECT value FROM meta WHERE key = 'manifest_id'),

@@ -14,7 +14,7 @@ import duckdb
 from codeagent import format as fmt
 from codeagent.errors import CodeagentError
 from codeagent.hashing import hash_bytes
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
 FIGURES: dict[str, dict] = {}  # suite -> figures, printed by conftest's terminal summary

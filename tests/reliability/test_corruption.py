@@ -17,7 +17,7 @@ from relhelpers import codeagent, init_repo, py_module, record
 
 from codeagent import format as fmt
 from codeagent.hashing import hash_bytes
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
 ENV = {"CODEAGENT_ANN_THRESHOLD": "1"}  # small corpus, but still write the usearch file

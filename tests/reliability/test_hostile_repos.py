@@ -16,7 +16,7 @@ import pytest
 from relhelpers import check_store, codeagent, git, init_repo, record
 from repo_helpers import NO_DAC_OVERRIDE
 
-from codeagent.manifest import load_manifest
+from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
 FIGS: dict[str, object] = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embedding import EMBED_COUNTER, embedder_id, normalize_rows
+from .base import EMBED_COUNTER, embedder_id, normalize_rows
 from ..errors import InvalidParameter
 
 MAX_TOKENS = 128

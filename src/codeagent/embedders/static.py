@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embedding import (EMBED_COUNTER, MAX_TEXT_CHARS, TITLE_WEIGHT, HashingEmbedder,
-                         embedder_id, normalize_rows, _STOP)
+from .base import EMBED_COUNTER, MAX_TEXT_CHARS, embedder_id, normalize_rows
+from .hashing import _STOP, TITLE_WEIGHT, HashingEmbedder
 from ..errors import InvalidParameter
 from ..tokenize import _WORD, split_identifier
 

@@ -1,0 +1,251 @@
+"""Assemble a manifest's shards into one DuckDB file, keyed by the manifest id: the order of
+an assembly (base, rows, derived steps, artifacts, swap into place).
+
+The assembled directory is built under the store's tmp/ and renamed into
+`assembled/<manifest id>/` only when complete, so a reader following a ref never finds it
+missing or half-written. When the previous manifest of the ref is assembled, its database
+is copied (base.py) and only the changed paths are replaced (tables.py).
+
+The tables, their DDL and versions are the format's (codeagent/format/assembly.py); the
+derived steps (DERIVED_STEPS) add the symbol graph. During the steps two temp tables name
+what changed: delta_removed(path) and delta_added(path); a step may use them to work
+incrementally (on a full assembly every path is in delta_added and delta_removed is empty).
+An incremental assembly also keeps the removed paths' old rows of files, symbols and refs
+(delta_old_<table>, see tables.DELTA_OLD).
+
+The query side reads this layout and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
+from pathlib import Path
+
+import pyarrow as pa
+
+from ... import format as fmt
+from ...format.assembly import TABLES_SQL
+from ...format.manifest import FileEntry, Manifest
+from ...store import Store, complete_marker, write_assembly_sums
+from .ann import build_vector_artifact
+from .base import BaseCopy, connect, copy_base, same_assembly_version, settle
+from .graph import symbol_graph
+from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
+                     insert_skipped, mark_delta)
+from .term_postings import insert_postings, postings_tail, sort_postings
+
+# Derived tables computed in the database from its rows: step(con, manifest).
+DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
+# Extra artifacts written into the assembled directory (the vectors and their ANN index):
+# step(store, manifest, manifest_id, work_dir, previous_assembled_dir).
+ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None"], None], ...] = (
+    build_vector_artifact,)
+
+
+def insert_entries(con, store: Store, entries: list[FileEntry],
+                   tables: Mapping[str, object] | None = None, *,
+                   beside: _Beside | None = None) -> int:
+    """Insert the entries' rows; returns the term_postings rows inserted here. The postings
+    (their numpy work and the term_postings insert: about half of this function's time, and
+    no derived step reads them) are left to `beside` when given, which runs them on its own
+    cursor while this goes on."""
+    insert_skipped(con, [f for f in entries if not f.indexed])
+    indexed = [f for f in entries if f.indexed]
+    if not indexed:
+        return 0
+    shards = entry_shards(con, store, indexed, tables or {})
+    paths = pa.array([f.path for f in indexed], pa.string())
+    if beside is not None:
+        beside(lambda cur: insert_postings(cur, shards, paths))
+    insert_rows(con, shards, paths, indexed)
+    return 0 if beside is not None else insert_postings(con, shards, paths)
+
+
+def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -> None:
+    con.execute("DELETE FROM meta")
+    rows = {
+        "manifest_id": manifest_id, "ref": manifest.ref, "commit": manifest.commit or "",
+        "source": manifest.source, "schema_version": str(manifest.schema_version),
+        "extractor_version": manifest.extractor_version,
+        "assembly_version": str(fmt.ASSEMBLY_VERSION), "graph_version": str(fmt.GRAPH_VERSION),
+        "embedder_id": manifest.embedder_id or "", "counts": json.dumps(manifest.counts),
+        "postings_tail_rows": str(postings_tail),
+    }
+    con.executemany("INSERT INTO meta VALUES (?, ?)", list(rows.items()))
+
+
+class _Beside:
+    """One job run on its own cursor in a thread while the caller goes on with its statements:
+    DuckDB and numpy release the GIL, and the caller's statements leave a core idle. Only for a
+    full assembly (autocommit); an incremental one is one transaction on one connection."""
+    def __init__(self, con) -> None:
+        self.con = con
+        self.job = None
+
+    def __call__(self, fn: Callable[[object], None]) -> None:
+        """Run `fn(cursor)` beside the caller, once the previous job is done."""
+        self.wait()
+        cur = self.con.cursor()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="assemble")
+        self.job = (pool, cur, pool.submit(fn, cur))
+
+    def wait(self, *, failed: bool = False) -> None:
+        """Wait for the job and raise its error (when the caller `failed`, interrupt the job
+        and keep the caller's error instead)."""
+        if self.job is None:
+            return
+        pool, cur, future = self.job
+        self.job = None
+        try:
+            if failed:
+                while not future.done():  # an interrupt before its statement starts is lost
+                    cur.interrupt()
+                    wait([future], timeout=0.05)
+            else:
+                future.result()
+        finally:
+            pool.shutdown()
+            cur.close()
+
+
+def assemble(store: Store, manifest: Manifest, manifest_id: str,
+             previous: tuple[Manifest, str] | None = None, *,
+             tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
+             batch_bytes: int = BATCH_SOURCE_BYTES,
+             progress: Callable[[str, int, int], None] | None = None) -> Path:
+    """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
+    Arrow table of shards the caller has in memory (read instead of their Parquet);
+    `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
+    source bytes inserted per batch (see BATCH_SOURCE_BYTES); `progress("assemble", done,
+    total)` after each batch and step."""
+    final = store.assembled_dir(manifest_id)
+    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
+        return final
+    steps = _Steps(progress)
+    start = None
+    if previous is not None:
+        start = base_copy.take(previous[1]) if base_copy else copy_base(store, previous[1])
+    if start is None:
+        work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
+        work.mkdir(parents=True)
+    else:
+        work = start.work
+    base, prev_dir = (previous[0], store.assembled_dir(previous[1])) if start else (None, None)
+    try:
+        prev_dir = _fill_database(store, manifest, manifest_id, work, base, prev_dir,
+                                  tables or {}, batch_bytes, steps)
+        for artifact in ARTIFACT_STEPS:
+            artifact(store, manifest, manifest_id, work, prev_dir)
+            steps.advance()
+        write_assembly_sums(work, start.copied if start is not None else {})
+        (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
+        _swap_into_place(store, manifest_id, work, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    steps.finish()
+    return final
+
+
+def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Path,
+                   base: Manifest | None, prev_dir: Path | None, tables: Mapping[str, object],
+                   batch_bytes: int, steps: _Steps) -> Path | None:
+    """Write the manifest's rows and derived tables into work/index.duckdb, on the copied
+    base's when there is one of this ASSEMBLY_VERSION; returns the previous assembly's
+    directory when the database was built on it."""
+    con = connect(work / fmt.DUCKDB_FILE)
+    try:
+        if base is not None and not same_assembly_version(con):
+            con.close()
+            for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
+                (work / name).unlink(missing_ok=True)
+            con = connect(work / fmt.DUCKDB_FILE)
+            base = prev_dir = None
+        con.execute(TABLES_SQL if base is None else "BEGIN")
+        beside = _Beside(con) if base is None else None
+        remove, insert = changed_paths(base, manifest)
+        mark_delta(con, remove, insert)
+        try:
+            runs = batches(insert, batch_bytes)
+            steps.total = len(runs) + len(DERIVED_STEPS) + len(ARTIFACT_STEPS) + 1
+            steps.advance(0)
+            inserted = 0
+            for run in runs:
+                inserted += insert_entries(con, store, run, tables, beside=beside)
+                steps.advance()
+            if base is None or remove or insert:
+                for step in DERIVED_STEPS:
+                    step(con, manifest)
+                    steps.advance()
+        except BaseException:
+            if beside is not None:
+                beside.wait(failed=True)
+            raise
+        if beside is not None:
+            beside.wait()
+        if base is None and len(runs) > 1:
+            sort_postings(con)
+        _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
+        if base is not None:
+            con.execute("COMMIT")
+        settle(con, work / fmt.DUCKDB_WAL, full=base is None)
+    finally:
+        con.close()
+    return prev_dir
+
+
+def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) -> None:
+    """Rename the complete work directory to `final` (a concurrent builder's identical
+    assembly may win: then this one is dropped)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():  # an assembly in an older layout: move it aside, then replace it
+        stale = store.tmp_dir / f"stale-{manifest_id[:16]}-{secrets.token_hex(4)}"
+        os.rename(final, stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    try:
+        os.rename(work, final)
+    except OSError:
+        if not store.is_assembled(manifest_id):
+            raise
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class _Steps:
+    """An assembly's progress: its batches, derived steps, artifact steps and the final swap
+    into place (those it skips are counted done at the end)."""
+    def __init__(self, progress: Callable[[str, int, int], None] | None) -> None:
+        self.progress = progress or (lambda stage, done, total: None)
+        self.done = 0
+        self.total = 1
+
+    def advance(self, steps: int = 1) -> None:
+        self.done = min(self.done + steps, self.total - 1)
+        self.progress("assemble", self.done, self.total)
+
+    def finish(self) -> None:
+        self.progress("assemble", self.total, self.total)
+
+
+def prune_assembled(store: Store, keep: set[str]) -> int:
+    """Delete assembled directories of manifests not in `keep`.
+
+    Each is first renamed into tmp/ (atomic), so a build killed mid-delete never leaves a
+    half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
+    """
+    base = store.root / fmt.ASSEMBLED_DIR
+    removed = 0
+    for entry in base.iterdir() if base.exists() else ():
+        if entry.name not in keep:
+            doomed = store.tmp_dir / f"prune-{entry.name[:16]}-{secrets.token_hex(4)}"
+            try:
+                os.rename(entry, doomed)
+            except OSError:
+                continue
+            shutil.rmtree(doomed, ignore_errors=True)
+            removed += 1
+    return removed

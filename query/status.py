@@ -1,0 +1,47 @@
+"""`codeagent status`: what the store holds and whether it still matches the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import CodeagentError
+from ..format.manifest import load_manifest
+from ..refs import WORKTREE_REF, freshness
+from ..sources import git_toplevel
+from ..store import Store, read_log
+
+
+def store_status(repo: Path, store_dir: Path | None = None) -> dict:
+    from ..errors import IndexMissing
+
+    repo = repo.resolve()
+    top = git_toplevel(repo) if repo.exists() else None
+    root = top or repo
+    path = store_dir or root / ".codeagent"
+    try:
+        store = Store(path)
+    except CodeagentError:
+        raise IndexMissing(f"no index at {path}", hint=f"run `codeagent build {root}`") from None
+    refs = []
+    worktree = None
+    for ref, mid in store.list_refs().items():
+        entry = {"ref": ref, "manifest_id": mid}
+        try:
+            m = load_manifest(store, mid)
+        except CodeagentError as exc:
+            entry.update(error=exc.to_dict(), counts={"indexed": 0, "skipped": 0},
+                         commit=None, freshness={"state": "unknown"})
+            refs.append(entry)
+            continue
+        fresh = freshness(store, root, m).to_dict()
+        entry.update(commit=m.commit, source=m.source, counts=m.counts,
+                     schema_version=m.schema_version, extractor_version=m.extractor_version,
+                     embedder_id=m.embedder_id, assembled=store.is_assembled(mid), freshness=fresh)
+        if ref == WORKTREE_REF:
+            worktree = fresh
+        refs.append(entry)
+    return {
+        "store": str(store.root), "store_bytes": store.size_bytes(),
+        "objects": sum(1 for _ in store.iter_objects()), "refs": refs, "worktree": worktree,
+        "recent_builds": read_log(store, "builds", limit=10),
+    }

@@ -1,0 +1,96 @@
+"""The on-disk format: the only thing `indexer` and `query` share besides core types.
+
+This package is the whole build/read contract: the versions below and in assembly.py, the
+store layout, the shard codec (shard.py), the manifest (manifest.py) and the DDL of the
+assembled DuckDB tables (assembly.py). Readers check every version they depend on.
+
+Bump SCHEMA_VERSION when the shard or manifest layout changes, EXTRACTOR_VERSION when the
+same bytes would extract differently. Both are part of every shard key, so a bump
+invalidates old shards by construction (nothing is rewritten in place).
+
+SCHEMA_VERSION history:
+  1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
+     term postings. Manifest = canonical JSON, files sorted by path.
+  2: a chunk's text is NULL when it is exactly its file's text from start_byte to end_byte
+     (readers restore it: shard.chunk_text, CHUNK_TEXT_SQL).
+  3: a chunk's, symbol's and reference's string fields stored as one fixed_size_list<string>
+     and integer fields as one fixed_size_list<int64> (shard.Packed), no ordinal (the
+     position in the list): 17 Parquet leaf columns instead of 52, each costing CPU to write.
+EXTRACTOR_VERSION history:
+  1: line-window text chunks for code, Markdown/RST sections (no tree-sitter yet).
+  2: tree-sitter definitions, references and syntax-aware chunks for 15 languages, a
+     generic definition rule for every other grammar.
+  3: a symbol's BM25 postings cover its name, signature, doc and own body without its child
+     symbols' spans (they were counted again in every enclosing symbol).
+  4: shard Parquet compressed with LZ4 instead of zstd (same rows; cheaper to write).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 3
+EXTRACTOR_VERSION = "4"
+MANIFEST_FORMAT = "codeagent-manifest"
+# The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
+from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
+
+# Why a file was not parsed. Recorded in the manifest, never silently dropped.
+SKIP_BINARY = "binary"
+SKIP_INVALID_UTF8 = "invalid_utf8"
+SKIP_TOO_LARGE = "too_large"
+SKIP_MINIFIED = "minified"
+SKIP_PARSER_TIMEOUT = "parser_timeout"
+SKIP_UNREADABLE = "unreadable"
+SKIP_SYMLINK_ESCAPE = "symlink_outside_repo"
+SKIP_SYMLINK = "symlink"
+SKIP_NON_UTF8_PATH = "non_utf8_path"
+SKIP_NOT_REGULAR = "not_a_regular_file"
+SKIP_SUBMODULE = "submodule"
+SKIP_SECRET = "secret"  # .env, private keys, credentials: never read, never indexed
+SKIP_MISSING_OBJECT = "missing_object"  # the tree names a blob the object database lacks (partial clone)
+SKIP_REASONS = (
+    SKIP_BINARY, SKIP_INVALID_UTF8, SKIP_TOO_LARGE, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT,
+    SKIP_UNREADABLE, SKIP_SYMLINK_ESCAPE, SKIP_SYMLINK, SKIP_NON_UTF8_PATH, SKIP_NOT_REGULAR,
+    SKIP_SUBMODULE, SKIP_SECRET, SKIP_MISSING_OBJECT,
+)
+
+STATUS_INDEXED = "indexed"
+STATUS_SKIPPED = "skipped"
+
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+MINIFIED_LINE_BYTES = 5000  # a file whose mean line is longer than this is treated as minified
+
+# Store layout, relative to the store root.
+OBJECTS_DIR = "objects"
+ACTIONS_DIR = "actions"  # shard key -> object id (like Bazel's action cache)
+ACTION_PACKS_DIR = "packs"  # under ACTIONS_DIR: entries written in batches (store._ActionCache)
+REFS_DIR = "refs"
+ASSEMBLED_DIR = "assembled"
+CACHE_DIR = "cache"
+TMP_DIR = "tmp"
+LOGS_DIR = "logs"
+LOCK_FILE = "lock"
+STORE_MARKER = "STORE"
+DUCKDB_FILE = "index.duckdb"
+DUCKDB_WAL = DUCKDB_FILE + ".wal"  # an assembly's uncheckpointed changes (incremental builds)
+COMPLETE_MARKER = "COMPLETE"
+# JSON {file name: [size, blake3, mtime_ns]} of every file in an assembled directory, written
+# before COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
+# means an assembly from before SUMS existed: the next build re-assembles it; SUMS from before
+# mtime_ns was recorded have two fields).
+ASSEMBLY_SUMS = "SUMS"
+
+# Vectors (indexer/assemble/vectors.py writes the objects, indexer/assemble/ann.py the assembled files).
+# Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,
+# ordinal, item_hash]...]}, then count x dim little-endian float16. Keyed in the action
+# cache by (embedder id, shard id); listed in the manifest's extras["objects"].
+VECTORS_MAGIC = b"codeagent-vectors 1\n"
+# Assembled: VECTORS_META (JSON: embedder_id, dim, count, ann...), VECTORS_MATRIX (float16
+# .npy, one row per item, files in path order, a file's items in its object's order),
+# VECTOR_ROWS (.npy records key int64, kind uint8 0=symbol 1=chunk, ordinal int32, one per
+# row), VECTOR_FILES (JSON {"files": [[path, vector object id, first row, row count]...]})
+# and ANN_FILE (usearch, cosine, keyed by `key`) when there are enough rows.
+VECTORS_META = "vectors.json"
+VECTORS_MATRIX = "vectors.npy"
+VECTOR_ROWS = "vector_rows.npy"
+VECTOR_FILES = "vector_files.json"
+ANN_FILE = "vectors.usearch"
