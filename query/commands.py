@@ -50,6 +50,18 @@ def _print_hit(hit, n: int) -> None:
         click.echo(f"      {line}")
 
 
+def _print_files(resp) -> None:
+    for n, f in enumerate(resp.files, 1):
+        click.echo(f"{n:>2}. {click.style(f.path, fg='cyan', bold=True)}  ({f.role}, {f.score:.3f}; "
+                   f"{', '.join(f.why)}; {f.hits} hit{'s' if f.hits != 1 else ''})")
+        for hit in f.spans:
+            click.echo(f"      {hit.line_start}-{hit.line_end} {hit.kind} {hit.qualified_name or hit.name}")
+            for line in hit.snippet.splitlines()[:2]:
+                click.echo(f"        {line}")
+    click.echo(_footer(resp.metadata, len(resp.files), resp.total_candidates,
+                       f"files · intent {resp.query_intent} "))
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--mode", type=click.Choice(MODE_CHOICES), default="auto", show_default=True,
@@ -104,16 +116,7 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
     if not resp.results:
         click.echo(f"no results for {query!r} (mode {mode}, intent {resp.query_intent})")
     if resp.files is not None:
-        for n, f in enumerate(resp.files, 1):
-            click.echo(f"{n:>2}. {click.style(f.path, fg='cyan', bold=True)}  ({f.role}, {f.score:.3f}; "
-                       f"{', '.join(f.why)}; {f.hits} hit{'s' if f.hits != 1 else ''})")
-            for hit in f.spans:
-                label = hit.qualified_name or hit.name
-                click.echo(f"      {hit.line_start}-{hit.line_end} {hit.kind} {label}")
-                for line in hit.snippet.splitlines()[:2]:
-                    click.echo(f"        {line}")
-        click.echo(_footer(resp.metadata, len(resp.files), resp.total_candidates,
-                           f"files · intent {resp.query_intent} "))
+        _print_files(resp)
         return
     for n, hit in enumerate(resp.results, 1):
         _print_hit(hit, n)
