@@ -171,19 +171,23 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @REPO_ARG
 @STORE_OPT
 @click.option("--keep-refs", multiple=True, metavar="REF",
-              help="Keep only these refs (repeatable); default: keep every ref.")
+              help="Keep only these refs (repeatable; a branch, tag, HEAD, sha or manifest-id "
+                   "prefix, as every command reads them); default: keep every ref.")
 @click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
-    """Delete objects that no kept manifest references."""
+    """Delete objects that no kept manifest references; exit 5 if a --keep-refs names no index."""
     from .maintenance import gc_store
 
-    store, _ = run_command(as_json, _store_for, repo, store_dir)
-    report = run_command(as_json, gc_store, store, list(keep_refs) or None, dry_run=dry_run)
+    store, root = run_command(as_json, _store_for, repo, store_dir)
+    report = run_command(as_json, gc_store, store, list(keep_refs) or None, repo=root, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         verb = "would delete" if dry_run else "deleted"
-        click.echo(f"kept {len(report.kept_refs)} refs; {verb} {report.objects_deleted} objects "
+        for ref in report.refs_deleted:
+            click.echo(f"{verb} ref {ref}")
+        click.echo(f"kept {len(report.kept_refs)} refs ({', '.join(report.kept_refs) or 'none'}); "
+                   f"{verb} {len(report.refs_deleted)} refs, {report.objects_deleted} objects "
                    f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
                    f"{report.assembled_deleted} assembled indexes")
