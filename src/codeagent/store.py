@@ -29,6 +29,18 @@ from .hashing import hash_bytes, hash_stream, is_object_id
 _TMP_PREFIX = ".tmp-"
 
 
+def _fsync_file(path: str) -> None:
+    """fsync a file by name; one deleted meanwhile (gc, a merged pack) needs no flush."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(path: Path | str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -162,6 +174,8 @@ class Store:
         self._tmp = os.path.join(self.root, fmt.TMP_DIR)
         self._fanout_made: set[str] = set()
         self._actions: _ActionCache | None = None
+        self._unflushed: list[str] = []  # files written without fsync, flushed at the ref swap
+        self._unflushed_dirs: set[str] = set()
         if create:
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
@@ -228,12 +242,48 @@ class Store:
             return False
         self._make_fanout(os.path.dirname(path))
         atomic_write(path, data, self._tmp, durable=self.durable)
+        self._written(path)
         return True
 
     def _make_fanout(self, directory: str) -> None:
         if directory not in self._fanout_made:
             os.makedirs(directory, exist_ok=True)
             self._fanout_made.add(directory)
+            if not self.durable:
+                self._unflushed_dirs.add(os.path.dirname(directory))
+
+    def _written(self, path: str) -> None:
+        if not self.durable:
+            self._unflushed.append(path)
+            self._unflushed_dirs.add(os.path.dirname(path))
+
+    def track_written(self, root: Path | str) -> None:
+        """Note a tree this process wrote without fsync (an assembly renamed into place): it
+        is flushed with the objects before the next ref swap."""
+        if self.durable:
+            return
+        for dirpath, _dirs, files in os.walk(root):
+            self._unflushed_dirs.add(dirpath)
+            self._unflushed.extend(os.path.join(dirpath, name) for name in files)
+        self._unflushed_dirs.add(os.path.dirname(os.fspath(root)))
+
+    def flush_written(self) -> int:
+        """fsync every file this Store wrote without fsync, then the directories that name
+        them; returns how many files. Only what this process wrote: flushing the whole machine
+        (os.sync) stalls every other program's I/O for seconds."""
+        files, self._unflushed = self._unflushed, []
+        dirs, self._unflushed_dirs = sorted(self._unflushed_dirs, key=len, reverse=True), set()
+        if len(files) > 64:  # fsync waits on the disk, not the GIL: overlap the waits
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(8, thread_name_prefix="fsync") as pool:
+                list(pool.map(_fsync_file, files))
+        else:
+            for path in files:
+                _fsync_file(path)
+        for directory in dirs:  # deepest first: a new directory's entry is flushed after it
+            _fsync_dir(directory)
+        return len(files)
 
     def get(self, object_id: str) -> bytes:
         """Read and re-hash an object; retries once, then raises StoreCorrupt."""
@@ -340,8 +390,7 @@ class Store:
             raise StoreCorrupt(f"refusing to point {ref} at absent manifest {manifest_id[:12]}")
         path = self._ref_path(ref)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.durable:
-            os.sync()  # objects were written without per-file fsync: flush them before the commit point
+        self.flush_written()  # what the ref will name must be on disk before the commit point
         atomic_write(path, f"{manifest_id}\n".encode(), self.tmp_dir, durable=True)
 
     def delete_ref(self, ref: str) -> None:
@@ -534,8 +583,9 @@ class _ActionCache:
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_pack_names)}"
         body = "".join(f"{k}\t{v}\n" for k, v in entries.items()).encode()
         self.store._make_fanout(self.packs_dir)
-        atomic_write(os.path.join(self.packs_dir, name), _PACK_HEADER + body, self.store._tmp,
-                     durable=self.store.durable)
+        path = os.path.join(self.packs_dir, name)
+        atomic_write(path, _PACK_HEADER + body, self.store._tmp, durable=self.store.durable)
+        self.store._written(path)
         return name
 
     def _rewrite(self) -> None:
