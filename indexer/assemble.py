@@ -592,7 +592,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     source bytes inserted per batch (see BATCH_SOURCE_BYTES); `progress("assemble", done,
     total)` after each batch and step."""
     final = store.assembled_dir(manifest_id)
-    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
+    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, trust_mtime=True):
         return final
     _load_step_modules()
     steps = _Steps(progress)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import NotARepository
+from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, disk_write_failure
@@ -57,6 +57,9 @@ class BuildResult:
     skipped_files: list[dict] = field(default_factory=list)
     shards_written: int = 0
     seconds: float = 0.0
+    # what this build mended in the store, one sentence each (lost shards parsed again, a
+    # damaged assembly rebuilt, an unreadable previous manifest)
+    repairs: list[str] = field(default_factory=list)
     # wall seconds per step: scan (walk, stat cache, known content), parse (read, hash, parse
     # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
     # ref swap)
@@ -70,7 +73,8 @@ class BuildResult:
             "files_reused": self.files_reused,
             "files_skipped": {"total": sum(self.files_skipped.values()), "by_reason": self.files_skipped,
                               "files": self.skipped_files},
-            "shards_written": self.shards_written, "seconds": round(self.seconds, 4),
+            "shards_written": self.shards_written, "repairs": self.repairs,
+            "seconds": round(self.seconds, 4),
             "phases": {k: round(v, 4) for k, v in self.phases.items()},
         }
 
@@ -292,13 +296,20 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
              else sources.walk_worktree(repo, store, cache, opts.max_bytes))
     previous_id = store.read_ref(ref)
     previous = None
+    repairs: list[str] = []
     if previous_id:
         try:
             previous = load_manifest(store, previous_id)
-        except Exception:
-            previous = None  # unreadable or incompatible: rebuild everything from the action cache
+        except Exception as exc:  # unreadable or incompatible: rebuild everything from the action cache
+            if isinstance(exc, StoreCorrupt):
+                repairs.append(f"the previous manifest {previous_id[:12]} could not be read "
+                               f"({exc.message}): rebuilt from the sources")
 
     builder.known = builder.known_entries(previous)
+    lost = _forget_lost_shards(store, builder.known)
+    if lost:
+        repairs.append(f"{len(lost)} files whose shards were missing from the store were parsed "
+                       f"again ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})")
     entries: list[FileEntry] = []
     need: list[sources.SourceFile] = []
     for f in files:
@@ -342,8 +353,11 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         clock = time.perf_counter()
         data = manifest.canonical_bytes()
         manifest_id = hash_bytes(data)
-        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
-                   or bool(store.assembly_problems(manifest_id, deep=False)))
+        damage = store.assembly_problems(manifest_id, trust_mtime=True) if store.is_assembled(manifest_id) else []
+        if damage and manifest_id == previous_id:
+            repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")
+        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
+                   or not store.has(manifest_id))
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         if changed:
             store.put(data)
@@ -364,8 +378,19 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         changed=manifest_id != previous_id, files_total=len(manifest.files),
         files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
-        shards_written=builder.shards_written, phases=phases,
+        shards_written=builder.shards_written, phases=phases, repairs=repairs,
     )
+
+
+def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
+    """Drop known entries whose shard is gone from the store (deleted by hand, a damaged
+    disk), so their files are parsed again; returns their paths. One directory listing of
+    the objects, not a stat per file."""
+    if not known:
+        return []
+    present = store.present_objects()
+    lost = [key for key, e in known.items() if e.shard and e.shard not in present]
+    return sorted(known.pop(key).path for key in lost)
 
 
 def _embedder(opts: BuildOptions, previous: Manifest | None) -> str | None:

@@ -102,6 +102,8 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
+    for repair in result.repairs:
+        click.echo(f"repaired: {repair}")
     if not result.changed:
         click.echo(f"nothing changed: {result.ref} is still {result.manifest_id[:12]} "
                    f"({result.files_total} files, {result.seconds:.2f}s)")

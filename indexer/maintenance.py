@@ -143,9 +143,11 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | N
         kept, ids = _kept_manifests(store, refs, keep_refs, repo)
         live = _live_objects(store, refs, kept, ids)
         doomed_refs = [r for r in refs if r not in kept]
-        if not dry_run:  # refs first: a gc killed later leaves garbage, never a ref naming nothing
-            for ref in doomed_refs:
+        dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]
+        if not dry_run:  # names before what they name: a gc killed later leaves garbage, never
+            for ref in doomed_refs:  # a ref or cache entry naming an object it deleted
                 store.delete_ref(ref)
+            store.delete_actions(dead)
         deleted = freed = 0
         for oid in list(store.iter_objects()):
             if oid not in live:
@@ -156,12 +158,10 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | N
                 deleted += 1
                 if not dry_run:
                     store.delete_object(oid)
-        dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]
         if dry_run:
             base = store.root / fmt.ASSEMBLED_DIR
             assembled = sum(1 for e in (base.iterdir() if base.exists() else ()) if e.name not in ids)
         else:
-            store.delete_actions(dead)
             assembled = prune_assembled(store, ids)
             store.sweep_tmp()
     return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run)

@@ -315,6 +315,20 @@ class Store:
                     if not entry.name.startswith(_TMP_PREFIX):
                         yield entry.name
 
+    def present_objects(self) -> set[str]:
+        """Ids of every object in the store (one listing per fan-out directory)."""
+        out: set[str] = set()
+        try:
+            subs = os.listdir(self._objects_dir)
+        except FileNotFoundError:
+            return out
+        for sub in subs:
+            try:
+                out.update(n for n in os.listdir(f"{self._objects_dir}/{sub}") if not n.startswith(_TMP_PREFIX))
+            except NotADirectoryError:
+                continue
+        return out
+
     def delete_object(self, object_id: str) -> None:
         try:
             self.object_path(object_id).unlink()
