@@ -19,12 +19,14 @@ EXTRACTOR_VERSION history:
   3: a symbol's BM25 postings cover its name, signature, doc and own body without its child
      symbols' spans (they were counted again in every enclosing symbol).
   4: shard Parquet compressed with LZ4 instead of zstd (same rows; cheaper to write).
+  5: text in which detect-secrets finds a secret (a private key, a token) is a `secret` skip,
+     not a shard: content indexed by 4 could hold one.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 MANIFEST_FORMAT = "codeagent-manifest"
 # Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
 # another version is never used as the base of an incremental one.
