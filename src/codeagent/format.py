@@ -58,10 +58,11 @@ SKIP_NOT_REGULAR = "not_a_regular_file"
 SKIP_SUBMODULE = "submodule"
 SKIP_SECRET = "secret"  # .env, private keys, credentials: never read, never indexed
 SKIP_MISSING_OBJECT = "missing_object"  # the tree names a blob the object database lacks (partial clone)
+SKIP_HARD_LINK = "hard_link"  # a work-tree file with several links may alias one outside the repo
 SKIP_REASONS = (
     SKIP_BINARY, SKIP_INVALID_UTF8, SKIP_TOO_LARGE, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT,
     SKIP_UNREADABLE, SKIP_SYMLINK_ESCAPE, SKIP_SYMLINK, SKIP_NON_UTF8_PATH, SKIP_NOT_REGULAR,
-    SKIP_SUBMODULE, SKIP_SECRET, SKIP_MISSING_OBJECT,
+    SKIP_SUBMODULE, SKIP_SECRET, SKIP_MISSING_OBJECT, SKIP_HARD_LINK,
 )
 
 STATUS_INDEXED = "indexed"

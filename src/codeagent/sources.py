@@ -184,6 +184,9 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) ->
         if not stat_mod.S_ISREG(st.st_mode):
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NOT_REGULAR))
             continue
+        if st.st_nlink > 1:  # as read_file refuses it: its text may be a file outside the repo
+            out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_HARD_LINK))
+            continue
         if is_secret(path):
             out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_SECRET))
             continue
