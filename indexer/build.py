@@ -205,6 +205,7 @@ def _die_with_parent() -> None:
     import ctypes
     import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, once
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
