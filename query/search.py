@@ -16,6 +16,7 @@ from ..errors import IndexMissing, InvalidParameter
 from ..plugins import import_optional
 from . import ranking
 from .index import IndexView
+from .filters import checked_kind, checked_language
 from .intent import classify_intent
 from .results import COMPLETE, PARTIAL, TRUNCATED, SearchHit, SearchResponse
 
@@ -145,6 +146,8 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         raise InvalidParameter(f"unknown search mode {request.mode!r}; choose one of {', '.join(MODES)}")
     if request.limit < 1:
         raise InvalidParameter("limit must be at least 1")
+    request = replace(request, language=checked_language(view, request.language),
+                      kind=checked_kind(view, request.kind))
     _load_builtin()
     started = time.perf_counter()
     intent = request.intent or classify_intent(request.query)
