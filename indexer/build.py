@@ -7,7 +7,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import format as fmt
@@ -33,7 +33,7 @@ class BuildOptions:
     store_dir: Path | None = None
     rev: str | None = None  # None: the work tree
     jobs: int = 0  # 0: one per core
-    max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES
+    max_bytes: int | None = None  # None: the repository's max_file_size, else 2 MiB
     lock_wait: float = 0.0
     progress: Progress | None = None
     embedder: str | None = None  # embedder id; None: no vectors
@@ -293,8 +293,12 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     is_commit = opts.rev is not None
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
-    files = (sources.walk_commit(repo, commit, cache, opts.max_bytes) if is_commit
-             else sources.walk_worktree(repo, store, cache, opts.max_bytes))
+    rules = sources.commit_rules(repo, commit) if is_commit else sources.worktree_rules(repo)
+    if opts.max_bytes is None:
+        opts = replace(opts, max_bytes=rules.max_file_size or fmt.DEFAULT_MAX_FILE_BYTES)
+        builder.opts = opts
+    files = (sources.walk_commit(repo, commit, cache, opts.max_bytes, rules) if is_commit
+             else sources.walk_worktree(repo, store, cache, opts.max_bytes, rules))
     previous_id = store.read_ref(ref)
     previous = None
     repairs: list[str] = []

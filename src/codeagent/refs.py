@@ -153,7 +153,11 @@ def freshness(store: Store, repo: Path | None, manifest: Manifest) -> Freshness:
         return Freshness("fresh" if sha == manifest.commit else "stale",
                          detail="" if sha == manifest.commit else f"{ref} moved to {sha[:12]}")
     cache = sources.JsonCache(store, "worktree-stat.json")
-    files = sources.walk_worktree(repo, store, cache, sys.maxsize)  # no size cap: compare every blob
+    try:
+        rules = sources.worktree_rules(repo)
+    except CodeagentError as exc:
+        return Freshness("unknown", detail=exc.message)
+    files = sources.walk_worktree(repo, store, cache, sys.maxsize, rules)  # no size cap: compare every blob
     indexed = {f.path: f for f in manifest.files}
     current = {f.path for f in files}
     added = sorted(current - indexed.keys())
