@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import format as fmt
-from .errors import CodeagentError, InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
-from .hashing import hash_bytes, hash_stream, is_object_id
+from .. import format as fmt
+from ..errors import CodeagentError, InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
+from ..hashing import hash_bytes, hash_stream, is_object_id
 
 _TMP_PREFIX = ".tmp-"
 
