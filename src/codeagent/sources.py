@@ -64,7 +64,7 @@ def current_branch(repo: Path) -> str | None:
 
 def resolve_ref(repo: Path, rev: str) -> tuple[str, str]:
     """(store ref name, commit sha) for a git revision: heads/X, tags/X or commits/SHA."""
-    if rev.startswith("-"):
+    if rev.startswith("-") or "\x00" in rev:
         raise InvalidParameter(f"invalid revision {rev!r}")
     try:
         sha = _git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}").decode().strip()
