@@ -97,7 +97,7 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
     `definitions` (identifier -> its definition, ground truth from universal-ctags),
     `descriptions` (docstring -> its symbol, the doc stripped from the indexed tree), or a
     JSONL file of {"query", "gold_files"|"gold_symbols", "ref"}. Exit codes as for every
-    command, plus 15 when --compare finds a regression.
+    command, plus 20 when --compare finds a regression.
     """
     from ..errors import QualityRegression
     from .gate import compare, format_comparison

@@ -7,14 +7,14 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import NotARepository
+from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
-from ..store import Store, StoreLock, append_log, disk_write_failure
+from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
@@ -33,7 +33,7 @@ class BuildOptions:
     store_dir: Path | None = None
     rev: str | None = None  # None: the work tree
     jobs: int = 0  # 0: one per core
-    max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES
+    max_bytes: int | None = None  # None: the repository's max_file_size, else 2 MiB
     lock_wait: float = 0.0
     progress: Progress | None = None
     embedder: str | None = None  # embedder id; None: no vectors
@@ -57,6 +57,9 @@ class BuildResult:
     skipped_files: list[dict] = field(default_factory=list)
     shards_written: int = 0
     seconds: float = 0.0
+    # what this build mended in the store, one sentence each (lost shards parsed again, a
+    # damaged assembly rebuilt, an unreadable previous manifest)
+    repairs: list[str] = field(default_factory=list)
     # wall seconds per step: scan (walk, stat cache, known content), parse (read, hash, parse
     # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
     # ref swap)
@@ -70,7 +73,8 @@ class BuildResult:
             "files_reused": self.files_reused,
             "files_skipped": {"total": sum(self.files_skipped.values()), "by_reason": self.files_skipped,
                               "files": self.skipped_files},
-            "shards_written": self.shards_written, "seconds": round(self.seconds, 4),
+            "shards_written": self.shards_written, "repairs": self.repairs,
+            "seconds": round(self.seconds, 4),
             "phases": {k: round(v, 4) for k, v in self.phases.items()},
         }
 
@@ -174,18 +178,18 @@ class _Builder:
 
     def parse_all(self, todo: list[tuple[sources.SourceFile, str, bytes, str]]) -> list[FileEntry]:
         """Parse (file, language, bytes, blob) jobs, deduplicating identical content."""
-        unique: dict[tuple[str, str], tuple[bytes, int]] = {}
+        unique: dict[tuple[str, str], tuple[bytes, int, str]] = {}
         for f, lang, data, blob in todo:
-            unique.setdefault((blob, lang), (data, len(data)))
+            unique.setdefault((blob, lang), (data, len(data), f.path))
         copies = Counter((blob, lang) for _, lang, _, blob in todo)
         keys = list(unique)
         results: dict[tuple[str, str], FileEntry] = {}
         jobs = self.opts.jobs or os.cpu_count() or 1
         if jobs > 1 and (len(keys) >= POOL_THRESHOLD or self._pool is not None):
-            args = ((unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
+            args = ((unique[k][0], k[1], k[0], self.opts.max_bytes, unique[k][2]) for k in keys)
             parsed = self._executor().map(parse_job, args, chunksize=8)
         else:
-            parsed = (parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes) for k in keys)
+            parsed = (parse_bytes(unique[k][0], k[1], k[0], self.opts.max_bytes, unique[k][2]) for k in keys)
         for k, res in zip(keys, parsed):
             results[k] = self.record(k[0], k[1], unique[k][1], res)
             self.advance(copies[k])
@@ -201,6 +205,7 @@ def _die_with_parent() -> None:
     import ctypes
     import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, once
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -288,12 +293,10 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     is_commit = opts.rev is not None
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
-    files = (sources.walk_commit(repo, commit, cache, opts.max_bytes) if is_commit
-             else sources.walk_worktree(repo, store, cache, opts.max_bytes))
-    previous_id, previous = _previous(store, ref)
-    builder.known = builder.known_entries(previous)
-    entries, need = _reused_and_needed(builder, files)
-    builder.to_parse = len(need)
+    opts, files = _walk(builder, repo, store, cache, commit)
+    repairs: list[str] = []
+    previous_id, previous = _previous(store, ref, repairs)
+    entries, need = _reused_and_needed(builder, store, previous, files, repairs)
     phases = {"scan": time.perf_counter() - clock}
     with contextlib.ExitStack() as stack:
         base_copy = None
@@ -323,8 +326,11 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         clock = time.perf_counter()
         data = manifest.canonical_bytes()
         manifest_id = hash_bytes(data)
-        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id)
-                   or bool(store.assembly_problems(manifest_id, deep=False)))
+        damage = store.assembly_problems(manifest_id, trust_mtime=True) if store.is_assembled(manifest_id) else []
+        if damage and manifest_id == previous_id:
+            repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")
+        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
+                   or not store.has(manifest_id))
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         if changed:
             store.put(data)
@@ -337,23 +343,48 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         changed=manifest_id != previous_id, files_total=len(manifest.files),
         files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
-        shards_written=builder.shards_written, phases=phases,
+        shards_written=builder.shards_written, phases=phases, repairs=repairs,
     )
 
 
-def _previous(store: Store, ref: str) -> tuple[str | None, Manifest | None]:
-    """(the manifest id `ref` names, that manifest when it is readable by this build)."""
+def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
+          commit: str | None) -> tuple[BuildOptions, list[sources.SourceFile]]:
+    """(the options with the tree's size cap settled, the files of the tree or work tree) under
+    the repository's include/exclude rules."""
+    opts = builder.opts
+    is_commit = opts.rev is not None
+    rules = sources.commit_rules(repo, commit) if is_commit else sources.worktree_rules(repo)
+    if opts.max_bytes is None:
+        opts = builder.opts = replace(opts, max_bytes=rules.max_file_size or fmt.DEFAULT_MAX_FILE_BYTES)
+    files = (sources.walk_commit(repo, commit, cache, opts.max_bytes, rules) if is_commit
+             else sources.walk_worktree(repo, store, cache, opts.max_bytes, rules))
+    return opts, files
+
+
+def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, Manifest | None]:
+    """(the manifest id `ref` names, that manifest when it is readable by this build); a
+    damaged one is said in `repairs`."""
     previous_id = store.read_ref(ref)
     if not previous_id:
         return previous_id, None
     try:
         return previous_id, load_manifest(store, previous_id)
-    except Exception:
-        return previous_id, None  # unreadable or incompatible: rebuild everything from the action cache
+    except Exception as exc:  # unreadable or incompatible: rebuild everything from the action cache
+        if isinstance(exc, StoreCorrupt):
+            repairs.append(f"the previous manifest {previous_id[:12]} could not be read "
+                           f"({exc.message}): rebuilt from the sources")
+        return previous_id, None
 
 
-def _reused_and_needed(builder: _Builder, files) -> tuple[list[FileEntry], list[sources.SourceFile]]:
-    """(entries known without parsing: skipped files and reused shards, files to parse)."""
+def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | None, files,
+                       repairs: list[str]) -> tuple[list[FileEntry], list[sources.SourceFile]]:
+    """(entries known without parsing: skipped files and reused shards, files to parse); the
+    previous manifest's files whose shards are gone are parsed again, said in `repairs`."""
+    builder.known = builder.known_entries(previous)
+    lost = _forget_lost_shards(store, builder.known)
+    if lost:
+        repairs.append(f"{len(lost)} files whose shards were missing from the store were parsed "
+                       f"again ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})")
     entries: list[FileEntry] = []
     need: list[sources.SourceFile] = []
     for f in files:
@@ -366,6 +397,9 @@ def _reused_and_needed(builder: _Builder, files) -> tuple[list[FileEntry], list[
             entries.append(e)
         else:
             need.append(f)
+    builder.to_parse = len(need)
+    if need:
+        _load_secret_patterns(store)
     return entries, need
 
 
@@ -384,6 +418,44 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
     store.set_ref(ref, manifest_id)
     keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
     prune_assembled(store, keep)
+
+
+def _load_secret_patterns(store: Store) -> None:
+    """detect-secrets' patterns from the store's cache, so a build whose new files hold no
+    candidate line never imports it (0.2-0.3 s). Keyed by the installed library's files."""
+    import importlib.util
+    import json
+
+    from ..content import secret_patterns, use_secret_patterns
+
+    spec = importlib.util.find_spec("detect_secrets")
+    try:
+        st = os.stat(spec.origin)  # type: ignore[union-attr, arg-type]
+    except (OSError, TypeError, AttributeError):
+        return  # secret_in imports it (and fails loudly if it is not installed)
+    key = f"{spec.origin} {st.st_size} {st.st_mtime_ns}"  # type: ignore[union-attr]
+    path = store.root / fmt.CACHE_DIR / "secret-patterns.json"
+    try:
+        cached = json.loads(path.read_bytes())
+        if cached.get("key") == key:
+            use_secret_patterns(cached["patterns"])
+            return
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    patterns = secret_patterns()
+    use_secret_patterns(patterns)
+    atomic_write(path, json.dumps({"key": key, "patterns": patterns}).encode(), store.tmp_dir, durable=False)
+
+
+def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
+    """Drop known entries whose shard is gone from the store (deleted by hand, a damaged
+    disk), so their files are parsed again; returns their paths. One directory listing of
+    the objects, not a stat per file."""
+    if not known:
+        return []
+    present = store.present_objects()
+    lost = [key for key, e in known.items() if e.shard and e.shard not in present]
+    return sorted(known.pop(key).path for key in lost)
 
 
 def _embedder(opts: BuildOptions, previous: Manifest | None) -> str | None:

@@ -55,11 +55,13 @@ class TerminalProgress:
 @click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0,
               help="Parser processes (default 0: one per core).")
 @click.option("--max-file-size", type=click.IntRange(1), default=None, metavar="BYTES",
-              help="Skip files larger than this (recorded as too_large; default 2 MiB).")
+              help="Skip files larger than this (recorded as too_large; default: max_file_size "
+                   "of the repository's [tool.codeagent], else 2 MiB).")
 @click.option("--wait", "lock_wait", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
               help="Wait this long for another build holding the store lock.")
 @click.option("--embedder", default=None, metavar="NAME",
-              help="Embed symbols and chunks: hash (no model) or minilm (the neural extra); "
+              help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
+                   "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
@@ -78,20 +80,25 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
     locked by another build (see --wait), 9 a write failed (disk full, I/O error).
     """
-    from .. import format as fmt
     from ..errors import InvalidParameter
     from .build import BuildOptions, build
 
     if rev is not None and worktree:
         run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
-                        max_bytes=max_file_size or fmt.DEFAULT_MAX_FILE_BYTES, lock_wait=lock_wait,
+                        max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder)
     result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
+    _print_build(result)
+
+
+def _print_build(result) -> None:
+    for repair in result.repairs:
+        click.echo(f"repaired: {repair}")
     if not result.changed:
         click.echo(f"nothing changed: {result.ref} is still {result.manifest_id[:12]} "
                    f"({result.files_total} files, {result.seconds:.2f}s)")
@@ -99,8 +106,9 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     skipped = sum(result.files_skipped.values())
     click.echo(f"indexed {result.ref} @ {(result.commit or 'no commit')[:12]} -> manifest "
                f"{result.manifest_id[:12]}")
-    click.echo(f"  {result.files_total} files: {result.files_parsed} parsed, {result.files_reused} "
-               f"reused, {skipped} skipped; {result.shards_written} shards written; {result.seconds:.2f}s")
+    click.echo(f"  {result.files_total} files: {result.files_total - skipped} indexed, {skipped} skipped "
+               f"({result.files_parsed} parsed now, {result.files_reused} reused); "
+               f"{result.shards_written} shards written; {result.seconds:.2f}s")
     for reason, n in result.files_skipped.items():
         click.echo(f"  skipped {n} ({reason})")
 
@@ -133,19 +141,23 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @REPO_ARG
 @STORE_OPT
 @click.option("--keep-refs", multiple=True, metavar="REF",
-              help="Keep only these refs (repeatable); default: keep every ref.")
+              help="Keep only these refs (repeatable; a branch, tag, HEAD, sha or manifest-id "
+                   "prefix, as every command reads them); default: keep every ref.")
 @click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
-    """Delete objects that no kept manifest references."""
+    """Delete objects that no kept manifest references; exit 5 if a --keep-refs names no index."""
     from .maintenance import gc_store
 
-    store, _ = run_command(as_json, store_for, repo, store_dir)
-    report = run_command(as_json, gc_store, store, list(keep_refs) or None, dry_run=dry_run)
+    store, root = run_command(as_json, store_for, repo, store_dir)
+    report = run_command(as_json, gc_store, store, list(keep_refs) or None, repo=root, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         verb = "would delete" if dry_run else "deleted"
-        click.echo(f"kept {len(report.kept_refs)} refs; {verb} {report.objects_deleted} objects "
+        for ref in report.refs_deleted:
+            click.echo(f"{verb} ref {ref}")
+        click.echo(f"kept {len(report.kept_refs)} refs ({', '.join(report.kept_refs) or 'none'}); "
+                   f"{verb} {len(report.refs_deleted)} refs, {report.objects_deleted} objects "
                    f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
                    f"{report.assembled_deleted} assembled indexes")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from ..errors import CodeagentError, IndexIncompatible
+from .. import format as fmt
+from ..errors import CodeagentError, IndexIncompatible, IndexMissing, StoreCorrupt
 from ..hashing import is_object_id
-from ..format.manifest import Manifest, load_manifest
+from ..format.manifest import load_manifest
+from ..refs import resolve
 from ..store import Store, StoreLock, VerifyProblem
 
 
@@ -86,46 +89,79 @@ class GcReport:
     bytes_freed: int
     actions_deleted: int
     assembled_deleted: int
+    refs_deleted: list[str] = field(default_factory=list)
+    dry_run: bool = False
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
 
 
-def gc_store(store: Store, keep_refs: list[str] | None = None, *, dry_run: bool = False) -> GcReport:
-    """Delete objects that no kept ref's manifest needs (mark and sweep, under the build lock)."""
+def _kept_manifests(store: Store, refs: dict[str, str], keep_refs: list[str] | None,
+                    repo: Path | None) -> tuple[list[str], set[str]]:
+    """(ref names kept, manifest ids kept) for `--keep-refs` spelled any way `refs.resolve`
+    reads (a branch, `HEAD`, a tag, a sha, a manifest-id prefix). A spelling that names no
+    index is an error: keeping "nothing" by a typo would delete every index."""
+    if keep_refs is None:
+        return sorted(refs), set(refs.values())
+    names: set[str] = set()
+    ids: set[str] = set()
+    for spec in keep_refs:
+        try:
+            ref, mid = resolve(store, spec, repo)
+        except IndexMissing:
+            raise IndexMissing(
+                f"--keep-refs {spec} names no index in {store.root}; nothing was deleted",
+                hint=f"the store's refs: {', '.join(refs) or 'none'}") from None
+        ids.add(mid)
+        names.update([ref] if ref is not None else [r for r, m in refs.items() if m == mid])
+    return sorted(names), ids
+
+
+def _live_objects(store: Store, refs: dict[str, str], kept: list[str], ids: set[str]) -> set[str]:
+    """Every object a kept manifest needs. A kept manifest that cannot be read stops gc: what
+    it names is unknown, so any delete could be its shards."""
+    live = set(ids)
+    for mid in sorted(ids):
+        try:
+            live |= load_manifest(store, mid).referenced_objects()
+        except CodeagentError as exc:
+            names = ", ".join(r for r in kept if refs.get(r) == mid) or mid[:12]
+            raise StoreCorrupt(
+                f"gc cannot read the manifest of {names} ({exc.message}); nothing was deleted",
+                hint="run `codeagent verify`, rebuild that ref, or leave it out of --keep-refs") from exc
+    return live
+
+
+def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | None = None,
+             dry_run: bool = False) -> GcReport:
+    """Delete objects that no kept ref's manifest needs (mark and sweep, under the build lock);
+    with `dry_run`, only count what would go."""
     from .assemble.pipeline import prune_assembled
 
     with StoreLock(store):
         refs = store.list_refs()
-        kept = sorted(refs if keep_refs is None else [r for r in refs if r in keep_refs])
-        live: set[str] = set()
-        for ref in kept:
-            mid = refs[ref]
-            live.add(mid)
-            try:
-                manifest: Manifest = load_manifest(store, mid)
-            except CodeagentError:
-                continue
-            live |= manifest.referenced_objects()
+        kept, ids = _kept_manifests(store, refs, keep_refs, repo)
+        live = _live_objects(store, refs, kept, ids)
+        doomed_refs = [r for r in refs if r not in kept]
+        dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]
+        if not dry_run:  # names before what they name: a gc killed later leaves garbage, never
+            for ref in doomed_refs:  # a ref or cache entry naming an object it deleted
+                store.delete_ref(ref)
+            store.delete_actions(dead)
         deleted = freed = 0
         for oid in list(store.iter_objects()):
             if oid not in live:
-                path = store.object_path(oid)
-                freed += path.stat().st_size
+                try:
+                    freed += store.object_path(oid).stat().st_size
+                except FileNotFoundError:
+                    continue
                 deleted += 1
                 if not dry_run:
                     store.delete_object(oid)
-        dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]
-        actions = len(dead)
-        if not dry_run:
-            store.delete_actions(dead)
-        if not dry_run:
-            for ref in refs:
-                if ref not in kept:
-                    store.delete_ref(ref)
-        assembled = 0 if dry_run else prune_assembled(store, {refs[r] for r in kept})
-        if not dry_run:
+        if dry_run:
+            base = store.root / fmt.ASSEMBLED_DIR
+            assembled = sum(1 for e in (base.iterdir() if base.exists() else ()) if e.name not in ids)
+        else:
+            assembled = prune_assembled(store, ids)
             store.sweep_tmp()
-    return GcReport(kept, deleted, freed, actions, assembled)
-
-
+    return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run)

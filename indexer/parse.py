@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import format as fmt
-from ..content import looks_binary
+from ..content import looks_binary, secret_in
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,11 @@ def classify(data: bytes, max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> str:
 
 
 def parse_bytes(data: bytes, language: str, blob: str,
-                max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES) -> ParseResult:
+                max_bytes: int = fmt.DEFAULT_MAX_FILE_BYTES, path: str = "") -> ParseResult:
+    """Parse one file's bytes; `path` (any path the content has) picks the secret detectors."""
     reason = classify(data, max_bytes)
+    if not reason and secret_in(data, path):
+        reason = fmt.SKIP_SECRET
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract
@@ -51,7 +54,7 @@ def parse_bytes(data: bytes, language: str, blob: str,
     return ParseResult(fmt.STATUS_INDEXED, "", encode_table(table), table_to_ipc(table))
 
 
-def parse_job(args: tuple[bytes, str, str, int]) -> ParseResult:
+def parse_job(args: tuple[bytes, str, str, int, str]) -> ParseResult:
     """Picklable entry point for worker processes."""
     return parse_bytes(*args)
 

@@ -24,6 +24,56 @@ KIND_ALIASES = {
 }
 
 
+# Short names users type for a language (what `--lang` and the MCP `language` argument accept
+# besides the index's own names).
+LANGUAGE_ALIASES = {
+    "ts": "typescript", "js": "javascript", "py": "python", "rs": "rust", "golang": "go",
+    "c++": "cpp", "cxx": "cpp", "cs": "csharp", "c#": "csharp", "rb": "ruby", "kt": "kotlin",
+    "sh": "bash", "shell": "bash", "yml": "yaml", "md": "markdown", "txt": "text",
+}
+_index_values: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _values(view: IndexView) -> tuple[frozenset[str], frozenset[str]]:
+    """(languages of indexed files, symbol kinds) of the view's index, read once per manifest."""
+    found = _index_values.get(view.manifest_id)
+    if found is None:
+        langs = frozenset(r[0].lower() for r in view.sql(
+            "SELECT DISTINCT language FROM files WHERE status = 'indexed'") if r[0])
+        kinds = frozenset(r[0].lower() for r in view.sql("SELECT DISTINCT kind FROM symbols") if r[0])
+        if len(_index_values) > 16:
+            _index_values.clear()
+        found = _index_values[view.manifest_id] = (langs, kinds)
+    return found
+
+
+def checked_language(view: IndexView, language: str | None) -> str | None:
+    """The index's name for a language filter (`ts` -> typescript); an error listing the
+    languages of this index when it names none of them."""
+    if not language:
+        return None
+    lang = language.strip().lower()
+    lang = LANGUAGE_ALIASES.get(lang, lang)
+    known = _values(view)[0]
+    if lang not in known:
+        raise InvalidParameter(f"no indexed files of language {language!r}",
+                               hint=f"languages in this index: {', '.join(sorted(known)) or 'none'}")
+    return lang
+
+
+def checked_kind(view: IndexView, kind: str | None) -> str | None:
+    """A kind filter that names an alias (`fn`) or a kind this index holds; else an error
+    listing them."""
+    if not kind:
+        return None
+    k = kind.strip().lower()
+    known = _values(view)[1]
+    if k not in KIND_ALIASES and k not in known:
+        raise InvalidParameter(f"unknown symbol kind {kind!r}",
+                               hint=f"kinds: {', '.join(sorted(known | KIND_ALIASES.keys()))}")
+    return k
+
+
 def kinds_for(kind: str | None) -> tuple[str, ...] | None:
     """The stored kinds a user's kind filter means (`fn` -> function, method)."""
     if not kind:

@@ -71,8 +71,11 @@ def resolve_symbol(view: IndexView, handle: str) -> SymbolInfo:
         found = symbols_with(view, column, handle, limit=1)
         if found:
             return found[0]
+    folded = handle.replace("::", ".").replace("#", ".")  # `Type::method` as documented
     tiers = [lambda: symbols_with(view, "qualified_name", handle),
              lambda: symbols_with(view, "name", handle)]
+    if folded != handle:
+        tiers.insert(1, lambda: symbols_with(view, "qualified_name", folded))
     if has_fq_keys(view):
         tiers.insert(0, lambda: _by_module_name(view, handle, 50))
     for tier in tiers:

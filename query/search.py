@@ -16,7 +16,7 @@ from ..errors import IndexMissing, InvalidParameter
 from ..plugins import import_optional
 from ..tokenize import tokenize
 from . import filerank, ranking
-from .filters import FileFilter, check_roles, make_filter
+from .filters import FileFilter, check_roles, checked_kind, checked_language, make_filter
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
@@ -190,6 +190,8 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     check_roles(request.roles)
     if request.group_by not in GROUPS:
         raise InvalidParameter(f"unknown group_by {request.group_by!r}; use 'file' or leave it out")
+    request = replace(request, language=checked_language(view, request.language),
+                      kind=checked_kind(view, request.kind))
     _load_builtin()
     started = time.perf_counter()
     intent = request.intent or classify_intent(request.query)

@@ -24,6 +24,7 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
         raise IndexMissing(f"no index at {path}", hint=f"run `codeagent build {root}`") from None
     refs = []
     worktree = None
+    present: set[str] | None = None
     for ref, mid in store.list_refs().items():
         entry = {"ref": ref, "manifest_id": mid}
         try:
@@ -34,9 +35,14 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
             refs.append(entry)
             continue
         fresh = freshness(store, root, m).to_dict()
+        present = store.present_objects() if present is None else present
+        damage = _damage(store, mid, m, present)
+        if damage:
+            fresh.update(state="damaged", detail=f"{damage}; `codeagent build` repairs it")
         entry.update(commit=m.commit, source=m.source, counts=m.counts,
                      schema_version=m.schema_version, extractor_version=m.extractor_version,
-                     embedder_id=m.embedder_id, assembled=store.is_assembled(mid), freshness=fresh)
+                     embedder_id=m.embedder_id, assembled=store.is_assembled(mid) and not damage,
+                     freshness=fresh)
         if ref == WORKTREE_REF:
             worktree = fresh
         refs.append(entry)
@@ -45,3 +51,15 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
         "objects": sum(1 for _ in store.iter_objects()), "refs": refs, "worktree": worktree,
         "recent_builds": read_log(store, "builds", limit=10),
     }
+
+
+def _damage(store: Store, mid: str, manifest, present: set[str]) -> str:
+    """Why the ref's index is not whole ("" when it is): objects gone, assembled files changed."""
+    missing = sorted(o for o in manifest.referenced_objects() if o not in present)
+    if missing:
+        return f"{len(missing)} objects it names are missing from the store"
+    if store.is_assembled(mid):
+        problems = store.assembly_problems(mid, trust_mtime=True)
+        if problems:
+            return f"its assembled index is damaged ({problems[0]})"
+    return ""

@@ -90,7 +90,7 @@ class BaseCopy:
     @staticmethod
     def _fsync(copy) -> None:
         """fsync the copied files; they are opened first, so the assembly may rename their
-        directory meanwhile (if it already has, the swap's os.sync flushes them). Closing
+        directory meanwhile (if it already has, the swap's flush of the assembly does). Closing
         these descriptors drops the writer's fcntl lock on the copy: harmless, nothing else
         opens a work directory. A failed copy is the assembly's error, raised when it takes it."""
         base = copy.result() if copy.exception() is None else None

@@ -124,7 +124,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     source bytes inserted per batch (see BATCH_SOURCE_BYTES); `progress("assemble", done,
     total)` after each batch and step."""
     final = store.assembled_dir(manifest_id)
-    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, deep=False):
+    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, trust_mtime=True):
         return final
     steps = _Steps(progress)
     start = None
@@ -213,6 +213,8 @@ def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) ->
         if not store.is_assembled(manifest_id):
             raise
         shutil.rmtree(work, ignore_errors=True)
+    else:
+        store.track_written(final)
 
 
 class _Steps:

@@ -44,9 +44,37 @@ REPO_ARG = click.argument("repo", type=click.Path(path_type=Path), default=".", 
 STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
                          help="Store directory (default: REPO/.codeagent).")
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report a Ctrl-C
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        """Run the command; a Ctrl-C anywhere (DuckDB turns it into its own error, pool
+        workers ignore it) exits 130 with one line instead of a traceback."""
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, _on_sigint)
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException):
+            raise
+        except BaseException:
+            if not _interrupted:
+                raise
+        name = ctx.invoked_subcommand or "command"
+        click.echo(f"interrupted: codeagent {name} stopped; the store is consistent (an "
+                   "interrupted build leaves the previous index current)", err=True)
+        ctx.exit(INTERRUPTED_EXIT)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if self._load(name) is not None)
 
@@ -94,5 +122,5 @@ def main() -> None:
     `codeagent search`, serve it to agents with `codeagent serve`. Exit codes: 0 ok,
     1 unexpected error, 2 invalid argument, 3 not a repository, 4 not found, 5 no index,
     6 incompatible index, 7 corrupt store, 8 store locked, 9 write failed, 14 remote failed,
-    20 eval regression.
+    20 eval regression, 130 interrupted (Ctrl-C).
     """

@@ -11,7 +11,7 @@ SECRET_PATTERNS = (
     ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.ppk", "credentials", "credentials.*",
     ".netrc", ".git-credentials", ".pypirc", ".npmrc", ".htpasswd", "secrets.yml", "secrets.yaml",
-    "secrets.json", "*.kdbx",
+    "secrets.json", "secrets.toml", "*.kdbx",
 )
 
 
@@ -26,3 +26,106 @@ def is_secret(rel: str) -> bool:
 def looks_binary(data: bytes) -> bool:
     """A NUL byte in the first 8 KiB, as git decides."""
     return b"\x00" in data[:8192]
+
+
+# Content detection is Yelp's detect-secrets (its plugins' patterns and its false-positive
+# filters), in two tiers to keep a build's cost small: its detectors are regexes run in
+# Python, ~1 s per MB all together. Every text file is searched for private keys (plain
+# strings) and GitHub tokens, which cost ~2% of a stdlib build; configuration and data files,
+# where credentials are kept, and files without a suffix (deploy_key) get the wider set.
+SECRET_DETECTORS_EVERYWHERE = ("PrivateKeyDetector", "GitHubTokenDetector")
+SECRET_DETECTORS_IN_CONFIG = SECRET_DETECTORS_EVERYWHERE + (
+    "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "DiscordBotTokenDetector",
+    "GitLabTokenDetector", "JwtTokenDetector", "KeywordDetector", "MailchimpDetector",
+    "NpmDetector", "OpenAIDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
+    "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector", "TwilioKeyDetector",
+)
+CONFIG_SUFFIXES = frozenset({
+    "", ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".config", ".properties",
+    ".env", ".xml", ".tfvars", ".tfstate", ".txt", ".pub", ".secret", ".secrets", ".token",
+    ".plist", ".npmrc", ".cnf",
+})
+CONFIG_SCAN_MAX_BYTES = 256 << 10  # larger configuration files get the everywhere tier only
+
+
+def _detector_tier(path: str, size: int) -> tuple[str, ...]:
+    suffix = posixpath.splitext(posixpath.basename(path))[1].lower()
+    if suffix in CONFIG_SUFFIXES and size <= CONFIG_SCAN_MAX_BYTES:
+        return SECRET_DETECTORS_IN_CONFIG
+    return SECRET_DETECTORS_EVERYWHERE
+
+
+_Prefilter = tuple[tuple[bytes, ...], tuple[re.Pattern, ...]]
+_prefilters: dict[tuple[str, ...], _Prefilter] = {}
+
+
+def secret_patterns() -> dict:
+    """The detectors' own patterns, per tier, as JSON data: {"everywhere"|"config": {"plain":
+    [str], "regex": [[pattern, flags]]}}. A line none of them matches cannot be reported, so
+    detect-secrets itself runs only on the lines they match. (Importing it costs 0.2-0.3 s, so
+    a build keeps these in its store's cache and imports it only for a candidate line.)"""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+
+    classes = {c.__name__: c for c in get_mapping_from_secret_type_to_class().values()}
+    out = {}
+    for tier, names in (("everywhere", SECRET_DETECTORS_EVERYWHERE), ("config", SECRET_DETECTORS_IN_CONFIG)):
+        plain, regexes = [], []
+        for name in names:
+            for rx in getattr(classes[name](), "denylist", ()):
+                if re.escape(rx.pattern) == rx.pattern:
+                    plain.append(rx.pattern)
+                else:
+                    regexes.append([rx.pattern, int(rx.flags & ~re.UNICODE)])
+        if "KeywordDetector" in names:
+            regexes.append([keyword.DENYLIST_REGEX, int(re.IGNORECASE)])
+        out[tier] = {"plain": plain, "regex": regexes}
+    return out
+
+
+def use_secret_patterns(patterns: dict) -> None:
+    """Install `secret_patterns()` output (e.g. read from a cache) for this process."""
+    for tier, names in (("everywhere", SECRET_DETECTORS_EVERYWHERE), ("config", SECRET_DETECTORS_IN_CONFIG)):
+        spec = patterns[tier]
+        _prefilters[names] = (tuple(p.encode() for p in spec["plain"]),
+                              tuple(re.compile(p.encode(), f) for p, f in spec["regex"]))
+
+
+def _prefilter(names: tuple[str, ...]) -> _Prefilter:
+    if names not in _prefilters:
+        use_secret_patterns(secret_patterns())
+    return _prefilters[names]
+
+
+def _candidate_lines(data: bytes, plain: tuple[bytes, ...], regexes: tuple[re.Pattern, ...]) -> list[bytes]:
+    starts: set[int] = set()
+    for needle in plain:
+        at = data.find(needle)
+        while at >= 0:
+            starts.add(data.rfind(b"\n", 0, at) + 1)
+            at = data.find(needle, at + 1)
+    for rx in regexes:
+        for m in rx.finditer(data):
+            starts.add(data.rfind(b"\n", 0, m.start()) + 1)
+    lines = []
+    for start in sorted(starts):
+        end = data.find(b"\n", start)
+        lines.append(data[start:end if end >= 0 else len(data)])
+    return lines
+
+
+def secret_in(data: bytes, path: str) -> str | None:
+    """The kind of secret detect-secrets finds in a file's text ("Private Key", "GitHub
+    Token"...), or None. Decided the same way at build (a `secret` skip) and when serving."""
+    names = _detector_tier(path, len(data))
+    lines = _candidate_lines(data, *_prefilter(names))
+    if not lines:
+        return None
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import transient_settings
+
+    with transient_settings({"plugins_used": [{"name": n} for n in names]}):
+        for line in lines:
+            for found in scan_line(line.decode("utf-8", "replace")):
+                return found.type
+    return None

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import format as fmt
 from . import sources
-from .errors import IndexMissing, InvalidParameter
+from .errors import CodeagentError, IndexMissing, InvalidParameter
 from .hashing import hash_bytes
-from .format.manifest import Manifest
+from .format.manifest import Manifest, load_manifest
 from .store import Store, read_log
 
 WORKTREE_REF = "worktree"
@@ -23,13 +24,26 @@ def build_hint(repo: Path | None, spec: str | None) -> str:
     return f"run `codeagent build{where}`"
 
 
-def candidate_refs(spec: str) -> list[str]:
-    """Store ref names a user's spelling may mean, most specific first."""
+def candidate_refs(spec: str, repo: Path | None = None) -> Iterator[str]:
+    """Store ref names a user's spelling may mean, most specific first: the name as stored,
+    the branch, tag, remote or commit it abbreviates, then (with `repo`) what git resolves it
+    to, so `HEAD`, `refs/heads/main`, a short sha or `main~2` name the ref a build wrote. Git
+    is asked only when the spellings before it were not enough."""
     if spec.startswith(("heads/", "tags/", "remotes/", "commits/")) or spec == WORKTREE_REF:
-        return [spec]
-    if spec.startswith("refs/"):
-        return [spec[len("refs/"):]]
-    return [f"heads/{spec}", f"tags/{spec}", f"remotes/{spec}", f"commits/{spec}"]
+        yield spec
+    elif spec.startswith("refs/"):
+        yield spec[len("refs/"):]
+    else:
+        yield from (f"heads/{spec}", f"tags/{spec}", f"remotes/{spec}", f"commits/{spec}")
+    if repo is None or spec == WORKTREE_REF or not repo.exists():
+        return
+    try:
+        name, sha = sources.resolve_ref(repo, spec)
+    except CodeagentError:
+        return
+    yield name
+    if name != f"commits/{sha}":
+        yield f"commits/{sha}"
 
 
 def default_ref(store: Store, repo: Path | None) -> str | None:
@@ -44,7 +58,10 @@ def default_ref(store: Store, repo: Path | None) -> str | None:
 
 
 def resolve(store: Store, spec: str | None, repo: Path | None = None) -> tuple[str | None, str]:
-    """(ref name or None, manifest id) for a ref name, branch, tag or manifest id (prefix)."""
+    """(ref name or None, manifest id) for any spelling of an index: a store ref name, a
+    branch, tag or remote (bare or under refs/), anything git resolves in `repo` (HEAD, a
+    sha, main~1: the ref indexed at that commit), or a manifest id (prefix). Every command
+    names indexes through this, so a name one command wrote, every other one reads."""
     if spec is None:
         ref = default_ref(store, repo)
         if ref is None:
@@ -54,13 +71,16 @@ def resolve(store: Store, spec: str | None, repo: Path | None = None) -> tuple[s
                     f"several indexes exist ({', '.join(refs)}); say which with --ref")
             raise IndexMissing("this repository has no index yet", hint=build_hint(repo, None))
         return ref, store.read_ref(ref)  # type: ignore[return-value]
-    for ref in candidate_refs(spec):
+    for ref in candidate_refs(spec, repo):
         try:
             mid = store.read_ref(ref)
         except InvalidParameter:
             continue
         if mid:
             return ref, mid
+    at_commit = _ref_at_commit(store, spec, repo)
+    if at_commit is not None:
+        return at_commit
     if len(spec) >= 8 and all(c in "0123456789abcdef" for c in spec):
         matches = [o for o in _manifest_candidates(store) if o.startswith(spec)]
         if len(matches) == 1:
@@ -68,6 +88,28 @@ def resolve(store: Store, spec: str | None, repo: Path | None = None) -> tuple[s
         if len(matches) > 1:
             raise InvalidParameter(f"manifest id prefix {spec} is ambiguous ({len(matches)} matches)")
     raise IndexMissing(f"no index for {spec!r} in {store.root}", hint=build_hint(repo, spec))
+
+
+def _ref_at_commit(store: Store, spec: str, repo: Path | None) -> tuple[str, str] | None:
+    """The ref whose index is of the commit `spec` names in `repo` (a sha of a branch's tip
+    names the branch's index), preferring branches, then tags."""
+    if repo is None or spec == WORKTREE_REF or not repo.exists():
+        return None
+    try:
+        _, sha = sources.resolve_ref(repo, spec)
+    except CodeagentError:
+        return None
+    order = ("heads/", "tags/", "remotes/", "commits/")
+    refs = store.list_refs()
+    for ref in sorted((r for r in refs if r.startswith(order)),
+                      key=lambda r: next(i for i, p in enumerate(order) if r.startswith(p))):
+        mid = refs[ref]
+        try:
+            if load_manifest(store, mid).commit == sha:
+                return ref, mid
+        except CodeagentError:
+            continue
+    return None
 
 
 def _manifest_candidates(store: Store) -> list[str]:
@@ -109,7 +151,11 @@ def freshness(store: Store, repo: Path | None, manifest: Manifest) -> Freshness:
         return Freshness("fresh" if sha == manifest.commit else "stale",
                          detail="" if sha == manifest.commit else f"{ref} moved to {sha[:12]}")
     cache = sources.JsonCache(store, "worktree-stat.json")
-    files = sources.walk_worktree(repo, store, cache, sys.maxsize)  # no size cap: compare every blob
+    try:
+        rules = sources.worktree_rules(repo)
+    except CodeagentError as exc:
+        return Freshness("unknown", detail=exc.message)
+    files = sources.walk_worktree(repo, store, cache, sys.maxsize, rules)  # no size cap: compare every blob
     indexed = {f.path: f for f in manifest.files}
     current = {f.path for f in files}
     added = sorted(current - indexed.keys())

@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from . import sources
-from .content import SECRET_PATTERNS, is_secret, looks_binary  # noqa: F401 (re-exported)
+from .content import SECRET_PATTERNS, is_secret, looks_binary, secret_in  # noqa: F401 (re-exported)
 from .errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
 
 INTERNAL_DIRS = (".git", ".codeagent")
@@ -253,7 +253,11 @@ class Sandbox:
                 left -= len(block)
         finally:
             os.close(fd)
-        return FileBytes(rel, resolved, b"".join(chunks), st.st_size, st.st_mtime)
+        data = b"".join(chunks)
+        found = secret_in(data, resolved)
+        if found:
+            raise Withheld(f"{rel} holds what looks like a secret ({found}); its contents are withheld")
+        return FileBytes(rel, resolved, data, st.st_size, st.st_mtime)
 
     def resolve_dir(self, path: str) -> str:
         """The resolved repository-relative form of a visible directory."""

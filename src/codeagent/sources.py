@@ -18,6 +18,7 @@ from . import format as fmt
 from .content import is_secret
 from .errors import InvalidParameter, NotARepository, RefNotFound
 from .hashing import hash_bytes
+from .repo_config import NO_RULES, RULE_FILES, IndexRules, load_rules
 from .store import Store, atomic_write
 
 
@@ -63,7 +64,7 @@ def current_branch(repo: Path) -> str | None:
 
 def resolve_ref(repo: Path, rev: str) -> tuple[str, str]:
     """(store ref name, commit sha) for a git revision: heads/X, tags/X or commits/SHA."""
-    if rev.startswith("-"):
+    if rev.startswith("-") or "\x00" in rev:
         raise InvalidParameter(f"invalid revision {rev!r}")
     try:
         sha = _git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}").decode().strip()
@@ -146,8 +147,22 @@ def _list_worktree_paths(repo: Path, is_git: bool, store_root: Path) -> Iterator
             yield os.fsencode(os.path.relpath(full, repo).replace(os.sep, "/"))
 
 
-def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) -> list[SourceFile]:
-    """Every file of the work tree (tracked + untracked, not ignored), with cached blobs."""
+def worktree_rules(repo: Path) -> IndexRules:
+    """The work tree's `.codeagentignore` and `[tool.codeagent]` (see repo_config)."""
+    def read(name: str) -> bytes | None:
+        try:
+            with open(os.path.join(repo, name), "rb") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    return load_rules(read)
+
+
+def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int,
+                  rules: IndexRules = NO_RULES) -> list[SourceFile]:
+    """Every file of the work tree (tracked + untracked, not ignored by .gitignore or
+    `rules`), with cached blobs."""
     is_git = (repo / ".git").exists()
     repo_real = os.path.realpath(repo)
     out: list[SourceFile] = []
@@ -161,6 +176,8 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) ->
     for raw in _list_worktree_paths(repo, is_git, store.root):
         path, ok = _decode_path(raw)
         if store_rel and path.startswith(store_rel) and (path == store_rel or path[len(store_rel)] == "/"):
+            continue
+        if rules.excluded(path):
             continue
         if not ok:
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NON_UTF8_PATH))
@@ -184,6 +201,9 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int) ->
         if not stat_mod.S_ISREG(st.st_mode):
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NOT_REGULAR))
             continue
+        if st.st_nlink > 1:  # as read_file refuses it: its text may be a file outside the repo
+            out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_HARD_LINK))
+            continue
         if is_secret(path):
             out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_SECRET))
             continue
@@ -204,7 +224,20 @@ def read_worktree_file(repo: Path, f: SourceFile) -> bytes:
 
 
 # ---- a committed tree ---------------------------------------------------------------------
-def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int) -> list[SourceFile]:
+def commit_rules(repo: Path, commit: str) -> IndexRules:
+    """The `.codeagentignore` and `[tool.codeagent]` the commit holds (one git call)."""
+    listing = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", *RULE_FILES)
+    shas = {}
+    for record in listing.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        if record and meta.split(b" ")[1] == b"blob":
+            shas[name.decode()] = meta.split(b" ")[2].decode()
+    blobs = dict(read_git_blobs(repo, list(shas.values()))) if shas else {}
+    return load_rules(lambda name: blobs.get(shas.get(name, "")))
+
+
+def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int,
+                rules: IndexRules = NO_RULES) -> list[SourceFile]:
     out: list[SourceFile] = []
     listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
     for record in listing.split(b"\0"):
@@ -213,6 +246,8 @@ def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int) -> li
         meta, _, raw_path = record.partition(b"\t")
         mode, kind, sha = meta.decode().split(" ")
         path, ok = _decode_path(raw_path)
+        if rules.excluded(path):
+            continue
         if not ok:
             out.append(SourceFile(path, 0, skip=fmt.SKIP_NON_UTF8_PATH, git_sha=sha))
         elif kind == "commit":

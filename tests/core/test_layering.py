@@ -68,13 +68,20 @@ def _modules() -> dict[str, Path]:
 
 def _import_graph() -> dict[str, set[str]]:
     """module -> product modules it imports, at module level or inside functions alike
-    (`from pkg import x` names the submodule pkg.x when there is one, else pkg)."""
+    (`from pkg import x` names the submodule pkg.x when there is one, else pkg); imports under
+    `if TYPE_CHECKING:` are left out."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                       for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:  # read by type checkers only: no edge at run time
+                continue
             if isinstance(node, ast.Import):
                 targets.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from codeagent import format as fmt
-from codeagent import store as store_mod
+from codeagent.store import actions as store_mod
 from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked
 from codeagent.hashing import hash_bytes
 from codeagent.store import Store, StoreLock

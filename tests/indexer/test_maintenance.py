@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from codeagent.store import Store
 
 
@@ -78,3 +80,71 @@ def test_gc_keeps_what_kept_refs_need(git_repo, cli):
     assert cli("verify", git_repo.path).returncode == 0
     again = json.loads(cli("build", git_repo.path, "--ref", "main", "--json", check=True).stdout)
     assert again["changed"] is False
+
+
+def _spelling(spec: str, git_repo, main: dict) -> str:
+    return {"sha": git_repo.repo.git.rev_parse("main"), "short-sha": git_repo.repo.git.rev_parse("--short", "main"),
+            "manifest": main["manifest_id"][:12]}.get(spec, spec)
+
+
+@pytest.mark.parametrize("spec", ["main", "heads/main", "refs/heads/main", "sha", "short-sha", "manifest"])
+def test_gc_keep_refs_reads_every_spelling_of_a_ref(git_repo, cli, spec):
+    main, topic = _setup(git_repo, cli)
+    store = Store(git_repo.path / ".codeagent")
+    report = json.loads(cli("gc", git_repo.path, "--keep-refs", _spelling(spec, git_repo, main), "--json",
+                            check=True).stdout)
+    assert report["kept_refs"] == ["heads/main"] and report["refs_deleted"] == ["heads/topic"]
+    assert store.list_refs() == {"heads/main": main["manifest_id"]}
+    assert cli("verify", git_repo.path).returncode == 0
+
+
+def test_gc_keep_head_keeps_the_checked_out_branch(git_repo, cli):
+    main, topic = _setup(git_repo, cli)
+    report = json.loads(cli("gc", git_repo.path, "--keep-refs", "HEAD", "--json", check=True).stdout)
+    assert report["kept_refs"] == ["heads/topic"]
+    assert Store(git_repo.path / ".codeagent").list_refs() == {"heads/topic": topic["manifest_id"]}
+
+
+def test_gc_refuses_a_keep_ref_that_names_nothing(git_repo, cli):
+    main, topic = _setup(git_repo, cli)
+    store = Store(git_repo.path / ".codeagent")
+    before = (store.list_refs(), set(store.iter_objects()))
+    proc = cli("gc", git_repo.path, "--keep-refs", "main", "--keep-refs", "mian")
+    assert proc.returncode == 5
+    assert "--keep-refs mian names no index" in proc.stderr and "nothing was deleted" in proc.stderr
+    assert "heads/main, heads/topic" in proc.stderr and "Traceback" not in proc.stderr
+    assert (store.list_refs(), set(store.iter_objects())) == before
+
+
+def test_gc_refuses_when_a_kept_manifest_is_unreadable(git_repo, cli):
+    main, topic = _setup(git_repo, cli)
+    store = Store(git_repo.path / ".codeagent")
+    store.object_path(topic["manifest_id"]).write_bytes(b"not a manifest")
+    before = set(store.iter_objects())
+    proc = cli("gc", git_repo.path)
+    assert proc.returncode == 7 and "gc cannot read the manifest of heads/topic" in proc.stderr
+    assert set(store.iter_objects()) == before and set(store.list_refs()) == {"heads/main", "heads/topic"}
+
+
+def test_gc_dry_run_says_what_it_would_delete(git_repo, cli):
+    main, topic = _setup(git_repo, cli)
+    store = Store(git_repo.path / ".codeagent")
+    before = (store.list_refs(), set(store.iter_objects()))
+    out = cli("gc", git_repo.path, "--keep-refs", "main", "--dry-run", check=True).stdout
+    assert "would delete ref heads/topic" in out
+    assert "kept 1 refs (heads/main); would delete 1 refs" in out
+    assert (store.list_refs(), set(store.iter_objects())) == before
+
+
+def test_build_head_then_publish_head(git_repo, cli, tmp_path):
+    git_repo.write_many({"a.py": "A = 1\n"})
+    git_repo.commit("init")
+    built = json.loads(cli("build", git_repo.path, "--ref", "HEAD", "--json", check=True).stdout)
+    assert built["ref"] == "heads/main"
+    remote = tmp_path / "remote"
+    proc = cli("publish", git_repo.path, "--to", remote, "--ref", "HEAD", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [r["ref"] for r in json.loads(proc.stdout)["refs"]] == ["heads/main"]
+    for spec in ("HEAD", "refs/heads/main", git_repo.repo.git.rev_parse("HEAD"), built["manifest_id"][:10]):
+        found = cli("search", "a.py", "--mode", "path", "--repo", git_repo.path, "--ref", spec)
+        assert found.returncode == 0 and "a.py" in found.stdout, (spec, found.stderr)

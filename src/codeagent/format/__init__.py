@@ -23,12 +23,14 @@ EXTRACTOR_VERSION history:
   3: a symbol's BM25 postings cover its name, signature, doc and own body without its child
      symbols' spans (they were counted again in every enclosing symbol).
   4: shard Parquet compressed with LZ4 instead of zstd (same rows; cheaper to write).
+  5: text in which detect-secrets finds a secret (a private key, a token) is a `secret` skip,
+     not a shard: content indexed by 4 could hold one.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
@@ -47,10 +49,11 @@ SKIP_NOT_REGULAR = "not_a_regular_file"
 SKIP_SUBMODULE = "submodule"
 SKIP_SECRET = "secret"  # .env, private keys, credentials: never read, never indexed
 SKIP_MISSING_OBJECT = "missing_object"  # the tree names a blob the object database lacks (partial clone)
+SKIP_HARD_LINK = "hard_link"  # a work-tree file with several links may alias one outside the repo
 SKIP_REASONS = (
     SKIP_BINARY, SKIP_INVALID_UTF8, SKIP_TOO_LARGE, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT,
     SKIP_UNREADABLE, SKIP_SYMLINK_ESCAPE, SKIP_SYMLINK, SKIP_NON_UTF8_PATH, SKIP_NOT_REGULAR,
-    SKIP_SUBMODULE, SKIP_SECRET, SKIP_MISSING_OBJECT,
+    SKIP_SUBMODULE, SKIP_SECRET, SKIP_MISSING_OBJECT, SKIP_HARD_LINK,
 )
 
 STATUS_INDEXED = "indexed"

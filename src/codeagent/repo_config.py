@@ -1,0 +1,96 @@
+"""What a repository asks its index to leave out: `.codeagentignore` (gitignore syntax) and an
+`[tool.codeagent]` table in `pyproject.toml` or a `.codeagent.toml` (include, exclude,
+max_file_size). A committed tree is read with the rules it commits; the work tree with its
+own files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pathspec
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from .errors import InvalidParameter
+
+IGNORE_FILE = ".codeagentignore"
+CONFIG_FILE = ".codeagent.toml"
+PYPROJECT = "pyproject.toml"
+RULE_FILES = (IGNORE_FILE, CONFIG_FILE, PYPROJECT)
+_KEYS = {"include", "exclude", "max_file_size"}
+
+
+@dataclass(frozen=True)
+class IndexRules:
+    ignore: pathspec.PathSpec | None = None  # .codeagentignore lines, then `exclude`
+    include: pathspec.PathSpec | None = None  # when set, only these paths are indexed
+    max_file_size: int | None = None
+    sources: tuple[str, ...] = ()  # the files the rules came from
+
+    def excluded(self, path: str) -> bool:
+        """Leave `path` out of the index (as .gitignore does: not listed, not read)?"""
+        if self.ignore is not None and self.ignore.match_file(path):
+            return True
+        return self.include is not None and not self.include.match_file(path)
+
+
+NO_RULES = IndexRules()
+
+
+def load_rules(read: Callable[[str], bytes | None]) -> IndexRules:
+    """The rules of a tree whose root files `read(name)` returns (None: absent). A malformed
+    file is an InvalidParameter naming it: nothing is indexed under rules it cannot read."""
+    lines: list[str] = []
+    sources: list[str] = []
+    ignore = read(IGNORE_FILE)
+    if ignore is not None:
+        lines += ignore.decode("utf-8", "replace").splitlines()
+        sources.append(IGNORE_FILE)
+    table, where = _config_table(read)
+    if where:
+        sources.append(where)
+    lines += _patterns(table, "exclude", where)
+    include = _patterns(table, "include", where)
+    size = table.get("max_file_size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise InvalidParameter(f"{where}: max_file_size must be a positive number of bytes, not {size!r}")
+    return IndexRules(pathspec.GitIgnoreSpec.from_lines(lines) if lines else None,
+                      pathspec.GitIgnoreSpec.from_lines(include) if include else None,
+                      size, tuple(sources))
+
+
+def _config_table(read: Callable[[str], bytes | None]) -> tuple[dict, str]:
+    for name, path in ((CONFIG_FILE, ()), (PYPROJECT, ("tool", "codeagent"))):
+        data = read(name)
+        if data is None:
+            continue
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            if name == PYPROJECT:
+                continue  # another tool's file: only our table is ours to reject
+            raise InvalidParameter(f"{name} is not valid TOML: {exc}") from None
+        for key in path:
+            table = table.get(key) if isinstance(table, dict) else None
+        if not isinstance(table, dict):
+            continue
+        where = name if not path else f"{name} [tool.codeagent]"
+        unknown = sorted(set(table) - _KEYS)
+        if unknown:
+            raise InvalidParameter(f"{where}: unknown key {unknown[0]!r}",
+                                   hint=f"known keys: {', '.join(sorted(_KEYS))}")
+        return table, where
+    return {}, ""
+
+
+def _patterns(table: dict, key: str, where: str) -> list[str]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidParameter(f"{where}: {key} must be a list of gitignore-style patterns")
+    return value

@@ -1,0 +1,45 @@
+"""Test-only fault hooks of the store's write path. The reliability suites (tests/reliability)
+set these environment variables; nothing else may:
+
+CODEAGENT_TEST_NONATOMIC=1  write in place (no temp file, no rename) with a pause mid-write:
+    the torn-write writer the crash harness must catch (its negative control).
+CODEAGENT_TEST_FAULT=ERRNO[@N|@SUBDIR]  fail store writes with ERRNO (ENOSPC, EIO...) as a
+    full or failing disk would: every write, writes number N and later of this process, or
+    writes under one store subdirectory (objects, actions, refs, cache).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+_fault_writes = 0
+
+
+def nonatomic() -> bool:
+    return os.environ.get("CODEAGENT_TEST_NONATOMIC") == "1"
+
+
+def injected_fault(path: Path | str) -> OSError | None:
+    global _fault_writes
+    spec = os.environ.get("CODEAGENT_TEST_FAULT")
+    if not spec:
+        return None
+    _fault_writes += 1
+    name, _, where = spec.partition("@")
+    code = getattr(errno, name, errno.EIO)
+    if not where or (where.isdigit() and _fault_writes >= int(where)) or where in Path(path).parts:
+        return OSError(code, os.strerror(code), str(path))
+    return None
+
+
+def write_in_place(path: Path | str, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data[: len(data) // 2])
+        fh.flush()
+        time.sleep(0.05)  # a slow disk: widens the torn window
+        fh.write(data[len(data) // 2:])
+
+

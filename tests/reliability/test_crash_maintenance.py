@@ -1,0 +1,164 @@
+"""Crash harness for maintenance: SIGKILL `codeagent gc` and a self-repairing build at seeded
+random points. A kept ref is never lost: after every kill it names a manifest whose objects
+are all present (gc) or the next build repairs the store and `verify` passes (repair).
+CODEAGENT_LONG=1 runs 100 kills of each (marked slow); the default run is short."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from relhelpers import PY, Mutator, check_store, codeagent, git, init_repo, record, seed_files
+
+from codeagent.indexer.maintenance import verify_store
+from codeagent.format.manifest import load_manifest
+from codeagent.store import Store
+
+LONG = os.environ.get("CODEAGENT_LONG") == "1"
+SEED = int(os.environ.get("CODEAGENT_CRASH_SEED", "20261126"))
+KEPT = ("heads/main", "worktree")
+
+
+def _spawn(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([PY, "-m", "codeagent", *map(str, args)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _kill_at(child: subprocess.Popen, delay: float) -> bool:
+    time.sleep(delay)
+    killed = child.poll() is None
+    if killed:
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    return killed
+
+
+def _timed(*args: str) -> float:
+    started = time.monotonic()
+    proc = codeagent(*args)
+    assert proc.returncode == 0, proc.stderr
+    return time.monotonic() - started
+
+
+def _kept_intact(store_dir: Path, expected: dict[str, str]) -> list[str]:
+    """Problems of the kept refs: gone, moved, or naming an object the store lacks."""
+    store = Store(store_dir)
+    refs = store.list_refs()
+    problems = []
+    for ref, mid in expected.items():
+        if refs.get(ref) != mid:
+            problems.append(f"kept ref {ref} lost (now {refs.get(ref)})")
+            continue
+        missing = [o for o in load_manifest(store, mid).referenced_objects() if not store.has(o)]
+        if missing:
+            problems.append(f"kept ref {ref} names {len(missing)} deleted objects")
+    return problems
+
+
+def _repo(root: Path, rng: random.Random) -> Path:
+    repo = init_repo(root / "repo", seed_files(rng, 16))
+    assert codeagent("build", repo, "--ref", "main").returncode == 0
+    assert codeagent("build", repo).returncode == 0
+    return repo
+
+
+def run_gc_kills(root: Path, kills: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    repo = _repo(root, rng)
+    mutator = Mutator(repo, rng)
+    store = repo / ".codeagent"
+    expected = {r: m for r, m in Store(store).list_refs().items() if r in KEPT}
+    stats = {"kills": 0, "finished": 0, "lost_refs": 0, "problems": []}
+    span = 0.0
+    for i in range(kills):
+        mutator.step()  # new garbage: a topic ref of the current tree
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"t{i}")
+        git(repo, "branch", "-f", f"topic{i % 3}")
+        assert codeagent("build", repo, "--ref", f"topic{i % 3}").returncode == 0
+        if not span:
+            span = _timed("gc", repo, "--keep-refs", "main", "--keep-refs", "worktree")
+            stats["finished"] += 1
+            continue
+        child = _spawn("gc", repo, "--keep-refs", "main", "--keep-refs", "worktree")
+        if _kill_at(child, span * rng.uniform(0.2, 1.05)):
+            stats["kills"] += 1
+        else:
+            stats["finished"] += 1
+        problems = _kept_intact(store, expected)
+        stats["lost_refs"] += sum("lost" in p for p in problems)
+        problems += [f"{p.kind}: {p.name} {p.detail}" for p in verify_store(Store(store)).problems]
+        stats["problems"] += [f"kill {i}: {p}" for p in problems]
+    done = codeagent("gc", repo, "--keep-refs", "main", "--keep-refs", "worktree", "--json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(Store(store).list_refs()) == sorted(KEPT)
+    return stats
+
+
+def run_repair_kills(root: Path, kills: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    repo = _repo(root, rng)
+    store_dir = repo / ".codeagent"
+    stats = {"kills": 0, "finished": 0, "lost_refs": 0, "problems": []}
+    span = 0.0
+    for i in range(kills):
+        store = Store(store_dir)
+        mid = store.read_ref("worktree")
+        shards = sorted(load_manifest(store, mid).shard_ids())
+        for oid in rng.sample(shards, min(len(shards), rng.randint(1, 4))):
+            store.object_path(oid).unlink()
+        if not span:
+            span = _timed("build", repo)  # repairs the damage of this round
+            stats["finished"] += 1
+            continue
+        child = _spawn("build", repo, "--json")
+        if _kill_at(child, span * rng.uniform(0.1, 1.0)):
+            stats["kills"] += 1
+        else:
+            stats["finished"] += 1
+        after = Store(store_dir).read_ref("worktree")
+        if after is None:
+            stats["lost_refs"] += 1
+            stats["problems"].append(f"kill {i}: the worktree ref vanished")
+            break
+        repaired = codeagent("build", repo, "--json")
+        if repaired.returncode != 0:
+            stats["problems"].append(f"kill {i}: the build after the kill failed: {repaired.stderr[-300:]}")
+            break
+        problems, now = check_store(store_dir)
+        stats["problems"] += [f"kill {i}: {p}" for p in problems]
+        if now != mid:
+            stats["problems"].append(f"kill {i}: repaired index {str(now)[:12]} is not {mid[:12]}")
+    return stats
+
+
+def _check(name: str, stats: dict, kills: int, seconds: float) -> None:
+    record(name, seed=SEED, runs=kills, sigkills=stats["kills"], finished_before_kill=stats["finished"],
+           lost_refs=stats["lost_refs"], problems=len(stats["problems"]), seconds=round(seconds, 1))
+    assert not stats["problems"], "\n".join(stats["problems"][:20])
+    assert stats["lost_refs"] == 0
+    assert stats["kills"] >= (kills - 1) * 0.5, f"only {stats['kills']} of {kills} runs were killed mid-way"
+
+
+@pytest.mark.parametrize("kind", ["gc", "repair"])
+def test_sigkill_during_maintenance_loses_no_ref(tmp_path: Path, kind: str) -> None:
+    started = time.monotonic()
+    kills = 6
+    stats = (run_gc_kills if kind == "gc" else run_repair_kills)(tmp_path, kills, SEED)
+    _check(f"crash-{kind}", stats, kills, time.monotonic() - started)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LONG, reason="set CODEAGENT_LONG=1")
+@pytest.mark.parametrize("kind", ["gc", "repair"])
+def test_sigkill_during_maintenance_100_runs(tmp_path: Path, kind: str) -> None:
+    started = time.monotonic()
+    stats = (run_gc_kills if kind == "gc" else run_repair_kills)(tmp_path, 100, SEED + 1)
+    _check(f"crash-{kind}-long", stats, 100, time.monotonic() - started)

@@ -1,0 +1,77 @@
+"""Ctrl-C (SIGINT to the command's process group, as a terminal sends it) at spread points of
+a build: exit 130, one line on stderr, no traceback, and the store still verifies with its ref
+on the previous index or the new one."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from relhelpers import PY, Mutator, check_store, codeagent, init_repo, record, seed_files
+
+INTERRUPT_LINE = "interrupted: codeagent build stopped; the store is consistent"
+
+
+def _interrupt(args: list[str], delay: float) -> subprocess.CompletedProcess:
+    child = subprocess.Popen([PY, "-m", "codeagent", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env={**os.environ, "CODEAGENT_DAEMON": "0"})
+    time.sleep(delay)
+    if child.poll() is None:
+        os.killpg(child.pid, signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    return subprocess.CompletedProcess(args, child.returncode, out, err)
+
+
+def _timed(*args: object) -> float:
+    started = time.monotonic()
+    assert codeagent(*args).returncode == 0
+    return time.monotonic() - started
+
+
+def test_sigint_during_a_build_exits_130_with_one_line(tmp_path: Path) -> None:
+    rng = random.Random(130)
+    repo = init_repo(tmp_path / "repo", seed_files(rng, 120))
+    store = repo / ".codeagent"
+    cold = _timed("build", repo, "--store", tmp_path / "timing")
+    assert codeagent("build", repo).returncode == 0
+    mutator = Mutator(repo, rng)
+    for _ in range(4):
+        mutator.step()
+    incremental = _timed("build", repo)
+    interrupted = finished = 0
+    runs = 10
+    for i in range(runs):
+        fraction = 0.15 + 0.85 * rng.random()  # start-up, parse, assembly, swap
+        if i % 2:  # an incremental build over a previous index
+            for _ in range(4):
+                mutator.step()
+            target, args = store, ["build", str(repo)]
+            delay = incremental * fraction
+        else:  # a cold build: parse pool workers get the SIGINT too
+            target = tmp_path / f"cold{i}"
+            args = ["build", str(repo), "--store", str(target)]
+            delay = cold * fraction
+        before = check_store(target, open_db=False)[1] if target.exists() else None
+        proc = _interrupt(args, delay)
+        lines = proc.stderr.strip().splitlines()
+        if proc.returncode == 0:
+            finished += 1
+        else:
+            interrupted += 1
+            assert proc.returncode == 130, proc.stderr[-2000:]
+            assert len(lines) == 1 and lines[0].startswith(INTERRUPT_LINE), proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr
+        if target.exists() and (target / "refs").exists():
+            problems, after = check_store(target)
+            assert not problems, problems
+            if before is not None:
+                assert after is not None, "the interrupted build lost the previous index"
+        assert codeagent(*args).returncode == 0
+        assert not check_store(target)[0]
+    record("interrupts", runs=runs, interrupted=interrupted, finished_first=finished)
+    assert interrupted >= runs // 2, f"only {interrupted} of {runs} builds were interrupted"
