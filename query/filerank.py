@@ -21,6 +21,7 @@ from .filters import FileFilter, allowed_paths
 from .index import IndexView
 from .ranking import BM25_B, BM25_K1
 from .results import SearchHit
+from .sourcetext import best_window, file_lines, span_text
 
 # Words of commit messages and bug reports that say what kind of change it is, not where:
 # they are rare in code, so BM25's idf would make them the query's strongest terms.
@@ -331,6 +332,39 @@ def _corpus(view: IndexView) -> tuple[int, float, PathIndex]:
         paths = [r[0] for r in view.sql("SELECT path FROM files WHERE status = 'indexed'")]
         got = view.cache["file_corpus"] = (int(n), float(avg), PathIndex.of(paths))
     return got
+
+
+_BEST_CHUNK_SQL = """
+SELECT p.path, c.start_line, c.end_line, count(*) AS matched, sum(p.tf) AS tf
+FROM term_postings p JOIN chunks c ON c.path = p.path AND c.ordinal = p.doc
+WHERE p.term IN ({terms}) AND p.doc_kind = 'c' AND p.path IN (SELECT unnest(?::VARCHAR[]))
+GROUP BY ALL
+"""
+
+
+def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
+    """A hit for each of `paths` (files ranked for their whole text, no chunk or symbol hit of
+    their own): the best window of the chunk holding most of the query's terms."""
+    if not paths:
+        return []
+    terms = query_terms(query).weights
+    best: dict[str, tuple[int, float, int, int]] = {}
+    for path, start, end, matched, tf in view.sql(_BEST_CHUNK_SQL.format(terms=_literals(terms)), [paths]):
+        if (matched, tf) > best.get(path, (0, 0.0))[:2]:
+            best[path] = (matched, tf, start, end)
+    lines = file_lines(view, paths)
+    out = []
+    for path in paths:
+        text = lines.get(path)
+        if text is None:
+            continue
+        _, _, start, end = best.get(path, (0, 0.0, 1, len(text)))
+        a, b = best_window(text, start, end, set(terms))
+        out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
+                             name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
+                             symbol_stable_id=None, score=0.0, snippet=span_text(text, a, b),
+                             result_type="file", result_id=path, match="file_bm25"))
+    return out
 
 
 def roles_of(view: IndexView, paths: list[str]) -> dict[str, str]:

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IndexMissing, InvalidParameter
 from ..plugins import import_optional
-from ..tokenize import tokenize
 from . import filerank, ranking
 from .filters import FileFilter, check_roles, checked_kind, checked_language, make_filter
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
-from .sourcetext import best_window, file_lines, span_text
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
@@ -138,25 +136,9 @@ def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: in
     ranked = filerank.file_ranking(view, req.query, req.file_filter(),
                                    [h.path for h in cand.hits], limit=depth)
     seen = {h.path for h in cand.hits}
-    made = {h.path: h for h in _file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
+    made = {h.path: h for h in filerank.file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
     hits = filerank.order_by_files(cand.hits, ranked, made, per_file)
     return Candidates(hits[:req.limit], max(cand.total, len(ranked)), cand.completeness, cand.notes)
-
-
-def _file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
-    lines = file_lines(view, paths)
-    terms = set(tokenize(query))
-    out = []
-    for path in paths:
-        text = lines.get(path)
-        if text is None:
-            continue
-        a, b = best_window(text, 1, len(text), terms)
-        out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
-                             name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
-                             symbol_stable_id=None, score=0.0, snippet=span_text(text, a, b),
-                             result_type="file", result_id=path, match="file_bm25"))
-    return out
 
 
 def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, SearchHit]) -> list[str]:

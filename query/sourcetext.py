@@ -71,7 +71,7 @@ def best_window(lines: list[str], line_start: int, line_end: int, terms: set[str
     line_end = min(line_end, len(lines))
     if line_end - line_start + 1 <= size or not terms:
         return line_start, min(line_end, line_start + size - 1)
-    hits = [len(terms.intersection(tokenize(lines[i - 1]))) for i in range(line_start, line_end + 1)]
+    hits = [_line_hits(lines[i - 1], terms) for i in range(line_start, line_end + 1)]
     best, best_at = -1, line_start
     window = sum(hits[:size])
     for i in range(0, len(hits) - size + 1):
@@ -80,6 +80,16 @@ def best_window(lines: list[str], line_start: int, line_end: int, terms: set[str
         if window > best:
             best, best_at = window, line_start + i
     return best_at, best_at + size - 1
+
+
+def _line_hits(line: str, terms: set[str]) -> int:
+    """How many of the query's terms the line holds: a substring test on the lowered line
+    first (most lines hold none, and tokenising every line of a long span was most of a
+    search's time), then the line's own tokens."""
+    lowered = line.lower()
+    if not any(t in lowered for t in terms):
+        return 0
+    return len(terms.intersection(tokenize(line)))
 
 
 def snippet(lines: list[str], line_start: int, line_end: int, terms: set[str] | None = None,
