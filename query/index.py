@@ -22,6 +22,7 @@ from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
+from ..format.assembly import version_problem
 from ..format.manifest import load_manifest
 from ..store import Store
 from .results import COMPLETE, Metadata
@@ -104,11 +105,9 @@ class IndexView:
             raise IndexIncompatible(
                 f"assembled index {self.manifest_id[:12]} does not describe its manifest",
                 hint="rebuild the index with `codeagent build`")
-        version = self.meta.get("assembly_version")
-        if version != str(fmt.ASSEMBLY_VERSION):
-            raise IndexIncompatible(
-                f"index layout version {version}, this codeagent reads {fmt.ASSEMBLY_VERSION}",
-                hint="rebuild the index with `codeagent build` (or upgrade codeagent)")
+        problem = version_problem(self.meta)
+        if problem:
+            raise IndexIncompatible(problem, hint="rebuild the index with `codeagent build` (or upgrade codeagent)")
 
     # ---- querying ---------------------------------------------------------------------------
     def cursor(self):

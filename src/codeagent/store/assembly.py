@@ -73,7 +73,8 @@ def write_assembly_sums(directory: Path, known: dict[str, tuple[int, int, str]] 
 
 
 def complete_marker(manifest_id: str) -> str:
-    """Content of an assembled directory's COMPLETE file (names the assembly layout)."""
-    return f"{manifest_id} assembly {fmt.ASSEMBLY_VERSION}\n"
+    """Content of an assembled directory's COMPLETE file (names the assembly and graph
+    layouts: a bump of either makes the next build assemble again)."""
+    return f"{manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}\n"
 
 
