@@ -107,7 +107,9 @@ class _Builder:
         self._table_bytes = 0
 
     def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
-        if previous is None:
+        """The previous manifest's entries by content, unless another extractor made them (a
+        bump of EXTRACTOR_VERSION re-parses everything, as a changed shard key says)."""
+        if previous is None or previous.extractor_version != fmt.EXTRACTOR_VERSION:
             return {}
         return {(f.blob, f.language): f for f in previous.files if f.blob and (f.indexed or f.reason)}
 

@@ -49,6 +49,24 @@ def test_second_build_is_a_noop(git_repo):
     assert again.manifest_id == first.manifest_id
 
 
+def test_a_previous_manifest_of_another_extractor_is_parsed_again(git_repo):
+    """What an older extractor made (say, before secrets were recognised by content) is not
+    reused: the ref's manifest names extractor "0" and the action cache knows no shard of
+    this extractor's (as after an upgrade), so every file is parsed again."""
+    import shutil
+    from dataclasses import replace
+
+    git_repo.write_many({"a.py": PY, "b.py": "X = 1\n"})
+    first = _build(git_repo.path)
+    store = Store(git_repo.path / ".codeagent")
+    old = replace(load_manifest(store, first.manifest_id), extractor_version="0")
+    store.set_ref(first.ref, store.put(old.canonical_bytes()))
+    shutil.rmtree(store.root / fmt.ACTIONS_DIR)
+    again = _build(git_repo.path)
+    assert again.files_parsed == 2 and again.files_reused == 0, again
+    assert load_manifest(store, again.manifest_id).extractor_version == fmt.EXTRACTOR_VERSION
+
+
 def test_rename_reuses_the_shard(git_repo):
     git_repo.write_many({"src/util.py": PY, "src/other.py": "Y = 2\n"})
     git_repo.commit("init")
