@@ -330,13 +330,16 @@ def main() -> None:
 
 def _run_cli(args: list[str] | None = None, prog_name: str | None = None) -> int:
     """Run the click CLI; its exit status."""
-    from .cli import main as cli_main
-
     try:
+        from .cli import main as cli_main
+
         cli_main(args=args, prog_name=prog_name)
         return 0
     except SystemExit as exc:
         return _exit_code(exc.code)
+    except KeyboardInterrupt:  # a Ctrl-C while starting, before the CLI handles it
+        sys.stderr.write("interrupted: codeagent stopped while starting; nothing was changed\n")
+        return 130
 
 
 def _wind_down() -> None:
