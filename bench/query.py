@@ -1,6 +1,6 @@
 """Query latency on the standard-library corpus, per query kind, next to ripgrep.
 
-    python bench/query.py [--dest DIR] [--rounds N]
+    python bench/query.py [--dest DIR] [--rounds N] [--baseline PYTHON] [--daemon]
 
 Builds (or reuses) the stdlib corpus index, opens it the way the server does (warm: name
 index and in-memory text loaded once, timed separately), then times each query kind over
@@ -8,13 +8,21 @@ a fixed, deterministic query set. `rg` runs the same literal and regex patterns 
 same files in the same invocation, each pattern right after ours (full output read back
 through a pipe, as our grep returns every match under a 10k cap; rg also reads the few
 files that are not UTF-8, which the index skips).
-Targets (2 cores): symbol p95 <= 5 ms, BM25 p95 <= 50 ms, regex <= 2x rg.
+Targets (2 cores): symbol p95 <= 5 ms, BM25 and auto natural-language p95 <= 50 ms, auto on
+report-length queries (2,000-25,000 characters, tracebacks included) p95 <= 300 ms, regex <=
+2x rg; with --daemon, `codeagent search` through the daemon p50 < 100 ms.
+
+--baseline PYTHON runs this same script under another interpreter (one with the previous
+code installed) on its own copy of the corpus first, and prints its medians and the ratio
+beside ours: the previous code measured in the same run, under the same load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -33,6 +41,30 @@ TERM_QUERIES = ["ordered dict", "socket timeout", "zipfile extract", "unicode de
                 "email header", "tar archive member", "async queue", "pickle protocol"]
 LITERALS = ["OrderedDict", "def __init__(self, *args", "TimeoutError", "import threading"]
 REGEXES = [r"def \w+_handler\(", r"class \w+Error\(", r"^\s*raise \w+Error\(", r"[A-Z]{3,}_[A-Z]+ = \d+"]
+
+
+def report_queries(repo: Path, n: int = 8, seed: int = 7) -> list[str]:
+    """Bug-report-like texts of 2,000-25,000 characters (deterministic): a story in words, a
+    traceback through real files of the corpus, and pasted code."""
+    rng = random.Random(seed)
+    files = sorted(p for p in repo.rglob("*.py") if ".git" not in p.parts)
+    out = []
+    for i in range(n):
+        target = 2_000 + (23_000 * i) // max(n - 1, 1)
+        parts = [f"Calling the API with a large payload fails intermittently (report {i}).",
+                 "Steps: open a connection, send the request, read the response headers, retry.",
+                 "Traceback (most recent call last):"]
+        while sum(map(len, parts)) < target:
+            f = rng.choice(files)
+            lines = f.read_text(encoding="utf-8", errors="replace").splitlines() or [""]
+            at = rng.randrange(len(lines))
+            parts.append(f'  File "/usr/lib/python3/{f.relative_to(repo)}", line {at + 1}, in handler')
+            parts.append("    " + lines[at].strip())
+            if rng.random() < 0.3:
+                parts += lines[at:at + 12]
+        parts.append("ValueError: invalid literal for int() with base 10: 'missing'")
+        out.append("\n".join(parts)[:target])
+    return out
 
 
 def _timed(fn, queries, rounds: int) -> list[float]:
@@ -60,7 +92,7 @@ def _rg(args: list[str], cwd: Path) -> None:
                    capture_output=True, check=False)
 
 
-def _kinds(view) -> list[tuple]:
+def _kinds(view, repo: Path) -> list[tuple]:
     """(name, query function, queries, target) per query kind."""
     from codeagent.query import SearchRequest, callers, file_outline, find_symbols, search, search_text
 
@@ -78,6 +110,8 @@ def _kinds(view) -> list[tuple]:
         ("bm25 2 terms", lambda q: search_text(view, q), TERM_QUERIES, "p95<=50"),
         ("bm25 natural language", lambda q: search_text(view, q), NL_QUERIES, "p95<=50"),
         ("auto (fused)", lambda q: search(view, SearchRequest(q)), sq["exact"][:8] + NL_QUERIES, ""),
+        ("auto natural language", lambda q: search(view, SearchRequest(q)), NL_QUERIES, "p95<=50"),
+        ("auto report-length", lambda q: search(view, SearchRequest(q)), report_queries(repo), "p95<=300"),
         ("callers", lambda q: callers(view, q), sq["qualified"][:10], ""),
         ("outline", lambda q: file_outline(view, q), ["json/decoder.py", "asyncio/base_events.py"], ""),
     ]
@@ -108,7 +142,25 @@ def _grep_rows(view, repo: Path, rounds: int, per_pattern: bool = False) -> list
     return rows
 
 
-def run(dest: Path, rounds: int, per_pattern: bool = False) -> None:
+def _daemon_rows(repo: Path, rounds: int) -> list[list]:
+    """`codeagent search` as a user runs it, handed to a running daemon."""
+    exe = [sys.executable, "-m", "codeagent"]
+    env = {**os.environ, "CODEAGENT_DAEMON": "1"}
+    subprocess.run([*exe, "daemon", "start"], env=env, capture_output=True, check=False)
+    try:
+        ms = []
+        for _ in range(rounds):
+            for q in NL_QUERIES:
+                t = time.perf_counter()
+                subprocess.run([*exe, "search", q, "--repo", str(repo), "--ref", "main"], env=env,
+                               capture_output=True, check=False)
+                ms.append((time.perf_counter() - t) * 1000)
+    finally:
+        subprocess.run([*exe, "daemon", "stop"], env=env, capture_output=True, check=False)
+    return [["cli search (daemon)", len(ms), f"{median(ms):.2f}", f"{percentile(ms, 95):.2f}", "p50<100", ""]]
+
+
+def run(dest: Path, rounds: int, per_pattern: bool = False, daemon: bool = False) -> list[list]:
     from codeagent.indexer.build import BuildOptions, build
     from codeagent.query import IndexFollower, search_text
     from codeagent.query.memtext import text_cursor
@@ -128,15 +180,30 @@ def run(dest: Path, rounds: int, per_pattern: bool = False) -> None:
             t = time.perf_counter()
             warm()
             print(f"warm-up {label}: {(time.perf_counter() - t) * 1000:.0f} ms")
-        for name, fn, queries, target in _kinds(view):
+        for name, fn, queries, target in _kinds(view, repo):
             for q in queries[:2]:
                 _safe(fn, q)
             ms = _timed(lambda q, fn=fn: _safe(fn, q), queries, rounds)
             rows.append([name, len(ms), f"{median(ms):.2f}", f"{percentile(ms, 95):.2f}", target, ""])
         rows += _grep_rows(view, repo, rounds, per_pattern)
     follower.close()
+    if daemon:
+        rows += _daemon_rows(repo, rounds)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
-    print_table(["query kind", "n", "p50 ms", "p95 ms", "target", "vs rg (p50)"], rows)
+    return rows
+
+
+def _with_baseline(rows: list[list], old: list[list]) -> tuple[list[str], list[list]]:
+    """Our rows with the previous code's p50/p95 and the ratio of the p50s beside them."""
+    before = {r[0]: r for r in old}
+    out = []
+    for r in rows:
+        b = before.get(r[0])
+        ratio = f"{float(r[2]) / float(b[2]):.2f}x" if b and float(b[2]) > 0 else "—"
+        out.append(r[:5] + [b[2] if b else "—", b[3] if b else "—", ratio] + r[5:])
+    headers = ["query kind", "n", "p50 ms", "p95 ms", "target", "before p50", "before p95", "p50 vs before",
+               "vs rg (p50)"]
+    return headers, out
 
 
 def _safe(fn, q):
@@ -152,8 +219,29 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--per-pattern", action="store_true",
                     help="Also print each grep pattern's median next to rg's.")
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="An interpreter with the previous code installed: measured first, same corpus.")
+    ap.add_argument("--daemon", action="store_true", help="Also time `codeagent search` through the daemon.")
+    ap.add_argument("--json-out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    run(args.dest, args.rounds, args.per_pattern)
+    old = None
+    if args.baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "rows.json"
+            cmd = [args.baseline, __file__, "--dest", f"{args.dest}-baseline", "--rounds", str(args.rounds),
+                   "--json-out", str(out)] + (["--daemon"] if args.daemon else [])
+            print("previous code:", flush=True)
+            subprocess.run(cmd, check=True)
+            old = json.loads(out.read_text())
+        print("this code:")
+    rows = run(args.dest, args.rounds, args.per_pattern, args.daemon)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(rows))
+        return
+    headers = ["query kind", "n", "p50 ms", "p95 ms", "target", "vs rg (p50)"]
+    if old is not None:
+        headers, rows = _with_baseline(rows, old)
+    print_table(headers, rows)
 
 
 if __name__ == "__main__":

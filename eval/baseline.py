@@ -1,7 +1,8 @@
 """The whole-file BM25 baseline: what a trivial approach reaches on the same queries.
 
-Computed by the harness itself, independent of the query engine: one document per indexed
-file (its path and its text, tokenised like the index does), Okapi BM25 with k1=1.2, b=0.75.
+Computed by the harness itself, independent of the query engine: one document per source-code
+file (docs, configs and data left out by the caller; its path and its text, tokenised like the
+index does: identifiers split), Okapi BM25 with k1=1.2, b=0.75.
 Term counts are cached by content hash, so scoring hundreds of parent commits re-tokenises
 only the files that changed.
 """

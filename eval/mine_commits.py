@@ -13,12 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..roles import is_code_path
 from .cases import EvalCase
 from .gitdata import CommitInfo
 
-SOURCE_EXTENSIONS = frozenset(
-    "py pyi js jsx mjs cjs ts tsx go rs java kt kts scala c h cc cpp cxx hpp hh cs rb php swift "
-    "m mm lua pl pm sh bash zsh fish r jl ex exs erl hs ml mli clj dart zig nim sql vue svelte".split())
 TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_test\.[a-z]+|.*_tests\.[a-z]+|.*\.(test|spec)\.[a-z]+|conftest\.py)$")
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(-[A-Za-z0-9]+)*: ?\S.*$")
@@ -37,11 +35,6 @@ class CommitFilter:
 def is_test_path(path: str) -> bool:
     p = PurePosixPath(path)
     return any(part.lower() in TEST_DIRS for part in p.parts[:-1]) or bool(_TEST_FILE.match(p.name.lower()))
-
-
-def is_source_path(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return "." in name and name.rsplit(".", 1)[1].lower() in SOURCE_EXTENSIONS
 
 
 def clean_message(message: str) -> str:
@@ -67,7 +60,7 @@ def names_a_file(text: str, path: str) -> bool:
 
 def gold_files(commit: CommitInfo) -> list[str]:
     return sorted({path for status, path in commit.changes
-                   if status == "M" and is_source_path(path) and not is_test_path(path)})
+                   if status == "M" and is_code_path(path) and not is_test_path(path)})
 
 
 def commit_case(commit: CommitInfo, flt: CommitFilter = CommitFilter()) -> EvalCase | None:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..errors import NotFound
 from .cases import EvalCase, GoldSymbol
-from .mine_commits import is_source_path, is_test_path
+from ..roles import is_code_path
+from .mine_commits import is_test_path
 
 DEFINITION_KINDS = frozenset({
     "class", "function", "method", "func", "struct", "interface", "enum", "trait", "type",
@@ -84,7 +85,7 @@ def run_ctags(tree: Path) -> list[Tag]:
 
 def candidate_tags(tags: list[Tag]) -> list[Tag]:
     """Definitions in non-test source files."""
-    return [t for t in tags if t.is_definition and is_source_path(t.path) and not is_test_path(t.path)]
+    return [t for t in tags if t.is_definition and is_code_path(t.path) and not is_test_path(t.path)]
 
 
 def definition_cases(tags: list[Tag], ref: str, limit: int | None = None, seed: int = 0,

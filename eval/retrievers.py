@@ -2,7 +2,8 @@
 
 Engine modes go through `codeagent.query.search` exactly as the CLI and the MCP server do.
 The baseline reads the assembled DuckDB's `files` table directly, so it keeps working (and
-keeps meaning the same thing) whatever the query engine does.
+keeps meaning the same thing) whatever the query engine does. It is the strong whole-file
+BM25: source-code files only (docs, configs and data left out, as a reader would skip them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import CodeagentError, IndexMissing
+from ..roles import is_code_path
 from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
 
@@ -65,6 +67,7 @@ class IndexedRef:
             try:
                 rows = con.execute("SELECT path, blob, text FROM files WHERE status = 'indexed' "
                                    "AND text IS NOT NULL ORDER BY path").fetchall()
+                rows = [r for r in rows if is_code_path(r[0])]
             finally:
                 con.close()
             self._baseline = WholeFileBM25.from_files(rows, self._cache)

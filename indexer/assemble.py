@@ -37,6 +37,7 @@ from .. import format as fmt
 from ..manifest import FileEntry, Manifest
 from ..errors import StoreCorrupt
 from ..plugins import import_optional
+from ..roles import HEAD_CHARS, file_role
 from ..store import Store, complete_marker, write_assembly_sums
 from .graph_sql import target_key
 
@@ -62,7 +63,7 @@ WAL_MAX_BYTES = 4 << 20
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE files(path VARCHAR, blob VARCHAR, size BIGINT, language VARCHAR, status VARCHAR,
-    reason VARCHAR, shard VARCHAR, line_count INTEGER, text VARCHAR);
+    reason VARCHAR, shard VARCHAR, line_count INTEGER, text VARCHAR, role VARCHAR);
 CREATE TABLE chunks(path VARCHAR, ordinal INTEGER, kind VARCHAR, heading VARCHAR,
     start_line INTEGER, start_col INTEGER, end_line INTEGER, end_col INTEGER,
     start_byte BIGINT, end_byte BIGINT, symbol INTEGER, text VARCHAR);
@@ -306,8 +307,10 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
             "path": [f.path for f in skipped], "blob": [f.blob for f in skipped],
             "size": [f.size for f in skipped], "language": [f.language for f in skipped],
             "status": [f.status for f in skipped], "reason": [f.reason for f in skipped],
+            "role": [file_role(f.path) for f in skipped],
         }))
-        con.execute("INSERT INTO files SELECT path, blob, size, language, status, reason, '', 0, NULL FROM skipped_files")
+        con.execute("INSERT INTO files SELECT path, blob, size, language, status, reason, '', 0, NULL, role "
+                    "FROM skipped_files")
         con.unregister("skipped_files")
     indexed = [f for f in entries if f.indexed]
     if not indexed:
@@ -317,12 +320,16 @@ def _insert_entries(con, store: Store, entries: list[FileEntry],
     if beside is not None:
         beside(lambda cur: _insert_postings(cur, shards, paths))
     language = shards.column("language").combine_chunks()
-    con.register("e_files", pa.table({
+    e_files = pa.table({
         "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
         **{c: shards.column(c).combine_chunks()
-           for c in ("blob", "size", "language", "line_count", "text")}}))
+           for c in ("blob", "size", "language", "line_count", "text")}})
+    con.register("e_files", e_files)
+    heads = con.execute(f"SELECT left(text, {HEAD_CHARS}) FROM e_files").fetchall()
+    con.register("e_roles", pa.table({"role": [file_role(f.path, h or "") for f, (h,) in zip(indexed, heads)]}))
     con.execute("""INSERT INTO files SELECT path, blob, size, language, 'indexed', '', shard,
-        line_count, text FROM e_files""")
+        line_count, text, role FROM e_files POSITIONAL JOIN e_roles""")
+    con.unregister("e_roles")
     con.register("e_chunks", _flatten(shards, "chunks", path=paths))
     con.execute("""INSERT INTO chunks SELECT path, ordinal, kind, heading, start_line, start_col,
         end_line, end_col, start_byte, end_byte, symbol, text FROM e_chunks""")

@@ -50,6 +50,18 @@ def _print_hit(hit, n: int) -> None:
         click.echo(f"      {line}")
 
 
+def _print_files(resp) -> None:
+    for n, f in enumerate(resp.files, 1):
+        click.echo(f"{n:>2}. {click.style(f.path, fg='cyan', bold=True)}  ({f.role}, {f.score:.3f}; "
+                   f"{', '.join(f.why)}; {f.hits} hit{'s' if f.hits != 1 else ''})")
+        for hit in f.spans:
+            click.echo(f"      {hit.line_start}-{hit.line_end} {hit.kind} {hit.qualified_name or hit.name}")
+            for line in hit.snippet.splitlines()[:2]:
+                click.echo(f"        {line}")
+    click.echo(_footer(resp.metadata, len(resp.files), resp.total_candidates,
+                       f"files · intent {resp.query_intent} "))
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--mode", type=click.Choice(MODE_CHOICES), default="auto", show_default=True,
@@ -61,6 +73,14 @@ def _print_hit(hit, n: int) -> None:
 @click.option("--path", "path_glob", default=None, metavar="GLOB",
               help="Only files matching this glob (`*.py`, `src/**/*.ts`).")
 @click.option("--ext", "extension", default=None, metavar="EXT", help="Only these extensions (py,pyi).")
+@click.option("--role", "roles", default=None, metavar="ROLES",
+              help="Only files of these roles, comma-separated: source, test, mock, fixture, "
+                   "benchmark, example, vendored, generated, docs, translated_docs, config. "
+                   "Without it every file is searched; for a task or an error in words, source "
+                   "ranks above the other roles unless the query names them.")
+@click.option("--group", "group", type=click.Choice(["files"]), default=None,
+              help="files: answer ranked files (at most --limit), each with its best 1-3 spans "
+                   "and how it matched.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--case-sensitive/--ignore-case", default=True, show_default=True,
               help="Regex mode only.")
@@ -68,14 +88,22 @@ def _print_hit(hit, n: int) -> None:
               help="auto/hybrid: share of the vector list in the fusion (0 lexical only, 1 vectors only).")
 @_index_options
 def search_cmd(query: str, mode: str, language: str | None, kind: str | None, path_glob: str | None,
-               extension: str | None, limit: int, case_sensitive: bool, semantic_weight: float | None,
+               extension: str | None, roles: str | None, group: str | None, limit: int,
+               case_sensitive: bool, semantic_weight: float | None,
                repo: Path, store_dir: Path | None, ref: str | None, as_json: bool) -> None:
-    """Search the index for QUERY: symbols, full text, regex or paths."""
+    """Search the index for QUERY: symbols, full text, regex or paths.
+
+    In auto mode a task or an error written in words is answered in the order of a file
+    ranking (whole-file BM25 over path, symbols and body, the chunk and symbol hits each file
+    holds, files the query names, and the file's role); an identifier or a path is answered
+    by its definitions and files first."""
     from .search import SearchRequest, search
 
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
-                        semantic_weight=semantic_weight)
+                        semantic_weight=semantic_weight,
+                        roles=tuple(r.strip() for r in (roles or "").split(",") if r.strip()),
+                        group_by="file" if group == "files" else None)
 
     def run():
         with _open(repo, store_dir, ref) as view:
@@ -87,6 +115,9 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
         return
     if not resp.results:
         click.echo(f"no results for {query!r} (mode {mode}, intent {resp.query_intent})")
+    if resp.files is not None:
+        _print_files(resp)
+        return
     for n, hit in enumerate(resp.results, 1):
         _print_hit(hit, n)
     click.echo(_footer(resp.metadata, len(resp.results), resp.total_candidates,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidParameter
+from ..roles import ROLES
 from .globs import glob_to_regex
 from .index import IndexView
 
@@ -86,10 +87,11 @@ class FileFilter:
     language: str | None = None
     glob: str | None = None
     extensions: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()  # codeagent.roles names
 
     @property
     def active(self) -> bool:
-        return bool(self.language or self.glob or self.extensions)
+        return bool(self.language or self.glob or self.extensions or self.roles)
 
     def where(self, column: str = "path") -> tuple[str, list]:
         """A SQL condition on `column` (a path) and its parameters; "TRUE" when inactive."""
@@ -105,13 +107,24 @@ class FileFilter:
         if self.extensions:
             conds.append("lower(regexp_extract(path, '\\.([^./]+)$', 1)) IN (SELECT unnest(?))")
             params.append(list(self.extensions))
+        if self.roles:
+            conds.append("role IN (SELECT unnest(?::VARCHAR[]))")
+            params.append(list(self.roles))
         return f"{column} IN (SELECT path FROM files WHERE {' AND '.join(conds)})", params
 
 
 def make_filter(language: str | None = None, glob: str | None = None,
-                extension: str | None = None) -> FileFilter:
+                extension: str | None = None, roles: tuple[str, ...] = ()) -> FileFilter:
     exts = tuple(e.strip().lstrip(".").lower() for e in (extension or "").split(",") if e.strip())
-    return FileFilter(language or None, glob or None, exts)
+    return FileFilter(language or None, glob or None, exts, tuple(roles))
+
+
+def check_roles(roles: tuple[str, ...]) -> tuple[str, ...]:
+    """The roles, or InvalidParameter naming the unknown one and the valid ones."""
+    for role in roles:
+        if role not in ROLES:
+            raise InvalidParameter(f"unknown role {role!r}; choose from {', '.join(ROLES)}")
+    return roles
 
 
 def allowed_paths(view: IndexView, filt: FileFilter) -> set[str] | None:

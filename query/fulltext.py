@@ -12,6 +12,8 @@ from __future__ import annotations
 from ..errors import InvalidParameter
 from ..tokenize import tokenize
 from .doctable import doc_table
+from .filerank import STOPWORDS
+from .filerank import query_terms as weighted_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView
 from .intent import classify_intent
@@ -23,8 +25,6 @@ from .symbol_table import resident_table
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
 MAX_QUERY_TERMS = 32
-STOPWORDS = frozenset("""a an and are as at be by do does for from how i if in is it of on or
-the this that to was what when where which who why with""".split())
 
 # df comes from the same scan of the query terms' postings (one posting per document and
 # term), so term_df may be a table or a view without costing a second scan. Terms are
@@ -71,10 +71,17 @@ _KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct query tokens (identifier-aware); stop words dropped when others remain."""
+    """Distinct query tokens (identifier-aware); stop words dropped when others remain; of a
+    long query (a bug report, a traceback) the MAX_QUERY_TERMS that weigh most
+    (`filerank.query_terms`: identifiers over plain words over boilerplate), in query order."""
     terms = list(dict.fromkeys(tokenize(query)))
     content = [t for t in terms if t not in STOPWORDS]
-    return (content or terms)[:MAX_QUERY_TERMS]
+    terms = content or terms
+    if len(terms) > MAX_QUERY_TERMS:
+        weights = weighted_terms(query).weights
+        keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_QUERY_TERMS])
+        terms = [t for t in terms if t in keep]
+    return terms
 
 
 def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = None,
@@ -195,7 +202,7 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    return text_candidates(view, req.query, filt=make_filter(req.language, req.path, req.extension),
+    return text_candidates(view, req.query, filt=req.file_filter(),
                            limit=req.limit)
 
 

@@ -196,7 +196,7 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     rows, total, _, complete = grep_rows(
         view, req.query, regex=True, case_sensitive=req.case_sensitive,
-        filt=make_filter(req.language, req.path, req.extension), limit=req.limit,
+        filt=req.file_filter(), limit=req.limit,
         timeout=DEFAULT_TIMEOUT)
     hits = [SearchHit(path=p, line_start=n, line_end=n, kind="match", name="", qualified_name="",
                       symbol_id=None, symbol_stable_id=None, score=1.0, snippet=line,

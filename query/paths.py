@@ -7,7 +7,6 @@ query word in the path (0.5); shorter paths first within a tier.
 from __future__ import annotations
 
 from ..tokenize import tokenize
-from .filters import make_filter
 from .index import IndexView
 from .results import COMPLETE, SearchHit
 from .search import Candidates, SearchRequest, register_retriever
@@ -32,7 +31,7 @@ def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidat
     q = query.strip().lstrip("./") if query.strip().startswith("./") else query.strip()
     words = list(dict.fromkeys(tokenize(q)))[:8]
     token_sql = " AND ".join("contains(lower(path), ?)" for _ in words) or "FALSE"
-    where, params = make_filter(req.language, req.path, req.extension).where("path")
+    where, params = req.file_filter().where("path")
     rows = view.sql(_PATHS_SQL.format(where=where, tokens=token_sql), [q, *params, *words])
     top = rows[:req.limit]
     lines = file_lines(view, [r[0] for r in top])

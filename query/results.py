@@ -80,6 +80,24 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class FileResult:
+    """One file of a file-grouped answer: its score, its best spans and how they matched."""
+
+    path: str
+    score: float
+    language: str
+    role: str
+    spans: list[SearchHit]
+    hits: int  # all the hits of this file in the answer; `spans` are the first of them
+    why: list[str]  # how its hits matched (bm25, exact, path, file_bm25...), best first
+
+    def to_dict(self, extended: bool = False) -> dict:
+        return {"path": self.path, "score": round(self.score, 6), "language": self.language,
+                "role": self.role, "why": self.why, "hits": self.hits,
+                "spans": [h.to_dict(extended) for h in self.spans]}
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     results: list[SearchHit]
     query_intent: str
@@ -87,11 +105,14 @@ class SearchResponse:
     metadata: Metadata
     mode: str = ""
     took_ms: float = 0.0
+    files: list[FileResult] | None = None  # with group_by="file"
 
     def to_dict(self, extended: bool = False) -> dict:
         d = {"results": [h.to_dict(extended) for h in self.results],
              "query_intent": self.query_intent, "total_candidates": self.total_candidates,
              "metadata": self.metadata.to_dict(extended)}
+        if self.files is not None:
+            d["files"] = [f.to_dict(extended) for f in self.files]
         if extended:
             d.update(mode=self.mode, took_ms=round(self.took_ms, 3))
         return d

@@ -14,17 +14,25 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IndexMissing, InvalidParameter
 from ..plugins import import_optional
-from . import ranking
+from ..tokenize import tokenize
+from . import filerank, ranking
+from .filters import FileFilter, check_roles, checked_kind, checked_language, make_filter
 from .index import IndexView
-from .filters import checked_kind, checked_language
-from .intent import classify_intent
-from .results import COMPLETE, PARTIAL, TRUNCATED, SearchHit, SearchResponse
+from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
+from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
+from .sourcetext import best_window, file_lines, span_text
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
 # retriever come first in its own order; everything else is fused.
 PRIORITY = {"symbol": "symbol", "path": "path"}
 STRONG = 0.7
+# Intents whose answer is ordered by the file ranking (a task or an error in words). Each
+# ranked file's best hit comes first, so the first hits name as many files as they can; a
+# file-grouped answer shows up to SPANS_PER_FILE of each file's hits.
+FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
+SPANS_PER_FILE = 3
+GROUPS = (None, "file")
 # Modules that register more retrievers when imported (missing ones are skipped).
 RETRIEVER_MODULES = ("codeagent.query.semantic",)
 
@@ -41,6 +49,11 @@ class SearchRequest:
     semantic_weight: float | None = None  # 0..1, hybrid/auto fusion
     case_sensitive: bool = False  # regex mode
     intent: str | None = None  # override classify_intent
+    roles: tuple[str, ...] = ()  # only files of these roles (codeagent.roles)
+    group_by: str | None = None  # "file": also answer ranked files with their best spans
+
+    def file_filter(self) -> FileFilter:
+        return make_filter(self.language, self.path, self.extension, self.roles)
 
     def extensions(self) -> list[str]:
         if not self.extension:
@@ -118,6 +131,34 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
     return Candidates(hits[:req.limit], max(total, len(fused)), completeness)
 
 
+def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: int) -> Candidates:
+    """The fused hits in the order of the file ranking (`filerank`): each ranked file's first
+    `per_file` hits (a file hit when no hit came from it), then the others."""
+    depth = max(req.limit, 10)
+    ranked = filerank.file_ranking(view, req.query, req.file_filter(),
+                                   [h.path for h in cand.hits], limit=depth)
+    seen = {h.path for h in cand.hits}
+    made = {h.path: h for h in _file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
+    hits = filerank.order_by_files(cand.hits, ranked, made, per_file)
+    return Candidates(hits[:req.limit], max(cand.total, len(ranked)), cand.completeness, cand.notes)
+
+
+def _file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
+    lines = file_lines(view, paths)
+    terms = set(tokenize(query))
+    out = []
+    for path in paths:
+        text = lines.get(path)
+        if text is None:
+            continue
+        a, b = best_window(text, 1, len(text), terms)
+        out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
+                             name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
+                             symbol_stable_id=None, score=0.0, snippet=span_text(text, a, b),
+                             result_type="file", result_id=path, match="file_bm25"))
+    return out
+
+
 def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, SearchHit]) -> list[str]:
     name = PRIORITY.get(intent)
     if name is None:
@@ -146,13 +187,23 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         raise InvalidParameter(f"unknown search mode {request.mode!r}; choose one of {', '.join(MODES)}")
     if request.limit < 1:
         raise InvalidParameter("limit must be at least 1")
+    check_roles(request.roles)
+    if request.group_by not in GROUPS:
+        raise InvalidParameter(f"unknown group_by {request.group_by!r}; use 'file' or leave it out")
     request = replace(request, language=checked_language(view, request.language),
                       kind=checked_kind(view, request.kind))
     _load_builtin()
     started = time.perf_counter()
     intent = request.intent or classify_intent(request.query)
+    asked = request
+    if request.group_by == "file":
+        request = replace(request, limit=request.limit * SPANS_PER_FILE)
     if request.mode == "auto":
-        cand = _fused(view, request, intent, ["symbol", "path", "text", "semantic"])
+        by_file = intent in FILE_RANKED_INTENTS
+        wide = replace(request, limit=max(request.limit * 3, 30)) if by_file else request
+        cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
+        if by_file:
+            cand = _by_file(view, request, cand, SPANS_PER_FILE if asked.group_by else 1)
     elif request.mode == "hybrid":
         cand = _fused(view, request, intent, ["symbol", "text", "semantic"])
     else:
@@ -160,6 +211,21 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     completeness = cand.completeness
     if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":
         completeness = TRUNCATED
-    return SearchResponse(results=cand.hits[:request.limit], query_intent=intent,
+    results = cand.hits[:request.limit]
+    files = None
+    if asked.group_by == "file":
+        files = _file_results(view, results, asked.limit)
+        results = [h for f in files for h in f.spans]
+    return SearchResponse(results=results, query_intent=intent,
                           total_candidates=cand.total, metadata=view.metadata(completeness),
-                          mode=request.mode, took_ms=(time.perf_counter() - started) * 1000)
+                          mode=request.mode, took_ms=(time.perf_counter() - started) * 1000,
+                          files=files)
+
+
+def _file_results(view: IndexView, hits: list[SearchHit], limit: int) -> list[FileResult]:
+    groups = filerank.group_by_file(hits)[:limit]
+    roles = filerank.roles_of(view, [path for path, _ in groups])
+    return [FileResult(path, group[0].score, group[0].language, roles.get(path, ""),
+                       group[:SPANS_PER_FILE], len(group),
+                       list(dict.fromkeys(h.match or h.result_type for h in group)))
+            for path, group in groups]

@@ -126,9 +126,9 @@ def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
 
 
 def _filters(req: SearchRequest) -> tuple[str, list]:
-    from .filters import kinds_for, make_filter
+    from .filters import kinds_for
 
-    where, params = make_filter(req.language, req.path, req.extension).where("path")
+    where, params = req.file_filter().where("path")
     kinds = kinds_for(req.kind)
     if kinds:
         where += " AND kind IN (SELECT unnest(?))"

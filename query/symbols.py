@@ -183,7 +183,7 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     """Definitions only: in fused modes, uses of a name come through the text retriever, and
     the refs scan would cost more than the whole name lookup."""
     return symbol_candidates(view, req.query, language=req.language, kind=req.kind,
-                             filt=make_filter(None, req.path, req.extension), limit=req.limit,
+                             filt=make_filter(None, req.path, req.extension, req.roles), limit=req.limit,
                              include_references=req.mode == "symbol")
 
 

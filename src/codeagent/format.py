@@ -39,7 +39,9 @@ MANIFEST_FORMAT = "codeagent-manifest"
 #      segments), computed once at insert instead of on every graph update.
 #   5: chunks.text is NULL when the chunk is its file's bytes start_byte..end_byte (as in the
 #      shards): the text is not stored twice. CHUNK_TEXT_SQL gives every chunk's text.
-ASSEMBLY_VERSION = 5
+#   6: files.role: what the file is for (codeagent.roles: source, test, mock, docs...), from
+#      its path and first lines; search ranks by it and filters on it.
+ASSEMBLY_VERSION = 6
 # A chunk's text in SQL over `chunks k JOIN files f USING (path)` (a chunk starts and ends on
 # character boundaries, so its bytes decode).
 CHUNK_TEXT_SQL = "coalesce(k.text, decode(encode(f.text)[k.start_byte + 1:k.end_byte]))"

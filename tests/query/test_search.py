@@ -34,9 +34,11 @@ def test_path_intent_puts_the_file_first(poly):
 
 
 def test_error_intent_finds_the_text(poly):
-    resp = run(poly, "ConnectionResetError: peer closed", limit=5)
+    """The source that raises it first; a note about it stays in the answer, below the code."""
+    resp = run(poly, "ConnectionResetError: peer closed", limit=20)
     assert resp.query_intent == "error"
-    assert {"notes.txt", "app/server.py"} <= {h.path for h in resp.results}
+    paths = list(dict.fromkeys(h.path for h in resp.results))
+    assert paths[0] == "app/server.py" and "notes.txt" in paths
 
 
 def test_natural_language_fuses_docs_and_code(poly):

@@ -1,0 +1,386 @@
+"""Which files to open for a query: evidence gathered per file, not only per chunk.
+
+The right file for a task often holds many moderate matches rather than one perfect chunk.
+So a file gets a fielded BM25 over the whole file (its chunks' postings summed, plus its path
+tokens), the chunk and symbol hits it holds, a strong bonus when the query names it (a
+traceback's `File "pkg/mod.py"`, a `pkg.module` reference, a file name), and a prior from its
+role (a test, a mock or a translated README ranks below the source for a task in words).
+Scoring is pure (`score_files`); `file_ranking` reads what it needs from the view.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..roles import CODE_EXTENSIONS, HEAD_CHARS, SOURCE, file_role
+from ..tokenize import tokenize, word_tokens
+from .filters import FileFilter, allowed_paths
+from .index import IndexView
+from .ranking import BM25_B, BM25_K1
+from .results import SearchHit
+
+# Words of commit messages and bug reports that say what kind of change it is, not where:
+# they are rare in code, so BM25's idf would make them the query's strongest terms.
+TASK_WORDS = frozenset("""fix fixes fixed fixing add adds added adding update updates updated
+remove removes removed removing support supports allow allows allowed make makes ensure improve
+improved improves refactor refactored cleanup clean minor typo change changes changed bump
+bumped issue issues bug bugs pr merge merged revert reverts reverted correctly properly instead
+now also new should when doesn doesn't don dont can cannot not no use used uses using via per
+into like so more less some any all only just than then there these those would could which
+while after before because since still even get gets got set sets way case cases work works
+working handle handles handled better different correct incorrect wrong avoid avoids possible
+missing properly unnecessary unused error errors""".split())
+STOPWORDS = frozenset("""a an and are as at be by do does for from how i if in is it its of on or
+the this that to was were what when where which who why with we you your our my me he she they
+them their has have had been being will""".split())
+TASK_WORD_WEIGHT = 0.3
+VARIANT_WEIGHT = 0.6  # another form of a plain query word (`parsing` for `parse`), of its weight
+IDENTIFIER_WEIGHT = 1.6  # a query token that is a whole identifier (camelCase, snake_case)
+PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
+MENTION_BONUS = 1.0  # added to the normalised score of a file the query names
+CHUNK_WEIGHT = 0.35  # the best chunk/symbol hit of a file, at rank 0, against a top BM25 of 1
+NAME_WEIGHT = 2.0  # a query term that is a word of the file's name: this many times its idf
+FILE_K1 = BM25_K1
+# Less length normalisation than for chunks: a task's file is more often a long, central one
+# (dev set: b 0.75 -> 0.5 with the name field, pooled MRR@10 0.614 -> 0.631 on six repositories).
+FILE_B = 0.5
+MAX_TERMS = 256
+
+# How much each role keeps of its score when the query does not ask for it.
+ROLE_PRIOR: dict[str, float] = {
+    SOURCE: 1.0, "generated": 0.35, "test": 0.45, "mock": 0.3, "fixture": 0.25,
+    "benchmark": 0.4, "example": 0.5, "vendored": 0.25, "docs": 0.1, "translated_docs": 0.03,
+    "config": 0.15,
+}
+# Query words that ask for a role: then it keeps most of its score.
+ROLE_WORDS: dict[str, frozenset[str]] = {
+    "test": frozenset("test tests testing unittest pytest spec specs".split()),
+    "mock": frozenset("mock mocks mocking fake fakes stub stubs".split()),
+    "fixture": frozenset("fixture fixtures testdata golden snapshot".split()),
+    "benchmark": frozenset("bench benchmark benchmarks perf".split()),
+    "example": frozenset("example examples sample samples demo".split()),
+    "docs": frozenset("doc docs documentation readme guide changelog".split()),
+    "translated_docs": frozenset("translation translations translated i18n".split()),
+    "config": frozenset("config configuration json yaml yml toml settings".split()),
+    "generated": frozenset("generated codegen protobuf proto".split()),
+    "vendored": frozenset("vendor vendored".split()),
+}
+
+_PATH_MENTION = re.compile(r"[\w@~+.-]*(?:/[\w@~+.-]+)+|[\w@+-]+\.[A-Za-z]{1,6}\b")
+_DOTTED = re.compile(r"\b[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)+\b")
+_PACKAGE_FILES = ("__init__", "mod", "index")  # a module that is its folder: pkg/__init__.py is `pkg`
+_FILE_NAME = re.compile(r"\.(?:" + "|".join(sorted(CODE_EXTENSIONS)) + r")$")
+_NAME_SEP = re.compile(r"\.|::")
+_CODED = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's terms with their weights, and the files it names."""
+
+    weights: dict[str, float]
+    mentions: tuple[str, ...] = ()  # path fragments and dotted names, as written
+    asked_roles: frozenset[str] = frozenset()
+
+
+def word_variants(word: str) -> list[str]:
+    """Other forms of an English word that code may spell it in (pure, light stemming):
+    `parsing` -> pars, parse; `matches` -> match; `retries` -> retry; `parse` -> parses,
+    parsed, parser, parsing. Only words of 5+ letters; stems keep 3+ letters; `-er` is never
+    stripped (header, buffer, number are words of their own)."""
+    if len(word) < 5 or not word.isalpha():
+        return []
+    out: list[str] = []
+    if word.endswith(("ies", "ied")):
+        out.append(word[:-3] + "y")
+    elif word.endswith("ations"):
+        out += [word[:-6] + "e", word[:-1]]
+    elif word.endswith("ation"):
+        out.append(word[:-5] + "e")
+    elif word.endswith("ing"):
+        out += _stems(word[:-3])
+    elif word.endswith("ed"):
+        out += _stems(word[:-2])
+    elif word.endswith("es"):
+        out += [word[:-2], word[:-1]]
+    elif word.endswith("s") and not word.endswith("ss"):
+        out.append(word[:-1])
+    elif word.endswith("ly"):
+        out.append(word[:-2])
+    else:
+        base = word[:-1] if word.endswith("e") else word
+        out += [word + "s", base + "ed", base + "ing", base + "er"]
+    return [v for v in dict.fromkeys(out) if v != word and len(v) >= 3]
+
+
+def _stems(stem: str) -> list[str]:
+    """`pars` -> pars, parse; `runn` -> runn, run."""
+    out = [stem, stem + "e"]
+    if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "ls":
+        out.append(stem[:-1])
+    return out
+
+
+def query_terms(query: str) -> QueryTerms:
+    """Weighted terms of a task-like query (pure): boilerplate words weigh little, stop words
+    nothing, identifiers a lot."""
+    weights: dict[str, float] = {}
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query):
+        toks = word_tokens(word)
+        if not toks:
+            continue
+        coded = bool(_CODED.search(word)) and len(toks) > 1
+        for i, tok in enumerate(toks):
+            if tok in STOPWORDS or tok.isdigit():
+                continue
+            w = TASK_WORD_WEIGHT if tok in TASK_WORDS else 1.0
+            if coded and i == 0:
+                w = IDENTIFIER_WEIGHT
+            weights[tok] = max(weights.get(tok, 0.0), w)
+            if not coded and VARIANT_WEIGHT:
+                for var in word_variants(tok):
+                    weights[var] = max(weights.get(var, 0.0), w * VARIANT_WEIGHT)
+    if len(weights) > MAX_TERMS:
+        weights = dict(sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_TERMS])
+    lowered = {t.lower() for t in re.findall(r"[A-Za-z]+", query)}
+    asked = frozenset(role for role, words in ROLE_WORDS.items() if lowered & words)
+    mentions = tuple(dict.fromkeys(m.strip("./") for m in _PATH_MENTION.findall(query) + _DOTTED.findall(query)
+                                   if len(m.strip("./")) > 2))
+    return QueryTerms(weights, mentions, asked)
+
+
+@dataclass
+class FileEvidence:
+    """What is known of one file for one query."""
+
+    path: str
+    length: float = 0.0
+    tf: dict[str, float] = field(default_factory=dict)
+    role: str = SOURCE
+    chunk_rank: int | None = None  # rank of its best hit among the chunk/symbol hits
+    named: bool = False
+
+
+def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float], n_docs: int,
+                     avgdl: float, df: Mapping[str, int]) -> dict[str, float]:
+    """Weighted BM25 of each file over its summed term counts (pure)."""
+    out: dict[str, float] = {}
+    avgdl = avgdl or 1.0
+    for f in files:
+        s = 0.0
+        norm = FILE_K1 * (1.0 - FILE_B + FILE_B * f.length / avgdl)
+        name = set(word_tokens_of_name(f.path)) if NAME_WEIGHT else set()
+        for term, tf in f.tf.items():
+            d = df.get(term, 1)
+            idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
+            s += weights.get(term, 0.0) * idf * tf * (FILE_K1 + 1.0) / (tf + norm)
+            if term in name:
+                s += NAME_WEIGHT * weights.get(term, 0.0) * idf
+        out[f.path] = s
+    return out
+
+
+def word_tokens_of_name(path: str) -> list[str]:
+    """Tokens of a file's name without its extension (`_log_render.py`: log_render, log, render)."""
+    return tokenize(path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+
+
+ASKED_PRIOR = 0.6  # a role the query asks for: close to the source, which may still be meant
+
+
+def role_prior(role: str, asked: frozenset[str]) -> float:
+    prior = ROLE_PRIOR.get(role, 1.0)
+    return max(prior, ASKED_PRIOR) if role in asked else prior
+
+
+def score_files(files: Sequence[FileEvidence], bm25: Mapping[str, float],
+                asked: frozenset[str]) -> list[tuple[str, float]]:
+    """Files best first: normalised BM25 plus the chunk-hit evidence, times the role prior,
+    plus the bonus of a file the query names (pure; ties by path)."""
+    top = max(bm25.values(), default=0.0) or 1.0
+    scored = []
+    for f in files:
+        s = bm25.get(f.path, 0.0) / top
+        if f.chunk_rank is not None:
+            s += CHUNK_WEIGHT / (1.0 + f.chunk_rank / 3.0)
+        s *= role_prior(f.role, asked)
+        if f.named:
+            s += MENTION_BONUS
+        scored.append((f.path, s))
+    return sorted(scored, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _common_tail(a: list[str], b: list[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def names_file(path: str, mentions: Iterable[str]) -> bool:
+    """Whether a mention names `path` (pure): a path that ends like it (`frames.py`,
+    `/venv/lib/pkg/wire/frames.py`: the whole of one, or a folder and the file name), or a
+    dotted or `::` name whose module part is its path without the extension (`pkg.wire.frames`,
+    `pkg.wire.frames.read_frame`, `tokio::runtime::handle::Handle`)."""
+    parts = path.split("/")
+    stemmed = path.rsplit(".", 1)[0].split("/")
+    if stemmed[-1] in _PACKAGE_FILES:
+        stemmed = stemmed[:-1]
+    for m in mentions:
+        if "/" in m or _FILE_NAME.search(m):
+            written = m.split("/")
+            tail = _common_tail(parts, written)
+            if tail and (tail in (len(parts), len(written)) or tail >= 2):
+                return True
+        names = _NAME_SEP.split(m)
+        for k in range(len(names), 1, -1):  # pkg.mod.Class.method: the longest module prefix
+            if _common_tail(stemmed, names[:k]) == k:
+                return True
+    return False
+
+
+def order_by_files(hits: Sequence[SearchHit], ranked: Sequence[tuple[str, float]],
+                   file_hits: Mapping[str, SearchHit], per_file: int) -> list[SearchHit]:
+    """`hits` in the order of the file ranking (pure): each ranked file's first `per_file`
+    hits together (its `file_hits` entry when it has none), then the rest of every ranked
+    file's hits in file order, then the hits of files the ranking left out. Every hit is
+    kept; a hit of a ranked file takes the file's score, lowered to the one before it."""
+    by_path: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        by_path.setdefault(hit.path, []).append(hit)
+    first: list[SearchHit] = []
+    later: list[SearchHit] = []
+    for path, score in ranked:
+        own = by_path.get(path) or ([file_hits[path]] if path in file_hits else [])
+        group = [replace(h, score=score) for h in own]
+        first += group[:per_file]
+        later += group[per_file:]
+    ranked_paths = {p for p, _ in ranked}
+    ordered = first + later + [h for h in hits if h.path not in ranked_paths]
+    floor = math.inf
+    out = []
+    for h in ordered:  # scores never rise down the list
+        floor = min(floor, h.score)
+        out.append(h if h.score == floor else replace(h, score=floor))
+    return out
+
+
+def group_by_file(hits: Sequence[SearchHit]) -> list[tuple[str, list[SearchHit]]]:
+    """(path, its hits in their order) in the order each file first appears (pure): every
+    hit lands in exactly one group."""
+    groups: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.path, []).append(hit)
+    return list(groups.items())
+
+
+# ---- reading the evidence from a view ------------------------------------------------------
+_BODY_SQL = """
+WITH p AS (
+  SELECT path, term, sum(tf)::DOUBLE AS tf FROM term_postings
+  WHERE term IN ({terms}) AND doc_kind = 'c' AND {where}
+  GROUP BY path, term),
+fl AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs
+       WHERE doc_kind = 'c' AND path IN (SELECT DISTINCT path FROM p) GROUP BY path)
+SELECT p.path, fl.dl, list(p.term), list(p.tf) FROM p JOIN fl USING (path) GROUP BY p.path, fl.dl
+"""
+
+
+def _literals(values: Iterable[str]) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+@dataclass
+class PathIndex:
+    """The indexed paths of a manifest, looked up by path token and by file-name stem."""
+
+    by_token: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> "PathIndex":
+        by_token: dict[str, list[str]] = {}
+        by_stem: dict[str, list[str]] = {}
+        for path in paths:
+            for tok in dict.fromkeys(tokenize(path)):
+                by_token.setdefault(tok, []).append(path)
+            parts = path.rsplit(".", 1)[0].split("/")
+            stem = parts[-2] if parts[-1] in _PACKAGE_FILES and len(parts) > 1 else parts[-1]
+            by_stem.setdefault(stem, []).append(path)
+        return cls(by_token, by_stem)
+
+    def named(self, mentions: Sequence[str]) -> set[str]:
+        """The paths a mention names (`names_file`), found through their stems."""
+        out: set[str] = set()
+        for m in mentions:
+            for part in dict.fromkeys(_NAME_SEP.split(m.rsplit("/", 1)[-1].rsplit(".", 1)[0]) + _NAME_SEP.split(m)):
+                out.update(p for p in self.by_stem.get(part, ()) if p not in out and names_file(p, [m]))
+        return out
+
+
+
+def _corpus(view: IndexView) -> tuple[int, float, PathIndex]:
+    """(files with text, their mean length in tokens, the indexed paths), memoised on the view."""
+    got = view.cache.get("file_corpus")
+    if got is None:
+        n, avg = view.sql("SELECT count(*), coalesce(avg(dl), 0) FROM (SELECT sum(length) AS dl "
+                          "FROM docs WHERE doc_kind = 'c' GROUP BY path)")[0]
+        paths = [r[0] for r in view.sql("SELECT path FROM files WHERE status = 'indexed'")]
+        got = view.cache["file_corpus"] = (int(n), float(avg), PathIndex.of(paths))
+    return got
+
+
+def roles_of(view: IndexView, paths: list[str]) -> dict[str, str]:
+    """The role of each path (from the assembly; from the path and text of an older one)."""
+    if not paths:
+        return {}
+    if view.has_column("files", "role"):
+        rows = view.sql("SELECT path, role FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
+        return {p: r or SOURCE for p, r in rows}
+    rows = view.sql(f"SELECT path, left(text, {HEAD_CHARS}) FROM files "
+                    "WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
+    return {p: file_role(p, head or "") for p, head in rows}
+
+
+def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
+                 chunk_paths: Sequence[str] = (), limit: int = 50) -> list[tuple[str, float]]:
+    """The files of `view` ranked for `query`, best first, with their scores.
+
+    `chunk_paths`: the paths of the chunk/symbol hits already found, best first.
+    """
+    qt = query_terms(query)
+    if not qt.weights or not view.has_table("docs"):
+        return []
+    n_docs, avgdl, paths = _corpus(view)
+    where, params = (filt or FileFilter()).where("path")
+    rows = view.sql(_BODY_SQL.format(terms=_literals(qt.weights), where=where), params)
+    evidence: dict[str, FileEvidence] = {}
+    df: dict[str, int] = {}
+    for path, dl, terms, tfs in rows:
+        evidence[path] = FileEvidence(path, float(dl), dict(zip(terms, tfs)))
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    allowed = allowed_paths(view, filt) if filt is not None else None
+    for term in qt.weights:
+        for path in paths.by_token.get(term, ()):
+            if allowed is None or path in allowed:
+                ev = evidence.setdefault(path, FileEvidence(path, avgdl))
+                ev.tf[term] = ev.tf.get(term, 0.0) + PATH_FIELD_WEIGHT
+    for rank, path in enumerate(dict.fromkeys(chunk_paths)):
+        ev = evidence.get(path) or evidence.setdefault(path, FileEvidence(path, avgdl))
+        ev.chunk_rank = rank
+    for path in paths.named(qt.mentions):
+        if allowed is None or path in allowed:
+            evidence.setdefault(path, FileEvidence(path, avgdl)).named = True
+    bm25 = bm25_file_scores(list(evidence.values()), qt.weights, max(n_docs, 1), avgdl, df)
+    # roles only for the files that can still make the answer: the prior at most keeps a score
+    head = sorted(evidence.values(), key=lambda f: -(bm25.get(f.path, 0.0) + (1e9 if f.named else 0)
+                                                      + (1e6 if f.chunk_rank is not None else 0)))
+    keep = head[:max(limit * 4, 200)]
+    roles = roles_of(view, [f.path for f in keep])
+    for f in keep:
+        f.role = roles.get(f.path, SOURCE)
+    return score_files(keep, bm25, qt.asked_roles)[:limit]
