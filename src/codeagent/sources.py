@@ -262,8 +262,12 @@ def walk_commit(repo: Path, commit: str, cache: JsonCache, max_bytes: int,
             out.append(f)
     unknown = [f for f in out if f.size < 0]
     if unknown:
-        sizes = _git(repo, "cat-file", "--batch-check=%(objectname) %(objectsize)",
-                     input="".join(f"{f.git_sha}\n" for f in unknown).encode())
+        try:
+            sizes = _git(repo, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+                         input="".join(f"{f.git_sha}\n" for f in unknown).encode())
+        except subprocess.CalledProcessError:  # a promisor remote it cannot fetch from: git dies
+            sizes = _git(repo, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+                         "--batch-all-objects", "--unordered")  # what is here; the rest is missing
         size_of = dict(line.split(" ") for line in sizes.decode().splitlines())
         for f in unknown:
             size = size_of.get(f.git_sha, "missing")

@@ -7,13 +7,16 @@ import sys
 
 def run_cli(args: list[str] | None = None, prog_name: str | None = None) -> int:
     """Run the click CLI; its exit status."""
-    from ..cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
-
     try:
+        from ..cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
+
         cli_main(args=args, prog_name=prog_name)
         return 0
     except SystemExit as exc:
         return exit_code(exc.code)
+    except KeyboardInterrupt:  # a Ctrl-C while starting, before the CLI handles it
+        sys.stderr.write("interrupted: codeagent stopped while starting; nothing was changed\n")
+        return 130
 
 
 def wind_down() -> None:
