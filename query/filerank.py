@@ -243,27 +243,31 @@ def names_file(path: str, mentions: Iterable[str]) -> bool:
     return False
 
 
+LATER_HIT_DECAY = 0.85  # a file's next hit stands where a file of this share of its score would
+
+
 def order_by_files(hits: Sequence[SearchHit], ranked: Sequence[tuple[str, float]],
                    file_hits: Mapping[str, SearchHit], per_file: int) -> list[SearchHit]:
-    """`hits` in the order of the file ranking (pure): each ranked file's first `per_file`
-    hits together (its `file_hits` entry when it has none), then the rest of every ranked
-    file's hits in file order, then the hits of files the ranking left out. Every hit is
-    kept; a hit of a ranked file takes the file's score, lowered to the one before it."""
+    """`hits` in the order of the file ranking (pure). A ranked file's first `per_file` hits
+    (its `file_hits` entry when it has none) take the file's score; each later one a share
+    LATER_HIT_DECAY of the one before, so a strong file's second hit comes before a much
+    weaker file's first; hits of files the ranking left out come last. Files first appear in
+    ranking order, every hit is kept, and scores never rise down the list."""
     by_path: dict[str, list[SearchHit]] = {}
     for hit in hits:
         by_path.setdefault(hit.path, []).append(hit)
-    first: list[SearchHit] = []
-    later: list[SearchHit] = []
-    for path, score in ranked:
+    keyed: list[tuple[float, int, SearchHit]] = []
+    for rank, (path, score) in enumerate(ranked):
         own = by_path.get(path) or ([file_hits[path]] if path in file_hits else [])
-        group = [replace(h, score=score) for h in own]
-        first += group[:per_file]
-        later += group[per_file:]
+        for j, h in enumerate(own):
+            s = score * LATER_HIT_DECAY ** max(j - per_file + 1, 0)
+            keyed.append((s, len(keyed), replace(h, score=s)))
+    keyed.sort(key=lambda k: (-k[0], k[1]))
     ranked_paths = {p for p, _ in ranked}
-    ordered = first + later + [h for h in hits if h.path not in ranked_paths]
+    ordered = [h for _, _, h in keyed] + [h for h in hits if h.path not in ranked_paths]
     floor = math.inf
     out = []
-    for h in ordered:  # scores never rise down the list
+    for h in ordered:
         floor = min(floor, h.score)
         out.append(h if h.score == floor else replace(h, score=floor))
     return out

@@ -30,6 +30,7 @@ STRONG = 0.7
 # file-grouped answer shows up to SPANS_PER_FILE of each file's hits.
 FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
 SPANS_PER_FILE = 3
+HITS_PER_FILE = 1
 GROUPS = (None, "file")
 # Modules that register more retrievers when imported (missing ones are skipped).
 RETRIEVER_MODULES = ("codeagent.query.semantic",)
@@ -185,7 +186,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         wide = replace(request, limit=max(request.limit * 3, 30)) if by_file else request
         cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
         if by_file:
-            cand = _by_file(view, request, cand, SPANS_PER_FILE if asked.group_by else 1)
+            cand = _by_file(view, request, cand, SPANS_PER_FILE if asked.group_by else HITS_PER_FILE)
     elif request.mode == "hybrid":
         cand = _fused(view, request, intent, ["symbol", "text", "semantic"])
     else:
