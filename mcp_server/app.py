@@ -10,7 +10,6 @@ without its text, so no traceback or absolute path leaks to the client.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 from typing import Any
 
@@ -23,6 +22,8 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
+from .budget import (DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
+                     compact, fit)
 from .state import ServerState
 
 log = logging.getLogger("codeagent.mcp")
@@ -58,55 +59,85 @@ BUILD_TOOLS = (("index_repo", "Index the repository"), ("sync_repo", "Sync the i
 
 
 def error_result(exc: CodeagentError) -> CallToolResult:
-    """An isError tool result carrying the error's stable code."""
-    body = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
-                          structured_content=body, is_error=True)
+    """An isError tool result: `{"error": {"code", "message", "hint"}}` as text only.
 
-
-def _invalid_params(errors: list[dict]) -> MCPError:
-    names = sorted({str(e["loc"][0]) for e in errors if e.get("loc")})
-    detail = "; ".join(f"`{'.'.join(map(str, e['loc'])) or '(arguments)'}`: {e['msg']}" for e in errors[:5])
-    return MCPError(code=INVALID_PARAMS, message=f"invalid argument {detail}",
-                    data={"arguments": names})
+    It carries no structuredContent: clients validate structured content against the tool's
+    output schema, which describes the successful answer."""
+    body = {"code": exc.code, "message": exc.message, "hint": exc.hint}
+    if getattr(exc, "arguments", None):
+        body["arguments"] = exc.arguments
+    return CallToolResult(content=[TextContent(type="text", text=compact({"error": body}))],
+                          is_error=True)
 
 
 class CodeagentMCP(MCPServer):
-    """MCPServer with codeagent's argument checks and error mapping."""
+    """MCPServer with strict argument checks, error mapping and response budgets."""
 
     def __init__(self, state: ServerState, tools: list[Tool]) -> None:
         super().__init__("codeagent", title="codeagent code index", version=__version__,
-                         instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
+                         instructions=instructions(state), log_level="WARNING", tools=tools)
         self.state = state
-        self._arguments = {t.name: set(t.parameters.get("properties", {})) for t in tools}
+        self._tools = {t.name: t for t in tools}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        known = self._arguments.get(name)
-        if known is None:
+        tool = self._tools.get(name)
+        if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
                            data={"arguments": ["name"]})
-        broken = _unencodable(arguments)
-        if broken:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"argument {broken} is not valid Unicode (a lone surrogate)",
-                           data={"arguments": [broken]})
-        extra = sorted(set(arguments) - known)
-        if extra:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"unknown argument(s) {', '.join(extra)} for {name}; "
-                                   f"accepted: {', '.join(sorted(known)) or 'none'}",
-                           data={"arguments": extra})
+        arguments = dict(arguments or {})
         try:
-            return await super().call_tool(name, arguments, context)
+            page = Page.take(name, arguments)
+            check_arguments(tool, arguments)
+            with page.active():
+                result = await super().call_tool(name, arguments, context)
+            if result.is_error or result.structured_content is None:
+                return result
+            body = fit(result.structured_content, page)
+            return CallToolResult(content=[TextContent(type="text", text=compact(body))],
+                                  structured_content=body)
+        except CodeagentError as exc:
+            return error_result(self.state.scrub(exc))
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(cause, ValidationError) and _is_argument_error(cause):
-                raise _invalid_params(cause.errors()) from None
+            if isinstance(cause, ValidationError):
+                return error_result(_argument_error(cause))
             if isinstance(cause, CodeagentError):
                 return error_result(self.state.scrub(cause))
             log.error("tool %s failed", name, exc_info=cause or exc)
             return error_result(InternalError(
                 "internal error while running the tool (details are in the server's log)"))
+
+
+def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
+    """Unknown names, unencodable strings and ill-typed values (strictly: "10" is not an
+    integer, "yes" not a boolean) raise an ArgumentError naming the argument."""
+    known = tool.parameters.get("properties", {})
+    extra = sorted(set(arguments) - set(known))
+    if extra:
+        raise ArgumentError(extra[0], "", f"unknown argument(s) {', '.join(extra)} for {tool.name}",
+                            hint=f"accepted: {', '.join(sorted(known)) or 'no arguments'}")
+    broken = _unencodable(arguments)
+    if broken:
+        raise ArgumentError(broken.split(".")[0].split("[")[0], "valid Unicode text",
+                            f"{broken} is not valid Unicode (a lone surrogate)")
+    try:
+        tool.fn_metadata.arg_model.model_validate(arguments, strict=True)
+    except ValidationError as exc:
+        raise _argument_error(exc) from None
+
+
+def _argument_error(exc: ValidationError) -> ArgumentError:
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": (), "msg": "invalid arguments"}
+    name = str(first["loc"][0]) if first.get("loc") else "(arguments)"
+    where = ".".join(map(str, first.get("loc") or ())) or name
+    detail = "; ".join(f"`{'.'.join(map(str, e['loc'])) or '(arguments)'}`: {e['msg']}"
+                       for e in errors[:5])
+    out = ArgumentError(name, "described by the tool's input schema", detail)
+    out.message = f"invalid argument `{where}`: {detail}" if len(errors) > 1 else \
+        f"invalid argument `{where}`: {first['msg']}"
+    out.arguments = sorted({str(e["loc"][0]) for e in errors if e.get("loc")}) or [name]
+    return out
 
 
 class InternalError(CodeagentError):
@@ -132,8 +163,10 @@ def _unencodable(value: Any, name: str = "") -> str | None:
     return None
 
 
-def _is_argument_error(exc: ValidationError) -> bool:
-    return exc.title.endswith("Arguments")
+def instructions(state: ServerState) -> str:
+    build = ("`index_missing` means: call index_repo." if state.config.allow_build
+             else "`index_missing` names the build command to run.")
+    return INSTRUCTIONS + build + "\n"
 
 
 INSTRUCTIONS = """\
@@ -142,7 +175,9 @@ Start with get_repo_overview or search_code; every hit carries handles (symbol_i
 symbol_stable_id, result_id) to pass to get_symbol, get_file_outline, get_callers... without
 searching again. Every response has `metadata` (ref, manifest_id, freshness, completeness).
 File tools are confined to the repository root and never serve ignored files or secrets.
-Errors are isError results with a stable `error.code`; `index_missing` names the build command.
+Answers fit `max_tokens` (default 8000); a cut answer says `truncated` and, for lists, gives
+`next_cursor` to pass back as `cursor`. Errors are isError results whose text is
+{"error": {"code", "message", "hint"}}; fix the named argument and call again.
 """
 
 
@@ -169,5 +204,16 @@ def create_server(state: ServerState) -> CodeagentMCP:
                                       structured_output=True)
             if tool.fn_metadata.output_schema is not None:
                 tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema)
+            _add_paging(tool)
             tools.append(tool)
     return CodeagentMCP(state, tools)
+
+
+def _add_paging(tool: Tool) -> None:
+    """Every tool takes `max_tokens`; those answering with a list also take `cursor`."""
+    props = tool.parameters.setdefault("properties", {})
+    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS,
+                           "description": f"Answer budget in tokens (default {DEFAULT_TOKENS})"}
+    out = (tool.fn_metadata.output_schema or {}).get("properties", {})
+    if any(f in out for f in PAGED_FIELDS):
+        props["cursor"] = {"type": "string", "description": "next_cursor of the previous answer"}

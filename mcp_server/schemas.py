@@ -27,6 +27,8 @@ class ResponseMetadata(Model):
 
 class Response(Model):
     metadata: ResponseMetadata
+    truncated: bool = Field(False, description="A cap or the max_tokens budget cut the answer")
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the rest")
 
 
 # ---- file system --------------------------------------------------------------------------

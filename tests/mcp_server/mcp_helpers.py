@@ -107,8 +107,17 @@ def ok(result) -> dict:
     return result.structured_content
 
 
-def error_code(result) -> str:
+def error_of(result) -> dict:
+    """The `error` object of an isError result: its text is `{"error": {...}}`, and it carries
+    no structured content (which clients would check against the success schema)."""
+    import json
+
     assert result.is_error, f"expected an error, got {result.structured_content}"
-    err = result.structured_content["error"]
+    assert result.structured_content is None, result.structured_content
+    err = json.loads(result.content[0].text)["error"]
     assert err["message"] and "Traceback" not in err["message"]
-    return err["code"]
+    return err
+
+
+def error_code(result) -> str:
+    return error_of(result)["code"]

@@ -8,7 +8,7 @@ import base64
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_helpers import error_code, memory_client, ok, stdio_client
+from mcp_helpers import error_code, error_of, memory_client, ok, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ async def test_tools_list_order_schemas_annotations(indexed_repo):
     read_file = next(t for t in tools if t.name == "read_file")
     assert read_file.input_schema["required"] == ["path"]
     assert set(read_file.input_schema["properties"]) == {"path", "line_start", "line_end",
-                                                         "max_bytes", "encoding"}
+                                                         "max_bytes", "encoding", "max_tokens"}
 
 
 async def test_build_tools_only_with_flag(indexed_repo):
@@ -122,18 +122,25 @@ async def test_error_codes(indexed_repo, client):
 
 
 @pytest.mark.parametrize("client", [memory_client, stdio_client], ids=["memory", "stdio"])
-async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo, client):
+async def test_invalid_arguments_are_error_results_naming_them(indexed_repo, client):
+    """2025-11-25: argument errors are isError tool results the model can read and correct;
+    types are strict ("10" is no integer, "yes" no boolean). An unknown tool stays -32602."""
     async with client(indexed_repo.path) as c:
         bad = [("read_file", {}, "path"), ("read_file", {"path": "x", "line_start": 0}, "line_start"),
                ("read_file", {"path": "x", "bogus": 1}, "bogus"),
                ("get_directory_tree", {"depth": 99}, "depth"),
                ("search_code", {"query": ""}, "query"),
-               ("read_file", {"path": "x", "encoding": "latin-1"}, "encoding")]
+               ("read_file", {"path": "x", "encoding": "latin-1"}, "encoding"),
+               ("search_code", {"query": "helper", "limit": "10"}, "limit"),
+               ("list_files", {"include_hidden": "yes"}, "include_hidden"),
+               ("search_code", {"query": "helper", "semantic_weight": "0.5"}, "semantic_weight"),
+               ("index_status", {"ref": 7}, "ref"),
+               ("search_code", {"query": "helper", "max_tokens": "900"}, "max_tokens"),
+               ("search_code", {"query": "helper", "cursor": "not-a-cursor"}, "cursor")]
         for tool, args, name in bad:
-            with pytest.raises(MCPError) as info:
-                await c.call_tool(tool, args)
-            assert info.value.error.code == -32602, (tool, args)
-            assert name in info.value.error.message and name in info.value.error.data["arguments"]
+            err = error_of(await c.call_tool(tool, args))
+            assert err["code"] == "invalid_parameter", (tool, args, err)
+            assert f"`{name}" in err["message"] and err["arguments"] == [name], (tool, args, err)
         with pytest.raises(MCPError) as info:
             await c.call_tool("no_such_tool", {})
         assert info.value.error.code == -32602
@@ -143,7 +150,7 @@ async def test_index_missing_names_build_command(sample_repo):
     async with memory_client(sample_repo.path) as c:
         res = await c.call_tool("search_code", {"query": "helper"})
         assert error_code(res) == "index_missing"
-        assert "codeagent build" in res.structured_content["error"]["hint"]
+        assert "codeagent build" in error_of(res)["hint"]
         listing = ok(await c.call_tool("list_directory", {"path": "pkg"}))
         assert listing["metadata"]["schema_status"] == "not_indexed"
         status = ok(await c.call_tool("index_status", {}))
@@ -156,7 +163,7 @@ async def test_find_similar_needs_vectors(indexed_repo):
     async with memory_client(indexed_repo.path) as c:
         res = await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper"})
         assert error_code(res) == "index_missing"
-        assert "--embedder" in res.structured_content["error"]["hint"]
+        assert "--embedder" in error_of(res)["hint"]
         run_cli("build", indexed_repo.path, "--embedder", "hash")
         similar = ok(await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper", "limit": 3}))
         assert similar["results"] and all(r["name"] != "helper" for r in similar["results"])
@@ -196,7 +203,7 @@ async def test_index_incompatible(indexed_repo):
     async with memory_client(indexed_repo.path) as c:
         res = await c.call_tool("search_code", {"query": "helper"})
         assert error_code(res) == "index_incompatible"
-        assert "codeagent build" in res.structured_content["error"]["hint"]
+        assert "codeagent build" in error_of(res)["hint"]
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "incompatible" and status["healthy"] is False
         assert status["metadata"]["schema_status"] == "reindex_required"
@@ -215,4 +222,4 @@ async def test_search_files_timeout(sample_repo):
         res = await c.call_tool("search_files", {"pattern": "[a-z]+[0-9]+ value", "is_regex": True,
                                                  "max_results": 1000, "timeout_ms": 10})
         assert error_code(res) == "timeout"  # the same search takes ~0.2-0.5 s here
-        assert res.structured_content["error"]["hint"]
+        assert error_of(res)["hint"]

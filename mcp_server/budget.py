@@ -1,0 +1,195 @@
+"""Answers sized for an agent: every response fits a character budget, and list results page
+with an opaque cursor that is valid only for the manifest and the arguments that produced it.
+
+A tool computes its answer as usual; `fit` then drops the already-sent items (the cursor's
+offset), keeps as many of the rest as the budget allows, and says where the next page starts.
+Tools that pass `limit` to the engine ask it for `limit + skipped()` rows so the page after
+the cursor is as long as the first.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidParameter
+
+CHARS_PER_TOKEN = 4
+DEFAULT_TOKENS = 8000
+MIN_TOKENS, MAX_TOKENS = 256, 100_000
+# The list each paged answer is made of, by the name of its first field that holds one.
+PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops")
+CUT_MARK = "…[cut]"
+
+_skipped: contextvars.ContextVar[int] = contextvars.ContextVar("codeagent_mcp_skipped", default=0)
+
+
+def skipped() -> int:
+    """Items the current request's cursor says were sent already."""
+    return _skipped.get()
+
+
+def compact(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Page:
+    """What one call asked for: its budget in characters and where its cursor starts."""
+
+    tool: str
+    digest: str
+    offset: int = 0
+    manifest_id: str | None = None
+    max_chars: int = DEFAULT_TOKENS * CHARS_PER_TOKEN
+
+    @classmethod
+    def take(cls, tool: str, arguments: dict[str, Any]) -> "Page":
+        """Removes `cursor` and `max_tokens` from `arguments` and checks them strictly."""
+        cursor = arguments.pop("cursor", None)
+        tokens = arguments.pop("max_tokens", DEFAULT_TOKENS)
+        if type(tokens) is not int or not MIN_TOKENS <= tokens <= MAX_TOKENS:
+            raise ArgumentError("max_tokens", f"an integer from {MIN_TOKENS} to {MAX_TOKENS}")
+        digest = _digest(tool, arguments)
+        page = cls(tool, digest, max_chars=tokens * CHARS_PER_TOKEN)
+        if cursor is None:
+            return page
+        if not isinstance(cursor, str):
+            raise ArgumentError("cursor", "the next_cursor string of an earlier answer")
+        try:
+            body = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii") + b"=="))
+            offset, manifest, digest_in = int(body["o"]), body["m"], body["d"]
+        except (ValueError, KeyError, TypeError, UnicodeEncodeError):
+            raise ArgumentError("cursor", "the next_cursor string of an earlier answer") from None
+        if digest_in != digest or offset < 0:
+            raise ArgumentError("cursor", "a next_cursor from this tool called with the same "
+                                          "arguments (only max_tokens may change)")
+        return cls(tool, digest, offset, manifest, page.max_chars)
+
+    def cursor(self, offset: int, manifest_id: str | None) -> str:
+        raw = compact({"o": offset, "m": (manifest_id or "")[:16], "d": self.digest}).encode()
+        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Within: `skipped()` is this page's offset."""
+        token = _skipped.set(self.offset)
+        try:
+            yield
+        finally:
+            _skipped.reset(token)
+
+
+class ArgumentError(InvalidParameter):
+    """An argument the tool cannot take, named so the model can correct it."""
+
+    def __init__(self, argument: str, expected: str, detail: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(f"invalid argument `{argument}`: {detail or 'expected ' + expected}",
+                         hint=hint or f"pass `{argument}` as {expected}")
+        self.arguments = [argument]
+
+
+def _digest(tool: str, arguments: dict[str, Any]) -> str:
+    key = {k: v for k, v in arguments.items() if k != "limit"}
+    return hashlib.blake2b(compact([tool, key]).encode(), digest_size=6).hexdigest()
+
+
+def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
+    """`body` from the cursor's offset on, cut to the page's budget, with `truncated` and
+    `next_cursor` saying whether and where it goes on."""
+    manifest = (body.get("metadata") or {}).get("manifest_id")
+    if page.offset and page.manifest_id != (manifest or "")[:16]:
+        raise ArgumentError("cursor", "a cursor of the index version that is served now",
+                            "the index changed since this cursor was made; "
+                            "call again without `cursor`")
+    field = next((f for f in PAGED_FIELDS if isinstance(body.get(f), list)), None)
+    if field is None:
+        return _shrink(body, page.max_chars)
+    items = body[field][page.offset:]
+    more = _has_more(body, field, page.offset + len(items))
+    body = {**body, field: items}
+    if len(compact(body)) > page.max_chars:
+        kept = _most_that_fit(body, field, page.max_chars)
+        more = more or kept < len(items)
+        body = {**body, field: items[:kept]}
+        if kept == 0:
+            body = _shrink(body, page.max_chars)
+    if more:
+        body["truncated"] = True
+        body["next_cursor"] = page.cursor(page.offset + len(body[field]), manifest)
+        _mark_truncated(body)
+    return body
+
+
+def _has_more(body: dict, field: str, upto: int) -> bool:
+    total = body.get("total_count")
+    return isinstance(total, int) and total > upto and field == "results"
+
+
+def _most_that_fit(body: dict, field: str, max_chars: int) -> int:
+    items = body[field]
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(compact({**body, field: items[:mid], "next_cursor": "x" * 40})) <= max_chars:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _shrink(body: dict, max_chars: int) -> dict:
+    """`body` with its longest strings cut until it fits (a file's content, a long snippet)."""
+    over = len(compact(body)) - max_chars
+    if over <= 0:
+        return body
+    body = json.loads(compact(body))
+    while over > 0:
+        holder, key, text = _longest_string(body)
+        if holder is None or len(text) <= len(CUT_MARK) + 16:
+            break
+        keep = max(0, len(text) - over - len(CUT_MARK) - 64)
+        if holder is body and key == "content":
+            keep = _content_cut(body, text, keep)
+        holder[key] = text[:keep] + ("" if holder is body and key == "content" else CUT_MARK)
+        over = len(compact(body)) - max_chars
+    body["truncated"] = True
+    _mark_truncated(body)
+    return body
+
+
+def _content_cut(body: dict, text: str, keep: int) -> int:
+    """Where to cut a file's content: after a whole line (the answer's line_end says which),
+    or at a whole base64 quantum."""
+    if body.get("encoding") == "base64":
+        return keep - keep % 4
+    keep = text.rfind("\n", 0, keep) + 1
+    if isinstance(body.get("line_start"), int):
+        body["line_end"] = body["line_start"] + text[:keep].count("\n") - 1
+    return keep
+
+
+def _longest_string(node: Any) -> tuple[Any, Any, str]:
+    best: tuple[Any, Any, str] = (None, None, "")
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        pairs = cur.items() if isinstance(cur, dict) else enumerate(cur)
+        for k, v in pairs:
+            if isinstance(v, str) and len(v) > len(best[2]) and k not in ("next_cursor",):
+                best = (cur, k, v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    return best
+
+
+def _mark_truncated(body: dict) -> None:
+    if isinstance(body.get("metadata"), dict):
+        body["metadata"]["completeness"] = "truncated"
