@@ -204,16 +204,35 @@ def create_server(state: ServerState) -> CodeagentMCP:
                                       structured_output=True)
             if tool.fn_metadata.output_schema is not None:
                 tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema)
-            _add_paging(tool)
+            _tune_input_schema(tool)
             tools.append(tool)
     return CodeagentMCP(state, tools)
 
 
-def _add_paging(tool: Tool) -> None:
-    """Every tool takes `max_tokens`; those answering with a list also take `cursor`."""
+def _tune_input_schema(tool: Tool) -> None:
+    """Optional arguments are plain types (leaving one out is how to say null: clients that
+    fill forms or convert CLI strings read `type` as one name); every tool takes `max_tokens`,
+    and those answering with a list also take `cursor`."""
+    tool.parameters.pop("title", None)
     props = tool.parameters.setdefault("properties", {})
+    for name, prop in list(props.items()):
+        props[name] = _without_null(prop)
+        props[name].pop("title", None)
     props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS,
                            "description": f"Answer budget in tokens (default {DEFAULT_TOKENS})"}
     out = (tool.fn_metadata.output_schema or {}).get("properties", {})
     if any(f in out for f in PAGED_FIELDS):
         props["cursor"] = {"type": "string", "description": "next_cursor of the previous answer"}
+
+
+def _without_null(prop: dict) -> dict:
+    if prop.get("default", 0) is not None:
+        return prop
+    rest = {k: v for k, v in prop.items() if k != "default"}
+    if isinstance(rest.get("type"), list) and "null" in rest["type"]:
+        kinds = [t for t in rest["type"] if t != "null"]
+        return {**rest, "type": kinds[0] if len(kinds) == 1 else kinds}
+    options = [o for o in rest.get("anyOf", []) if o != {"type": "null"}]
+    if "anyOf" in rest and len(options) == 1:
+        return {**{k: v for k, v in rest.items() if k != "anyOf"}, **options[0]}
+    return prop

@@ -117,20 +117,22 @@ def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
     body = {**body, field: items}
     if len(compact(body)) > page.max_chars:
         kept = _most_that_fit(body, field, page.max_chars)
-        more = more or kept < len(items)
-        body = {**body, field: items[:kept]}
-        if kept == 0:
-            body = _shrink(body, page.max_chars)
-    if more:
+        body = _shrink(_page(body, field, max(kept, 1)), page.max_chars)
+        more = more or len(body[field]) < len(items)
+    if more and body[field]:
         body["truncated"] = True
         body["next_cursor"] = page.cursor(page.offset + len(body[field]), manifest)
         _mark_truncated(body)
     return body
 
 
-def _has_more(body: dict, field: str, upto: int) -> bool:
-    total = body.get("total_count")
-    return isinstance(total, int) and total > upto and field == "results"
+def _has_more(body: dict, field: str, shown: int) -> bool:
+    """Are there items past the first `shown`? Counted answers say so by their total; a graph
+    or file list says so by `truncated` when its limit (not a hard cap) cut it."""
+    total = body.get("total_count", body.get("total_matches"))
+    if isinstance(total, int) and field in ("results", "files", "matches"):
+        return total > shown
+    return field == "nodes" and bool(body.get("truncated")) and len(body[field]) > 0
 
 
 def _most_that_fit(body: dict, field: str, max_chars: int) -> int:
@@ -138,31 +140,67 @@ def _most_that_fit(body: dict, field: str, max_chars: int) -> int:
     lo, hi = 0, len(items)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if len(compact({**body, field: items[:mid], "next_cursor": "x" * 40})) <= max_chars:
+        if len(compact(_page(body, field, mid)) + "x" * 80) <= max_chars:
             lo = mid
         else:
             hi = mid - 1
     return lo
 
 
+def _page(body: dict, field: str, count: int) -> dict:
+    """`body` with the first `count` items of `field`; a graph keeps the edges of those nodes."""
+    kept = body[field][:count]
+    out = {**body, field: kept}
+    if field == "nodes" and isinstance(body.get("edges"), list) and count < len(body[field]):
+        ids = {n.get("symbol_id") for n in kept} - {None}
+        names = {n.get("qualified_name") for n in kept} | {n.get("name") for n in kept}
+        out["edges"] = [e for e in body["edges"]
+                        if e.get("src_id") in ids or e.get("dst_id") in ids
+                        or (e.get("dst_id") is None and e.get("target") in names)]
+    return out
+
+
 def _shrink(body: dict, max_chars: int) -> dict:
-    """`body` with its longest strings cut until it fits (a file's content, a long snippet)."""
-    over = len(compact(body)) - max_chars
-    if over <= 0:
+    """`body` cut until it fits: its biggest nested lists lose items from the end, then its
+    longest strings (a file's content, a long snippet) are cut."""
+    if len(compact(body)) <= max_chars:
         return body
     body = json.loads(compact(body))
-    while over > 0:
+    while (over := len(compact(body)) - max_chars) > 0:
+        items, size = _biggest_list(body)
+        if items is not None and size > over and len(items) > 1:
+            keep = max(1, min(len(items) - 1, int(len(items) * (1 - over / size)) - 1))
+            del items[keep:]
+            continue
         holder, key, text = _longest_string(body)
         if holder is None or len(text) <= len(CUT_MARK) + 16:
+            if items is not None and len(items) > 0:
+                items.clear()
+                continue
             break
         keep = max(0, len(text) - over - len(CUT_MARK) - 64)
         if holder is body and key == "content":
             keep = _content_cut(body, text, keep)
         holder[key] = text[:keep] + ("" if holder is body and key == "content" else CUT_MARK)
-        over = len(compact(body)) - max_chars
     body["truncated"] = True
     _mark_truncated(body)
     return body
+
+
+def _biggest_list(node: Any) -> tuple[list | None, int]:
+    """The nested list whose JSON is longest, and that length."""
+    best: tuple[list | None, int] = (None, 0)
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        for v in (cur.values() if isinstance(cur, dict) else cur):
+            if isinstance(v, list) and v:
+                size = len(compact(v))
+                if size > best[1]:
+                    best = (v, size)
+            if isinstance(v, (dict, list)):
+                stack.append(v)
+    return best
 
 
 def _content_cut(body: dict, text: str, keep: int) -> int:

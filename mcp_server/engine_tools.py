@@ -116,11 +116,7 @@ class BuildTools:
             self.state.active_job = None
         ms = (time.monotonic() - started) * 1000
         if proc.returncode != 0:
-            detail = _error_text(out, err)
-            self.state.scrub(detail)
-            return BuildJob(job_id=job_id, status="failed", mode=mode, ref=ref, manifest_id=None,
-                            duration_ms=round(ms, 1), errors=[f"{detail.message}"],
-                            metadata=ResponseMetadata())
+            raise _error_text(out, err)
         result = json.loads(out)
         await ctx.report_progress(1, 1, f"build {job_id} done")
         with self.state.optional_view() as view:
@@ -180,9 +176,12 @@ async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes
 
 
 def _error_text(out: bytes, err: bytes) -> CodeagentError:
+    """The failed build's own error (its code, message and hint), for an isError result."""
     try:
         body = json.loads(out)["error"]
-        return CodeagentError(body.get("message") or "build failed", hint=body.get("hint"))
+        exc = CodeagentError(body.get("message") or "build failed", hint=body.get("hint"))
+        exc.code = body.get("code") or exc.code
+        return exc
     except (ValueError, KeyError, TypeError):
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return CodeagentError(lines[-1] if lines else "build failed")

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ..errors import BinaryFile, InvalidParameter
 from ..sandbox import Entry, looks_binary, sniff_mime
+from .budget import skipped
 from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
 from .state import NoIndex, ServerState, metadata_of
@@ -112,7 +113,7 @@ class FileTools:
             if not match(e.path):
                 continue
             total += 1
-            if len(out) < limit:
+            if len(out) < limit + skipped():
                 out.append(e)
         out.sort(key=lambda e: e.path)
         truncated = total > len(out)
@@ -174,7 +175,7 @@ class FileTools:
 
         with self.state.view() as view:
             resp = grep(view, pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob,
-                        context=context_lines, max_results=max_results, timeout=timeout_ms / 1000)
+                        context=context_lines, max_results=max_results + skipped(), timeout=timeout_ms / 1000)
             meta = metadata_of(view, "truncated" if resp.truncated else "complete")
         matches = [FileMatch(result_id=f"{m.path}:{m.line_number}", path=m.path,
                              line_number=m.line_number, line_content=m.line,

@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from .index_tools import QUERY_TIMEOUT, Handle, Query, hits
+from .budget import skipped
 from .schemas import Edge, Graph, Node, Research, ResearchHop, Symbol
 from .state import ServerState, metadata_of
 
@@ -47,39 +48,39 @@ class GraphTools:
         """Symbols that call this one; each edge says how sure it is (exact or name-matched)."""
         from ..query import callers
 
-        return self._run(callers, symbol_id, limit=limit)
+        return self._run(callers, symbol_id, limit=limit + skipped())
 
     def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
         """Symbols this one calls."""
         from ..query import callees
 
-        return self._run(callees, symbol_id, limit=limit)
+        return self._run(callees, symbol_id, limit=limit + skipped())
 
     def get_references(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
         """Everything that uses this symbol: calls, type references, imports, inheritance."""
         from ..query import references
 
-        return self._run(references, symbol_id, limit=limit)
+        return self._run(references, symbol_id, limit=limit + skipped())
 
     def get_implementations(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
         """Classes that implement or extend this interface or base class (and overrides)."""
         from ..query import implementations
 
-        return self._run(implementations, symbol_id, limit=limit)
+        return self._run(implementations, symbol_id, limit=limit + skipped())
 
     def get_dependencies(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
                          limit: GraphLimit = 200) -> Graph:
         """Outgoing edges: what this symbol depends on, optionally one edge type only."""
         from ..query import dependencies
 
-        return self._run(dependencies, symbol_id, edge_type=edge_type, limit=limit)
+        return self._run(dependencies, symbol_id, edge_type=edge_type, limit=limit + skipped())
 
     def get_dependents(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
                        limit: GraphLimit = 200) -> Graph:
         """Incoming edges: what depends on this symbol, optionally one edge type only."""
         from ..query import dependents
 
-        return self._run(dependents, symbol_id, edge_type=edge_type, limit=limit)
+        return self._run(dependents, symbol_id, edge_type=edge_type, limit=limit + skipped())
 
     async def code_research(
         self, query: Query, ctx: Context,

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from ..errors import IndexMissing, InvalidParameter
 from ..sandbox import is_secret
+from .budget import skipped
 from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanList, Symbol,
                       SymbolDetailOut)
 from .state import ServerState, metadata_of
@@ -96,7 +97,7 @@ class SearchTools:
 
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
-                            extension=extensions, limit=limit, semantic_weight=semantic_weight)
+                            extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight)
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             return search_results(search(view, req), view, context=(context_before, context_after),
                                   started=started)
@@ -114,7 +115,7 @@ class SearchTools:
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
-                                path=path_filter, limit=limit, include_references=False)
+                                path=path_filter, limit=limit + skipped(), include_references=False)
             return search_results(resp, view, started=started)
 
     def locate_symbol(
@@ -127,7 +128,7 @@ class SearchTools:
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
-                                limit=limit, include_references=True)
+                                limit=limit + skipped(), include_references=True)
             return search_results(resp, view, started=started)
 
     def lookup_symbol(
@@ -140,7 +141,7 @@ class SearchTools:
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
-                                limit=limit, include_references=False)
+                                limit=limit + skipped(), include_references=False)
             return search_results(resp, view, actions=False, started=started)
 
     def search_docs(
@@ -152,7 +153,7 @@ class SearchTools:
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
-                               doc_kinds=("c",), limit=limit)
+                               doc_kinds=("c",), limit=limit + skipped())
             return search_results(resp, view, actions=False, started=started)
 
     def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
@@ -168,7 +169,7 @@ class SearchTools:
                                hint="build with an embedder: `codeagent build --embedder NAME`")
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            return search_results(fn(view, symbol_id, limit=limit), view, started=started)
+            return search_results(fn(view, symbol_id, limit=limit + skipped()), view, started=started)
 
 
 class NavigationTools:
