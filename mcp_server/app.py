@@ -9,7 +9,6 @@ without its text, so no traceback or absolute path leaks to the client.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from typing import Any
 
@@ -22,7 +21,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
-from .budget import (DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
+from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
                      compact, fit)
 from .state import ServerState
 
@@ -56,6 +55,17 @@ NAVIGATION_TOOLS = (
 STATUS_TOOLS = (("index_status", "Index status"), ("get_status", "Engine status"))
 BUILD_TOOLS = (("index_repo", "Index the repository"), ("sync_repo", "Sync the index"),
                ("index_files", "Re-index files"))
+
+
+# The tools an agent needs most: what `serve` offers by default (`--tools all` adds the rest,
+# every tool of the specs this server covers, under its own name).
+CORE_TOOLS = frozenset({
+    "list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
+    "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
+    "get_callees", "get_references", "code_research", "index_status",
+    "index_repo", "sync_repo", "index_files",
+})
+PROFILES = ("core", "all")
 
 
 def error_result(exc: CodeagentError) -> CallToolResult:
@@ -175,7 +185,7 @@ Start with get_repo_overview or search_code; every hit carries handles (symbol_i
 symbol_stable_id, result_id) to pass to get_symbol, get_file_outline, get_callers... without
 searching again. Every response has `metadata` (ref, manifest_id, freshness, completeness).
 File tools are confined to the repository root and never serve ignored files or secrets.
-Answers fit `max_tokens` (default 8000); a cut answer says `truncated` and, for lists, gives
+Answers fit the `max_tokens` argument (default 8000); a cut answer says `truncated` and, for lists, gives
 `next_cursor` to pass back as `cursor`. Errors are isError results whose text is
 {"error": {"code", "message", "hint"}}; fix the named argument and call again.
 """
@@ -187,7 +197,7 @@ def create_server(state: ServerState) -> CodeagentMCP:
     from .fs_tools import FileTools
     from .graph_tools import GraphTools
     from .index_tools import NavigationTools, SearchTools
-    from .schemas import compact_schema
+    from .schemas import outline_schema
 
     impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
              StatusTools(state)]
@@ -198,12 +208,14 @@ def create_server(state: ServerState) -> CodeagentMCP:
     tools = []
     for names, annotations in groups:
         for name, title in names:
+            if state.config.tools == "core" and name not in CORE_TOOLS:
+                continue
             fn = next(getattr(i, name) for i in impls if hasattr(i, name))
             tool = Tool.from_function(fn, title=title, annotations=annotations,
-                                      description=inspect.cleandoc(fn.__doc__ or ""),
+                                      description=" ".join((fn.__doc__ or "").split()),
                                       structured_output=True)
             if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema)
+                tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
             _tune_input_schema(tool)
             tools.append(tool)
     return CodeagentMCP(state, tools)
@@ -218,11 +230,10 @@ def _tune_input_schema(tool: Tool) -> None:
     for name, prop in list(props.items()):
         props[name] = _without_null(prop)
         props[name].pop("title", None)
-    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS,
-                           "description": f"Answer budget in tokens (default {DEFAULT_TOKENS})"}
+    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS}
     out = (tool.fn_metadata.output_schema or {}).get("properties", {})
     if any(f in out for f in PAGED_FIELDS):
-        props["cursor"] = {"type": "string", "description": "next_cursor of the previous answer"}
+        props["cursor"] = {"type": "string"}
 
 
 def _without_null(prop: dict) -> dict:

@@ -32,8 +32,8 @@ class StatusTools:
         self.state = state
 
     def index_status(self, ref: RefArg = None) -> Status:
-        """Index health for a ref: manifest id, commit, counts, languages, embedder, work-tree
-        freshness, other refs and recent builds (never absolute paths)."""
+        """Index health: manifest, commit, counts, languages, work-tree freshness, refs
+        and recent builds. Use it when answers look stale or an index is missing."""
         try:
             if ref is None:
                 with self.state.view() as view:
@@ -48,8 +48,8 @@ class StatusTools:
             return self._unindexed("incompatible", exc)
 
     def get_status(self) -> Status:
-        """Engine health and indexing status of the ref the server follows (same shape as
-        index_status)."""
+        """Index health of the ref the server follows (same answer as index_status).
+        Use it when answers look stale or an index is missing."""
         return self.index_status(None)
 
     def _status(self, view) -> Status:
@@ -127,14 +127,14 @@ class BuildTools:
                         duration_ms=round(ms, 1), metadata=meta)
 
     async def index_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
-        """Build (or incrementally rebuild) the index in a separate `codeagent build` process;
-        unchanged files are reused. Progress is reported while it runs; cancelling the request
-        kills the build (the previous index stays in place)."""
+        """Build (or incrementally rebuild) the index in a separate process; unchanged
+        files are reused. Use it when index_missing is answered. Reports progress in files;
+        cancelling kills the build and keeps the previous index."""
         return await self._build(ctx, "full", ref or self._git_ref())
 
     async def sync_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
-        """Bring the index up to date with the work tree (or `ref`): only changed files are
-        parsed."""
+        """Bring the index up to date with the work tree (or `ref`); only changed files
+        are parsed. Use it after edits when freshness is `stale`."""
         return await self._build(ctx, "incremental", ref or self._git_ref())
 
     async def index_files(
@@ -142,8 +142,8 @@ class BuildTools:
         paths: Annotated[list[Annotated[str, Field(max_length=4096)]],
                          Field(min_length=1, max_length=100, description="Repository-relative paths")],
     ) -> BuildJob:
-        """Re-index after these files changed (at most 100): runs an incremental build of the
-        work tree, which re-parses exactly the files whose content changed."""
+        """Re-index these files (at most 100) after you changed them. Use it after
+        editing a few files, before searching them again."""
         for p in paths:
             rel = self.state.sandbox.normalize(p)
             if not rel:

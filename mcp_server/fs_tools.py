@@ -52,11 +52,8 @@ class FileTools:
             return metadata_of(view, completeness)
 
     def list_directory(self, path: RepoPath = "") -> DirectoryListing:
-        """List the files and directories directly inside a directory of the repository.
-
-        Ignored (.gitignore) files, secrets and git internals are not listed; symbolic links
-        are listed as `symlink` and never followed outside the repository.
-        """
+        """Files and directories directly inside one directory ("" is the root). Use it to
+        look around one level at a time; ignored files, secrets and .git are not listed."""
         rel, entries = self.sandbox.list_dir(path)
         truncated = len(entries) > MAX_LIST_ENTRIES
         return DirectoryListing(path=rel, entries=[dir_entry(e) for e in entries[:MAX_LIST_ENTRIES]],
@@ -87,11 +84,8 @@ class FileTools:
         depth: Annotated[int, Field(ge=1, le=10, description="Levels below `path`")] = 3,
         max_entries: Annotated[int, Field(ge=1, le=10_000, description="Entry cap for the whole tree")] = 1000,
     ) -> DirectoryTree:
-        """The nested directory structure under a path, .gitignore-aware.
-
-        A directory with more than 1,000 entries (or a tree over `max_entries`) is cut and
-        marked `truncated: true`.
-        """
+        """The nested directory structure under a path, a few levels deep. Use it for
+        the layout of one subtree; big directories are cut (`truncated`)."""
         rel = self.sandbox.resolve_dir(path)
         tree, count, truncated = self._tree(rel, depth, max_entries)
         return DirectoryTree(tree=tree, entry_count=count, truncated=truncated,
@@ -105,7 +99,8 @@ class FileTools:
         include_hidden: bool = False,
         limit: Annotated[int, Field(ge=1, le=5000)] = 500,
     ) -> FileList:
-        """Files and directories under a directory, optionally filtered by a glob, in path order."""
+        """Files under a directory matching a glob (`*.py`, `src/**/*.ts`), in path order.
+        Use it to find files by name or extension."""
         match = glob_matcher(pattern)
         out, total = [], 0
         for e, _level in self.sandbox.walk(directory, max_depth=max_depth,
@@ -127,12 +122,9 @@ class FileTools:
         max_bytes: Annotated[int, Field(ge=1, le=4 * 1024 * 1024)] = DEFAULT_READ_BYTES,
         encoding: Literal["utf-8", "base64"] = "utf-8",
     ) -> FileContent:
-        """Read a file of the repository (or a line range of it).
-
-        Text is capped at 10,000 lines or `max_bytes` (`truncated: true` when cut). Binary
-        files are refused with `binary_file` (and their MIME type) unless `encoding` is
-        `base64`. Secrets (.env, keys, credentials) are withheld.
-        """
+        """Read a file, or a line range of it (line_start/line_end). Use it after a search
+        or outline told you where to look; binary files need encoding=base64, secrets are
+        withheld, long files are cut at a whole line (`truncated`, `line_end`)."""
         if line_start and line_end and line_end < line_start:
             raise InvalidParameter(f"line_end ({line_end}) is before line_start ({line_start})")
         fb = self.sandbox.read_file(path)
@@ -164,12 +156,9 @@ class FileTools:
         max_results: Annotated[int, Field(ge=1, le=1000)] = 50,
         timeout_ms: Annotated[int, Field(ge=10, le=60_000)] = 5000,
     ) -> FileSearch:
-        """Search file contents for a literal string or a regular expression (RE2 syntax:
-        linear time, no backreferences) and return matching lines with context.
-
-        Searches the indexed contents of the repository's files (see `metadata.freshness`);
-        stops at `max_results` (truncated) and answers `timeout` past `timeout_ms`.
-        """
+        """Grep the work tree for a literal string or an RE2 regex; returns matching
+        lines with context. Use it for exact text (error messages, TODOs, config keys);
+        prefer search_code for concepts and identifiers."""
         from ..query import grep
         from ..sandbox import is_secret
 
@@ -188,8 +177,8 @@ class FileTools:
     def get_repo_overview(
         self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,
     ) -> RepoOverview:
-        """A high-level view of the repository: its top directories and files, counts, and
-        language statistics (from the index when there is one, else by file extension)."""
+        """Top directories, file counts and languages of the repository. Use it first
+        in an unfamiliar repository."""
         tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
         files = dirs = size = 0
         by_ext: dict[str, list[int]] = {}

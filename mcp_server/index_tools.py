@@ -8,6 +8,7 @@ metadata names that view's manifest.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -20,6 +21,7 @@ from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanLis
 from .state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
+EXACT_POOL = 200  # name matches lookup_symbol narrows to the exact qualified name
 DOC_EXTENSIONS = "md,markdown,rst,rest"
 
 Handle = Annotated[str, Field(min_length=1, max_length=1000,
@@ -90,9 +92,10 @@ class SearchTools:
         context_before: Annotated[int, Field(ge=0, le=20)] = 0,
         context_after: Annotated[int, Field(ge=0, le=20)] = 0,
     ) -> SearchResults:
-        """Search the code: symbols, full text (BM25) and paths fused by query intent
-        (identifier, path, error string or natural language). Returns ranked hits with
-        handles, total_count, latency_ms, query_intent and suggested_next_actions."""
+        """Ranked search over symbols, full text and paths, fused by what the query
+        looks like (identifier, path, error string or natural language). Use it as the
+        default search; hits carry symbol_id handles for get_symbol, get_callers,
+        get_file_outline."""
         from ..query import SearchRequest, search
 
         started = time.perf_counter()
@@ -108,8 +111,8 @@ class SearchTools:
         kind: Kind = None, language: Language = None, path_filter: PathGlob = None,
         limit: Limit = 20,
     ) -> SearchResults:
-        """Find symbol definitions by name: exact, prefix, sub-token and fuzzy matches, best
-        first."""
+        """Symbol definitions by name: exact, prefix, sub-token and fuzzy matches.
+        Use it when you know (part of) a function, class or method name."""
         from ..query import find_symbols
 
         started = time.perf_counter()
@@ -121,8 +124,8 @@ class SearchTools:
     def locate_symbol(
         self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10,
     ) -> SearchResults:
-        """Where is a symbol? Precise file:line locations by name or qualified name;
-        definitions rank before references."""
+        """file:line of a symbol's definitions and then its references, by name or
+        qualified name. Use it to jump to where something is defined or used."""
         from ..query import find_symbols
 
         started = time.perf_counter()
@@ -134,20 +137,24 @@ class SearchTools:
     def lookup_symbol(
         self, qualified_name: Query, language: Language = None, limit: Limit = 20,
     ) -> SearchResults:
-        """Symbols whose qualified name is exactly this (several for overloads or same-named
-        definitions)."""
+        """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
+        several only for overloads or same-named definitions. Use it when you know the full
+        name; nothing else matches."""
         from ..query import find_symbols
 
         started = time.perf_counter()
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
-                                limit=limit + skipped(), include_references=False)
+                                limit=EXACT_POOL, include_references=False)
+            exact = [h for h in resp.results if h.qualified_name == qualified_name]
+            resp = replace(resp, results=exact[:limit + skipped()], total_candidates=len(exact))
             return search_results(resp, view, actions=False, started=started)
 
     def search_docs(
         self, query: Query, path_filter: PathGlob = None, limit: Limit = 10,
     ) -> SearchResults:
-        """Full-text (BM25) search over documentation sections (Markdown, reStructuredText)."""
+        """Full-text search over documentation sections (Markdown, reStructuredText). Use
+        it for how-to and design questions the docs answer."""
         from ..query import search_text
 
         started = time.perf_counter()
@@ -157,8 +164,8 @@ class SearchTools:
             return search_results(resp, view, actions=False, started=started)
 
     def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
-        """Symbols whose embedding is closest to this symbol's (needs an index built with an
-        embedder; answers index_missing otherwise)."""
+        """Symbols whose embedding is closest to this one's. Use it to find code that
+        does the same thing elsewhere (needs an index built with an embedder)."""
         try:
             from ..query import semantic  # type: ignore[attr-defined]
         except ImportError:
@@ -177,8 +184,8 @@ class NavigationTools:
         self.state = state
 
     def get_symbol(self, symbol_id: Handle) -> SymbolDetailOut:
-        """Full metadata of one symbol: signature, doc, span, children, source spans and how
-        often it is referenced."""
+        """One symbol in full: signature, doc, span, children and reference count. Use
+        it on a symbol_id from a search to understand an API before reading its source."""
         from ..query import get_symbol
 
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
@@ -189,7 +196,8 @@ class NavigationTools:
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 
     def get_source_spans(self, symbol_id: Handle, with_text: bool = True) -> SpanList:
-        """Every source location of a symbol, primary first, with its text."""
+        """Every source location of a symbol, primary first; with_text adds the
+        source. Use it to read a symbol's code without knowing its file and lines."""
         from ..query import resolve_symbol, source_spans
 
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
@@ -201,7 +209,8 @@ class NavigationTools:
     def get_file_outline(
         self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")],
     ) -> FileOutline:
-        """The symbols a file defines, in line order (classes, functions, methods...)."""
+        """The symbols a file defines, in line order, with signatures and spans (no
+        source). Use it to see a file's structure before reading parts of it."""
         from ..query import file_outline
 
         rel = self.state.sandbox.normalize(path)

@@ -25,6 +25,7 @@ class ServerConfig:
     ref: str | None = None
     store_dir: Path | None = None
     allow_build: bool = False
+    tools: str = "core"  # core | all (app.PROFILES)
 
 
 class ServerState:
@@ -63,10 +64,14 @@ class ServerState:
         return f"codeagent build{ref}{store}"
 
     def scrub(self, exc: CodeagentError) -> CodeagentError:
-        """`exc` ready for a client: no absolute paths; index_missing names the build command."""
+        """`exc` ready for a client: no absolute paths; index_missing names the build command,
+        or the index_repo tool when the server offers it."""
         local = (str(self.root), str(self.store_dir))
         if isinstance(exc, IndexMissing) and (not exc.hint or any(p in exc.hint for p in local)):
             exc.hint = f"run `{self.build_command()}` in the repository"
+        if (self.config.allow_build and isinstance(exc, (IndexMissing, IndexIncompatible))
+                and "--embedder" not in (exc.hint or "")):
+            exc.hint = "call the index_repo tool, which builds the index"
         return scrub(exc, [self.root, Path(self.sandbox.root)], self.store_dir)
 
     @contextmanager

@@ -89,11 +89,12 @@ class SearchResponse:
     took_ms: float = 0.0
 
     def to_dict(self, extended: bool = False) -> dict:
+        """The CLI's `--json`; its names are the MCP answer's (`total_count`, `latency_ms`)."""
         d = {"results": [h.to_dict(extended) for h in self.results],
-             "query_intent": self.query_intent, "total_candidates": self.total_candidates,
+             "query_intent": self.query_intent, "total_count": self.total_candidates,
              "metadata": self.metadata.to_dict(extended)}
         if extended:
-            d.update(mode=self.mode, took_ms=round(self.took_ms, 3))
+            d.update(mode=self.mode, latency_ms=round(self.took_ms, 3))
         return d
 
 

@@ -70,8 +70,10 @@ def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 def server_params(repo: Path, *extra: str):
     from mcp.client.stdio import StdioServerParameters
 
+    profile = [] if "--tools" in extra else ["--tools", "all"]
     return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "codeagent", "serve", "--repo", str(repo), *extra],
+                                 args=["-m", "codeagent", "serve", "--repo", str(repo), *profile,
+                                       *extra],
                                  env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=str(repo))
 
 
@@ -85,14 +87,14 @@ async def stdio_client(repo: Path, *extra: str):
 
 
 @asynccontextmanager
-async def memory_client(repo: Path, allow_build: bool = False):
+async def memory_client(repo: Path, allow_build: bool = False, tools: str = "all"):
     """An in-memory client session against the same server object (no subprocess)."""
     from mcp import Client
 
     from codeagent.mcp_server.app import create_server
     from codeagent.mcp_server.state import ServerConfig, ServerState
 
-    state = ServerState(ServerConfig(repo, allow_build=allow_build))
+    state = ServerState(ServerConfig(repo, allow_build=allow_build, tools=tools))
     try:
         async with Client(create_server(state)) as client:
             yield client

@@ -77,7 +77,7 @@ def _inspector(target: list[str], *method: str, cwd: Path) -> dict:
 
 
 def _stdio(repo: Path) -> list[str]:
-    return [sys.executable, "-m", "codeagent", "serve", "--repo", str(repo)]
+    return [sys.executable, "-m", "codeagent", "serve", "--repo", str(repo), "--tools", "all"]
 
 
 def _call(target: list[str], repo: Path, tool: str, args: dict) -> dict:

@@ -20,6 +20,28 @@ READ_ONLY_TOOLS = [
     "get_dependents", "code_research", "index_status", "get_status",
 ]
 BUILD_TOOLS = ["index_repo", "sync_repo", "index_files"]
+CORE_TOOLS = ["list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
+              "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
+              "get_callees", "get_references", "code_research", "index_status"]
+TOOLS_LIST_BUDGET = 25_000  # characters of a compact tools/list answer, by default
+
+
+async def test_default_profile_is_core_and_small(indexed_repo):
+    """`serve` without --tools offers the core tools in a tools/list of at most 25,000
+    characters; `--tools all` every tool, each under its own name."""
+    import json
+
+    async with stdio_client(indexed_repo.path, "--tools", "core", "--allow-build") as c:
+        tools = (await c.list_tools()).tools
+    assert [t.name for t in tools] == CORE_TOOLS + BUILD_TOOLS
+    async with memory_client(indexed_repo.path, tools="core") as c:
+        listed = await c.list_tools()
+    size = len(json.dumps(listed.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                          separators=(",", ":")))
+    assert size <= TOOLS_LIST_BUDGET, f"tools/list is {size} characters"
+    for t in listed.tools:
+        assert "max_tokens" in t.input_schema["properties"]
+        assert len(t.description) >= 60 and "Use " in t.description, (t.name, t.description)
 
 
 async def test_tools_list_order_schemas_annotations(indexed_repo):
@@ -155,6 +177,9 @@ async def test_index_missing_names_build_command(sample_repo):
         assert listing["metadata"]["schema_status"] == "not_indexed"
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "not_indexed" and status["manifest_id"] is None
+    async with memory_client(sample_repo.path, allow_build=True) as c:
+        hint = error_of(await c.call_tool("search_code", {"query": "helper"}))["hint"]
+        assert "index_repo" in hint and "codeagent" not in hint, hint
 
 
 async def test_find_similar_needs_vectors(indexed_repo):
@@ -223,3 +248,25 @@ async def test_search_files_timeout(sample_repo):
                                                  "max_results": 1000, "timeout_ms": 10})
         assert error_code(res) == "timeout"  # the same search takes ~0.2-0.5 s here
         assert error_of(res)["hint"]
+
+
+async def test_lookup_symbol_is_exact_and_research_walks_callers(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        found = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.Base.run"}))
+        assert [r["qualified_name"] for r in found["results"]] == ["pkg.core.Base.run"]
+        assert ok(await c.call_tool("lookup_symbol", {"qualified_name": "run"}))["results"] == []
+        steps: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            steps.append(p)
+
+        for question in ("what calls helper", "helper"):
+            steps.clear()
+            research = ok(await c.call_tool("code_research", {"query": question},
+                                            progress_callback=on_progress))
+            first = {n["qualified_name"] for n in research["hops"][0]["nodes"]}
+            assert {"pkg.core.main", "pkg.core.Base.run"} <= first, (question, first)
+            assert research["hops"][0]["description"] == "in calls"
+            assert steps and steps == sorted(set(steps)), f"progress went back: {steps}"
+        flow = ok(await c.call_tool("code_research", {"query": "what does main call"}))
+        assert "pkg.core.helper" in {n["qualified_name"] for h in flow["hops"] for n in h["nodes"]}
