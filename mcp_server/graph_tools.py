@@ -11,7 +11,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from .index_tools import QUERY_TIMEOUT, Handle, Query, hits
+from .index_tools import QUERY_TIMEOUT, Handle, Query, Ref, hits
 from .budget import skipped
 from .schemas import Edge, Graph, Node, Research, ResearchHop, Symbol
 from .state import ServerState, metadata_of
@@ -44,58 +44,61 @@ class GraphTools:
     def __init__(self, state: ServerState) -> None:
         self.state = state
 
-    def _run(self, fn, symbol_id: str, **kwargs) -> Graph:
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+    def _run(self, fn, ref: str | None, symbol_id: str, **kwargs) -> Graph:
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return graph_out(fn(view, symbol_id, **kwargs), view)
 
-    def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
+    def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Who calls this symbol; each edge says how sure it is (exact or name-matched).
         Use it for impact analysis before changing a function."""
         from ..query import callers
 
-        return self._run(callers, symbol_id, limit=limit + skipped())
+        return self._run(callers, ref, symbol_id, limit=limit + skipped())
 
-    def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
+    def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """What this symbol calls. Use it to follow what a function does."""
         from ..query import callees
 
-        return self._run(callees, symbol_id, limit=limit + skipped())
+        return self._run(callees, ref, symbol_id, limit=limit + skipped())
 
-    def get_references(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
+    def get_references(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Everything that uses this symbol: calls, type references, imports,
         inheritance. Use it to find all usages."""
         from ..query import references
 
-        return self._run(references, symbol_id, limit=limit + skipped())
+        return self._run(references, ref, symbol_id, limit=limit + skipped())
 
-    def get_implementations(self, symbol_id: Handle, limit: GraphLimit = 200) -> Graph:
+    def get_implementations(self, symbol_id: Handle, limit: GraphLimit = 200,
+                            ref: Ref = None) -> Graph:
         """Classes that implement or extend this interface or base class, and
         overrides. Use it for polymorphic code."""
         from ..query import implementations
 
-        return self._run(implementations, symbol_id, limit=limit + skipped())
+        return self._run(implementations, ref, symbol_id, limit=limit + skipped())
 
     def get_dependencies(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
-                         limit: GraphLimit = 200) -> Graph:
+                         limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Outgoing edges of a symbol (optionally one edge type). Use it for what a
         symbol depends on."""
         from ..query import dependencies
 
-        return self._run(dependencies, symbol_id, edge_type=edge_type, limit=limit + skipped())
+        return self._run(dependencies, ref, symbol_id, edge_type=edge_type,
+                         limit=limit + skipped())
 
     def get_dependents(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
-                       limit: GraphLimit = 200) -> Graph:
+                       limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Incoming edges of a symbol (optionally one edge type). Use it for what
         depends on a symbol."""
         from ..query import dependents
 
-        return self._run(dependents, symbol_id, edge_type=edge_type, limit=limit + skipped())
+        return self._run(dependents, ref, symbol_id, edge_type=edge_type,
+                         limit=limit + skipped())
 
     async def code_research(
         self, query: Query, ctx: Context,
         depth: Annotated[int, Field(ge=1, le=5, description="Graph hops from the seed symbols")] = 2,
         focus: Literal["architecture", "dependencies", "patterns", "flow"] | None = None,
-        max_nodes: Annotated[int, Field(ge=1, le=2000)] = 200,
+        max_nodes: Annotated[int, Field(ge=1, le=2000)] = 200, ref: Ref = None,
     ) -> Research:
         """Multi-hop research: seed symbols from a search, then the graph `depth` hops.
         By default and for "what calls X" it walks callers; `flow` walks callees,
@@ -104,7 +107,7 @@ class GraphTools:
         from ..query import SearchRequest, search, traverse
 
         direction, kinds, seed_query = research_plan(query, focus)
-        with self.state.view() as view:
+        with self.state.view(ref) as view:
             resp = await anyio.to_thread.run_sync(lambda: _deadlined(
                 view, lambda: search(view, SearchRequest(seed_query, limit=5))))
             seeds = hits(resp.results)

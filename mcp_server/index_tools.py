@@ -31,6 +31,8 @@ Query = Annotated[str, Field(min_length=1, max_length=1000)]
 Limit = Annotated[int, Field(ge=1, le=50)]
 Language = Annotated[str | None, Field(description="Only this language (e.g. python, rust)")]
 PathGlob = Annotated[str | None, Field(description="Only paths matching this glob (src/**/*.py)")]
+Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref to "
+                                 "answer from; default: the ref the server follows")]
 Kind = Annotated[str | None, Field(description="Only this symbol kind (function, class, method...)")]
 
 
@@ -90,7 +92,7 @@ class SearchTools:
         kind: Kind = None,
         limit: Limit = 10,
         context_before: Annotated[int, Field(ge=0, le=20)] = 0,
-        context_after: Annotated[int, Field(ge=0, le=20)] = 0,
+        context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
     ) -> SearchResults:
         """Ranked search over symbols, full text and paths, fused by what the query
         looks like (identifier, path, error string or natural language). Use it as the
@@ -101,7 +103,7 @@ class SearchTools:
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
                             extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight)
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return search_results(search(view, req), view, context=(context_before, context_after),
                                   started=started)
 
@@ -109,33 +111,33 @@ class SearchTools:
         self, query: Query,
         match: Literal["auto", "exact", "prefix", "fuzzy"] = "auto",
         kind: Kind = None, language: Language = None, path_filter: PathGlob = None,
-        limit: Limit = 20,
+        limit: Limit = 20, ref: Ref = None,
     ) -> SearchResults:
         """Symbol definitions by name: exact, prefix, sub-token and fuzzy matches.
         Use it when you know (part of) a function, class or method name."""
         from ..query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
                                 path=path_filter, limit=limit + skipped(), include_references=False)
             return search_results(resp, view, started=started)
 
     def locate_symbol(
-        self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10,
+        self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10, ref: Ref = None,
     ) -> SearchResults:
         """file:line of a symbol's definitions and then its references, by name or
         qualified name. Use it to jump to where something is defined or used."""
         from ..query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
                                 limit=limit + skipped(), include_references=True)
             return search_results(resp, view, started=started)
 
     def lookup_symbol(
-        self, qualified_name: Query, language: Language = None, limit: Limit = 20,
+        self, qualified_name: Query, language: Language = None, limit: Limit = 20, ref: Ref = None,
     ) -> SearchResults:
         """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
         several only for overloads or same-named definitions. Use it when you know the full
@@ -143,7 +145,7 @@ class SearchTools:
         from ..query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
                                 limit=EXACT_POOL, include_references=False)
             exact = [h for h in resp.results if h.qualified_name == qualified_name]
@@ -151,19 +153,19 @@ class SearchTools:
             return search_results(resp, view, actions=False, started=started)
 
     def search_docs(
-        self, query: Query, path_filter: PathGlob = None, limit: Limit = 10,
+        self, query: Query, path_filter: PathGlob = None, limit: Limit = 10, ref: Ref = None,
     ) -> SearchResults:
         """Full-text search over documentation sections (Markdown, reStructuredText). Use
         it for how-to and design questions the docs answer."""
         from ..query import search_text
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
                                doc_kinds=("c",), limit=limit + skipped())
             return search_results(resp, view, actions=False, started=started)
 
-    def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
+    def find_similar(self, symbol_id: Handle, limit: Limit = 10, ref: Ref = None) -> SearchResults:
         """Symbols whose embedding is closest to this one's. Use it to find code that
         does the same thing elsewhere (needs an index built with an embedder)."""
         try:
@@ -175,7 +177,7 @@ class SearchTools:
             raise IndexMissing("similarity search is not available: the index has no vectors",
                                hint="build with an embedder: `codeagent build --embedder NAME`")
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return search_results(fn(view, symbol_id, limit=limit + skipped()), view, started=started)
 
 
@@ -183,31 +185,31 @@ class NavigationTools:
     def __init__(self, state: ServerState) -> None:
         self.state = state
 
-    def get_symbol(self, symbol_id: Handle) -> SymbolDetailOut:
+    def get_symbol(self, symbol_id: Handle, ref: Ref = None) -> SymbolDetailOut:
         """One symbol in full: signature, doc, span, children and reference count. Use
         it on a symbol_id from a search to understand an API before reading its source."""
         from ..query import get_symbol
 
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             d = get_symbol(view, symbol_id)
             return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
                                    children=[Symbol.model_validate(c.to_dict()) for c in d.children],
                                    spans=[Span.model_validate(s.to_dict()) for s in d.spans],
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 
-    def get_source_spans(self, symbol_id: Handle, with_text: bool = True) -> SpanList:
+    def get_source_spans(self, symbol_id: Handle, with_text: bool = True, ref: Ref = None) -> SpanList:
         """Every source location of a symbol, primary first; with_text adds the
         source. Use it to read a symbol's code without knowing its file and lines."""
         from ..query import resolve_symbol, source_spans
 
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             sym = resolve_symbol(view, symbol_id)
             spans = source_spans(view, sym.symbol_id, with_text=with_text)
             return SpanList(symbol_id=sym.symbol_id, spans=[Span.model_validate(s.to_dict()) for s in spans],
                             metadata=metadata_of(view))
 
     def get_file_outline(
-        self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")],
+        self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")], ref: Ref = None,
     ) -> FileOutline:
         """The symbols a file defines, in line order, with signatures and spans (no
         source). Use it to see a file's structure before reading parts of it."""
@@ -217,7 +219,7 @@ class NavigationTools:
         self.state.sandbox.check_lexical(rel)
         if not rel:
             raise InvalidParameter("path names the repository root, not a file")
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             o = file_outline(view, rel)
             return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
                                symbols=[Symbol.model_validate(s.to_dict()) for s in o.symbols],

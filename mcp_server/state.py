@@ -49,10 +49,20 @@ class ServerState:
             return self._follower
 
     @contextmanager
-    def view(self) -> Iterator:
-        """The current manifest's index view for one request (IndexMissing without one)."""
-        with self.follower().view() as v:
-            yield v
+    def view(self, ref: str | None = None) -> Iterator:
+        """The index view for one request (IndexMissing without one): the followed ref's
+        current manifest, or the one `ref` names (a branch, tag, store ref or manifest id)."""
+        if ref is None or ref == self.config.ref:
+            with self.follower().view() as v:
+                yield v
+            return
+        from ..query import open_index
+
+        view = open_index(self.root, self.store_dir, ref)
+        try:
+            yield view
+        finally:
+            view.close()
 
     def build_command(self) -> str:
         """The command that builds what this server serves (no absolute paths)."""

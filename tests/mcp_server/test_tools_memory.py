@@ -8,7 +8,7 @@ import base64
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_helpers import error_code, error_of, memory_client, ok, stdio_client
+from mcp_helpers import error_code, error_of, memory_client, ok, run_cli, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -270,3 +270,18 @@ async def test_lookup_symbol_is_exact_and_research_walks_callers(indexed_repo):
             assert steps and steps == sorted(set(steps)), f"progress went back: {steps}"
         flow = ok(await c.call_tool("code_research", {"query": "what does main call"}))
         assert "pkg.core.helper" in {n["qualified_name"] for h in flow["hops"] for n in h["nodes"]}
+
+
+async def test_ref_argument_answers_from_that_ref(indexed_repo):
+    run_cli("build", indexed_repo.path, "--ref", "main")
+    indexed_repo.write("pkg/extra.py", "def brand_new_thing():\n    return 1\n")
+    run_cli("build", indexed_repo.path)
+    async with memory_client(indexed_repo.path) as c:
+        live = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.extra.brand_new_thing"}))
+        assert live["results"] and live["metadata"]["ref"] == "worktree"
+        old = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.extra.brand_new_thing",
+                                                     "ref": "main"}))
+        assert old["results"] == [] and old["metadata"]["ref"] == "heads/main"
+        callers = ok(await c.call_tool("get_callers", {"symbol_id": "pkg.core.helper", "ref": "main"}))
+        assert callers["metadata"]["ref"] == "heads/main" and callers["nodes"]
+        assert error_code(await c.call_tool("search_code", {"query": "x", "ref": "no-such"})) == "index_missing"
