@@ -26,6 +26,7 @@ MIN_TOKENS, MAX_TOKENS = 256, 100_000
 # The list each paged answer is made of, by the name of its first field that holds one.
 PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops")
 CUT_MARK = "…[cut]"
+CURSOR_ROOM = 120  # characters kept free in a cut list for `next_cursor` and the flags
 
 _skipped: contextvars.ContextVar[int] = contextvars.ContextVar("codeagent_mcp_skipped", default=0)
 
@@ -116,8 +117,9 @@ def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
     more = _has_more(body, field, page.offset + len(items))
     body = {**body, field: items}
     if len(compact(body)) > page.max_chars:
-        kept = _most_that_fit(body, field, page.max_chars)
-        body = _shrink(_page(body, field, max(kept, 1)), page.max_chars)
+        room = page.max_chars - CURSOR_ROOM
+        kept = _most_that_fit(body, field, room)
+        body = _shrink(_page(body, field, max(kept, 1)), room)
         more = more or len(body[field]) < len(items)
     if more and body[field]:
         body["truncated"] = True
@@ -140,7 +142,7 @@ def _most_that_fit(body: dict, field: str, max_chars: int) -> int:
     lo, hi = 0, len(items)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if len(compact(_page(body, field, mid)) + "x" * 80) <= max_chars:
+        if len(compact(_page(body, field, mid))) <= max_chars:
             lo = mid
         else:
             hi = mid - 1

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import posixpath
+import time
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import BinaryFile, InvalidParameter
+from ..errors import BinaryFile, CodeagentError, InvalidParameter
 from ..sandbox import Entry, looks_binary, sniff_mime
 from .budget import skipped
 from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
@@ -159,20 +160,52 @@ class FileTools:
         """Grep the work tree for a literal string or an RE2 regex; returns matching
         lines with context. Use it for exact text (error messages, TODOs, config keys);
         prefer search_code for concepts and identifiers."""
-        from ..query import grep
-        from ..sandbox import is_secret
+        from ..query import grep_texts
 
-        with self.state.view() as view:
-            resp = grep(view, pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob,
-                        context=context_lines, max_results=max_results + skipped(), timeout=timeout_ms / 1000)
-            meta = metadata_of(view, "truncated" if resp.truncated else "complete")
+        started = time.perf_counter()
+        deadline = time.monotonic() + timeout_ms / 1000
+        with self.state.optional_view() as view:
+            paths, searched = self._grep_candidates(view, pattern, is_regex, case_sensitive, glob)
+            meta = metadata_of(view)
+        texts = []
+        for path in paths:
+            if time.monotonic() > deadline:
+                break
+            try:
+                data = self.sandbox.read_file(path).data
+            except CodeagentError:  # withheld, vanished or escaping since the walk: not served
+                continue
+            if not looks_binary(data):
+                texts.append((path, data.decode("utf-8", errors="replace")))
+        found, total, files, truncated = grep_texts(
+            texts, pattern, regex=is_regex, case_sensitive=case_sensitive, context=context_lines,
+            max_results=max_results + skipped(), deadline=deadline, timeout=timeout_ms / 1000)
         matches = [FileMatch(result_id=f"{m.path}:{m.line_number}", path=m.path,
                              line_number=m.line_number, line_content=m.line,
                              context=SearchMatchContext(before=m.before, after=m.after))
-                   for m in resp.matches if not is_secret(m.path)]
-        return FileSearch(matches=matches, total_matches=resp.total_matches,
-                          files_searched=resp.files_searched, files_matched=resp.files_matched,
-                          truncated=resp.truncated, duration_ms=round(resp.took_ms, 3), metadata=meta)
+                   for m in found]
+        meta.completeness = "truncated" if truncated else "complete"
+        return FileSearch(matches=matches, total_matches=total, files_searched=searched,
+                          files_matched=files, truncated=truncated,
+                          duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
+
+    def _grep_candidates(self, view, pattern: str, regex: bool, case_sensitive: bool,
+                         glob: str | None) -> tuple[list[str], int]:
+        """(files worth reading, files searched): every visible file the glob takes, narrowed
+        by the work-tree index to those whose indexed text may match or that changed since."""
+        match = glob_matcher(glob)
+        live = [e.path for e, _level in self.sandbox.walk("") if e.type == "file" and match(e.path)]
+        if isinstance(view, NoIndex) or view.ref != "worktree":
+            return live, len(live)
+        from ..manifest import load_manifest
+        from ..query import matching_files
+        from ..refs import freshness
+
+        may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
+                                   glob=glob)
+        changed = freshness(view.store, self.state.root, load_manifest(view.store, view.manifest_id))
+        may_match.update(changed.added, changed.modified)
+        return [p for p in live if p in may_match], len(live)
 
     def get_repo_overview(
         self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,

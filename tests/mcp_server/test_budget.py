@@ -12,7 +12,7 @@ from codeagent.mcp_server.budget import ArgumentError, Page, compact, fit
 MANIFEST = "ab" * 32
 METADATA = {"ref": "worktree", "manifest_id": MANIFEST, "completeness": "complete"}
 item = st.fixed_dictionaries({"name": st.text(max_size=40), "line": st.integers(0, 10**6),
-                              "snippet": st.text(max_size=400)})
+                              "snippet": st.text(max_size=400) | st.text(min_size=3000, max_size=9000)})
 
 
 def answer(items: list[dict]) -> dict:

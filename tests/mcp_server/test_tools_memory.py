@@ -285,3 +285,24 @@ async def test_ref_argument_answers_from_that_ref(indexed_repo):
         callers = ok(await c.call_tool("get_callers", {"symbol_id": "pkg.core.helper", "ref": "main"}))
         assert callers["metadata"]["ref"] == "heads/main" and callers["nodes"]
         assert error_code(await c.call_tool("search_code", {"query": "x", "ref": "no-such"})) == "index_missing"
+
+
+async def test_search_files_reads_the_live_work_tree(sample_repo):
+    """Without an index every visible file is read; with one, the index narrows and the file
+    decides: an edit after the build is found at once, and a removed line is not served."""
+    async with memory_client(sample_repo.path) as c:
+        bare = ok(await c.call_tool("search_files", {"pattern": "helper needs tests"}))
+        assert [m["path"] for m in bare["matches"]] == ["notes.txt"]
+        assert bare["metadata"]["schema_status"] == "not_indexed"
+        run_cli("build", sample_repo.path)
+        sample_repo.write("notes.txt", "nothing to do\n")
+        sample_repo.write("pkg/new.py", "# fresh_marker_line\n")
+        gone = ok(await c.call_tool("search_files", {"pattern": "helper needs tests"}))
+        assert gone["matches"] == [] and gone["files_searched"] >= 5
+        new = ok(await c.call_tool("search_files", {"pattern": "FRESH_MARKER", "context_lines": 1}))
+        assert [(m["path"], m["line_number"]) for m in new["matches"]] == [("pkg/new.py", 1)]
+        both = ok(await c.call_tool("search_files", {"pattern": r"def (helper|main)\(", "is_regex": True,
+                                                     "case_sensitive": True}))
+        assert [m["line_content"] for m in both["matches"]] == ["def helper(x):", "def main():"]
+        assert error_code(await c.call_tool("search_files", {"pattern": "(", "is_regex": True})) == \
+            "invalid_parameter"
