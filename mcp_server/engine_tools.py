@@ -19,7 +19,7 @@ from pydantic import Field
 
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
 from .fs_tools import iso
-from .schemas import BuildJob, BuildRecord, ResponseMetadata, Status
+from .schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from .state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
@@ -106,7 +106,7 @@ class BuildTools:
         try:
             async with await anyio.open_process(cmd) as proc:
                 try:
-                    out, err = await _communicate(proc, ctx, started)
+                    out, err, ticks = await _communicate(proc, ctx, started)
                 finally:
                     if proc.returncode is None:
                         proc.kill()
@@ -118,7 +118,9 @@ class BuildTools:
         if proc.returncode != 0:
             raise _error_text(out, err)
         result = json.loads(out)
-        await ctx.report_progress(1, 1, f"build {job_id} done")
+        await ctx.report_progress(ticks + 1, ticks + 1,
+                                  f"build {job_id} done: {result.get('files_parsed')} of "
+                                  f"{result.get('files_total')} files parsed")
         with self.state.optional_view() as view:
             meta = metadata_of(view)
         return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
@@ -144,19 +146,42 @@ class BuildTools:
     ) -> BuildJob:
         """Re-index these files (at most 100) after you changed them. Use it after
         editing a few files, before searching them again."""
+        wanted = []
         for p in paths:
             rel = self.state.sandbox.normalize(p)
+            self.state.sandbox.check_lexical(rel)
             if not rel:
                 raise InvalidParameter("paths must name files, not the repository root")
-        return await self._build(ctx, "incremental", None)
+            wanted.append(rel)
+        job = await self._build(ctx, "incremental", None)
+        return job.model_copy(update={"files": self._file_states(job.manifest_id, wanted)})
+
+    def _file_states(self, manifest_id: str | None, paths: list[str]) -> list[FileState]:
+        """What the new index holds for each asked-for path (indexed, skipped and why, or
+        absent: deleted, ignored or never a file)."""
+        from ..manifest import load_manifest
+        from ..store import Store
+
+        if manifest_id is None:
+            return []
+        entries = {f.path: f for f in load_manifest(Store(self.state.store_dir), manifest_id).files}
+        out = []
+        for p in paths:
+            f = entries.get(p)
+            state = "absent" if f is None else "indexed" if f.indexed else "skipped"
+            out.append(FileState(path=p, state=state, reason=f.reason if f is not None else ""))
+        return out
 
     def _git_ref(self) -> str | None:
         ref = self.state.config.ref
         return None if ref in (None, "worktree") else ref
 
 
-async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes]:
+async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes, int]:
+    """(stdout, stderr, progress notifications sent): one per second while the build runs,
+    numbered 1, 2, 3... so progress only increases (MCP requires it)."""
     out, err = bytearray(), bytearray()
+    ticks = 0
 
     async def pump(stream, buf: bytearray) -> None:
         async for chunk in stream:
@@ -170,9 +195,10 @@ async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes
                 with anyio.move_on_after(1.0):
                     await proc.wait()
                 if proc.returncode is None:
-                    await ctx.report_progress(time.monotonic() - started, None,
+                    ticks += 1
+                    await ctx.report_progress(ticks, None,
                                               f"building ({time.monotonic() - started:.0f}s)")
-    return bytes(out), bytes(err)
+    return bytes(out), bytes(err), ticks
 
 
 def _error_text(out: bytes, err: bytes) -> CodeagentError:

@@ -273,16 +273,22 @@ class Status(Response):
     build_tools_enabled: bool = False
 
 
+class FileState(Model):
+    path: str
+    state: Literal["indexed", "skipped", "absent"]
+    reason: str = Field("", description="Why a skipped file was not indexed")
+
+
 class BuildJob(Response):
     job_id: str
-    status: Literal["published", "unchanged", "failed", "cancelled"]
+    status: Literal["published", "unchanged"]
     mode: str
     ref: str | None
     manifest_id: str | None
     files_total: int | None = None
     files_parsed: int | None = None
     duration_ms: float
-    errors: list[str] = Field(default_factory=list)
+    files: list[FileState] = Field(default_factory=list, description="index_files: each path's state")
 
 
 def from_result(model: type[Model], data: dict, **extra: Any) -> Any:
