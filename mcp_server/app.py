@@ -1,15 +1,17 @@
-"""The MCP server object: tool registration in a fixed order, argument checks, error mapping.
+"""The MCP server object: the tool table (tools/list order and profiles), strict argument
+checks, error mapping and response budgets.
 
-Argument errors (unknown tool, unknown or ill-typed argument) are JSON-RPC invalid-params
-errors naming the argument. Every failure inside a tool becomes an `isError` result whose
-structured content is `{"error": {"code", "message", "hint"}}` with a stable code from
-`codeagent.errors`; anything unexpected is logged to stderr and answered as `internal_error`
-without its text, so no traceback or absolute path leaks to the client.
+Every failure, an ill-typed or unknown argument included, is an `isError` result whose text is
+`{"error": {"code", "message", "hint"}}` with a stable code from `codeagent.errors` and no
+structured content; only an unknown tool is a JSON-RPC invalid-params error. Anything
+unexpected is logged to stderr and answered as `internal_error` without its text, so no
+traceback or absolute path leaks to the client.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -23,7 +25,13 @@ from .. import __version__
 from ..errors import CodeagentError
 from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
                      compact, fit)
+from .schemas import outline_schema
 from .state import ServerState
+from .tools.engine import BuildTools, StatusTools
+from .tools.files import FileTools
+from .tools.graph import GraphTools
+from .tools.navigate import NavigationTools
+from .tools.search import SearchTools
 
 log = logging.getLogger("codeagent.mcp")
 
@@ -32,40 +40,6 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                open_world_hint=False)
 
-# (tool name, title), in the order tools/list returns them.
-FILE_TOOLS = (
-    ("list_directory", "List a directory"), ("get_directory_tree", "Directory tree"),
-    ("list_files", "List files by glob"), ("read_file", "Read a file"),
-    ("search_files", "Search file contents (regex or literal)"),
-    ("get_repo_overview", "Repository overview"),
-)
-SEARCH_TOOLS = (
-    ("search_code", "Search code (hybrid)"), ("search_symbols", "Search symbols"),
-    ("locate_symbol", "Locate a symbol's definitions"),
-    ("lookup_symbol", "Look up a symbol by qualified name"),
-    ("search_docs", "Search documentation"), ("find_similar", "Find similar symbols"),
-)
-NAVIGATION_TOOLS = (
-    ("get_symbol", "Symbol detail"), ("get_source_spans", "Symbol source spans"),
-    ("get_file_outline", "File outline"), ("get_callers", "Callers"), ("get_callees", "Callees"),
-    ("get_references", "References"), ("get_implementations", "Implementations"),
-    ("get_dependencies", "Dependencies"), ("get_dependents", "Dependents"),
-    ("code_research", "Multi-hop code research"),
-)
-STATUS_TOOLS = (("index_status", "Index status"), ("get_status", "Engine status"))
-BUILD_TOOLS = (("index_repo", "Index the repository"), ("sync_repo", "Sync the index"),
-               ("index_files", "Re-index files"))
-
-
-# The tools an agent needs most: what `serve` offers by default (`--tools all` adds the rest,
-# every tool of the specs this server covers, under its own name).
-CORE_TOOLS = frozenset({
-    "list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
-    "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
-    "get_callees", "get_references", "code_research", "index_status",
-    "index_repo", "sync_repo", "index_files",
-})
-PROFILES = ("core", "all")
 
 
 def error_result(exc: CodeagentError) -> CallToolResult:
@@ -191,33 +165,64 @@ Answers fit the `max_tokens` argument (default 8000); a cut answer says `truncat
 """
 
 
-def create_server(state: ServerState) -> CodeagentMCP:
-    """The server with every tool registered in the documented order."""
-    from .engine_tools import BuildTools, StatusTools
-    from .fs_tools import FileTools
-    from .graph_tools import GraphTools
-    from .index_tools import NavigationTools, SearchTools
-    from .schemas import outline_schema
+CORE, ALL = "core", "all"  # in the core profile (serve's default) / only with --tools all
 
-    impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
-             StatusTools(state)]
-    groups = [(FILE_TOOLS + SEARCH_TOOLS + NAVIGATION_TOOLS + STATUS_TOOLS, READ_ONLY)]
+
+def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
+    """(tool function, title, profile) in tools/list order: the server's whole surface."""
+    files, search, nav = FileTools(state), SearchTools(state), NavigationTools(state)
+    graph, status = GraphTools(state), StatusTools(state)
+    return [
+        (files.list_directory, "List a directory", CORE),
+        (files.get_directory_tree, "Directory tree", ALL),
+        (files.list_files, "List files by glob", ALL),
+        (files.read_file, "Read a file", CORE),
+        (files.search_files, "Search file contents (regex or literal)", CORE),
+        (files.get_repo_overview, "Repository overview", CORE),
+        (search.search_code, "Search code (hybrid)", CORE),
+        (search.search_symbols, "Search symbols", CORE),
+        (search.locate_symbol, "Locate a symbol's definitions", ALL),
+        (search.lookup_symbol, "Look up a symbol by qualified name", CORE),
+        (search.search_docs, "Search documentation", ALL),
+        (search.find_similar, "Find similar symbols", ALL),
+        (nav.get_symbol, "Symbol detail", CORE),
+        (nav.get_source_spans, "Symbol source spans", ALL),
+        (nav.get_file_outline, "File outline", CORE),
+        (graph.get_callers, "Callers", CORE),
+        (graph.get_callees, "Callees", CORE),
+        (graph.get_references, "References", CORE),
+        (graph.get_implementations, "Implementations", ALL),
+        (graph.get_dependencies, "Dependencies", ALL),
+        (graph.get_dependents, "Dependents", ALL),
+        (graph.code_research, "Multi-hop code research", CORE),
+        (status.index_status, "Index status", CORE),
+        (status.get_status, "Engine status", ALL),
+    ]
+
+
+def build_tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
+    """The tools `serve --allow-build` adds (in every profile)."""
+    build = BuildTools(state)
+    return [(build.index_repo, "Index the repository", CORE),
+            (build.sync_repo, "Sync the index", CORE),
+            (build.index_files, "Re-index files", CORE)]
+
+
+def create_server(state: ServerState) -> CodeagentMCP:
+    """The server with the tools of its profile registered in the documented order."""
+    rows = [(fn, title, profile, READ_ONLY) for fn, title, profile in tool_table(state)]
     if state.config.allow_build:
-        impls.append(BuildTools(state))
-        groups.append((BUILD_TOOLS, BUILDS_INDEX))
+        rows += [(fn, title, profile, BUILDS_INDEX) for fn, title, profile in build_tool_table(state)]
     tools = []
-    for names, annotations in groups:
-        for name, title in names:
-            if state.config.tools == "core" and name not in CORE_TOOLS:
-                continue
-            fn = next(getattr(i, name) for i in impls if hasattr(i, name))
-            tool = Tool.from_function(fn, title=title, annotations=annotations,
-                                      description=" ".join((fn.__doc__ or "").split()),
-                                      structured_output=True)
-            if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
-            _tune_input_schema(tool)
-            tools.append(tool)
+    for fn, title, profile, annotations in rows:
+        if state.config.tools == CORE and profile != CORE:
+            continue
+        tool = Tool.from_function(fn, title=title, annotations=annotations,
+                                  description=" ".join((fn.__doc__ or "").split()),
+                                  structured_output=True)
+        tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
+        _tune_input_schema(tool)
+        tools.append(tool)
     return CodeagentMCP(state, tools)
 
 

@@ -25,7 +25,7 @@ class ServerConfig:
     ref: str | None = None
     store_dir: Path | None = None
     allow_build: bool = False
-    tools: str = "core"  # core | all (app.PROFILES)
+    tools: str = "core"  # core | all: the profile of app.tool_table
 
 
 class ServerState:

@@ -11,10 +11,10 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from .index_tools import QUERY_TIMEOUT, Handle, Query, Ref, hits
-from .budget import skipped
-from .schemas import Edge, Graph, Node, Research, ResearchHop, Symbol
-from .state import ServerState, metadata_of
+from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits
+from ..budget import skipped
+from ..schemas import Edge, Graph, Node, Research, ResearchHop, Symbol
+from ..state import ServerState, metadata_of
 
 CALLERS_OF = re.compile(r"\b(?:who|what|which\s+\w+)\s+(?:calls|uses|invokes)\s+(?P<name>[\w.:]+)"
                         r"|\bcall(?:er)?s\s+(?:of|to)\s+(?P<name2>[\w.:]+)", re.I)
@@ -51,20 +51,20 @@ class GraphTools:
     def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Who calls this symbol; each edge says how sure it is (exact or name-matched).
         Use it for impact analysis before changing a function."""
-        from ..query import callers
+        from ...query import callers
 
         return self._run(callers, ref, symbol_id, limit=limit + skipped())
 
     def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """What this symbol calls. Use it to follow what a function does."""
-        from ..query import callees
+        from ...query import callees
 
         return self._run(callees, ref, symbol_id, limit=limit + skipped())
 
     def get_references(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Everything that uses this symbol: calls, type references, imports,
         inheritance. Use it to find all usages."""
-        from ..query import references
+        from ...query import references
 
         return self._run(references, ref, symbol_id, limit=limit + skipped())
 
@@ -72,7 +72,7 @@ class GraphTools:
                             ref: Ref = None) -> Graph:
         """Classes that implement or extend this interface or base class, and
         overrides. Use it for polymorphic code."""
-        from ..query import implementations
+        from ...query import implementations
 
         return self._run(implementations, ref, symbol_id, limit=limit + skipped())
 
@@ -80,7 +80,7 @@ class GraphTools:
                          limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Outgoing edges of a symbol (optionally one edge type). Use it for what a
         symbol depends on."""
-        from ..query import dependencies
+        from ...query import dependencies
 
         return self._run(dependencies, ref, symbol_id, edge_type=edge_type,
                          limit=limit + skipped())
@@ -89,7 +89,7 @@ class GraphTools:
                        limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Incoming edges of a symbol (optionally one edge type). Use it for what
         depends on a symbol."""
-        from ..query import dependents
+        from ...query import dependents
 
         return self._run(dependents, ref, symbol_id, edge_type=edge_type,
                          limit=limit + skipped())
@@ -104,7 +104,7 @@ class GraphTools:
         By default and for "what calls X" it walks callers; `flow` walks callees,
         `architecture` imports and inheritance, `patterns` implementers, `dependencies`
         every outgoing edge. Use it for questions that span several files."""
-        from ..query import SearchRequest, search, traverse
+        from ...query import SearchRequest, search, traverse
 
         direction, kinds, seed_query = research_plan(query, focus)
         with self.state.view(ref) as view:

@@ -11,12 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import BinaryFile, CodeagentError, InvalidParameter
-from ..sandbox import Entry, looks_binary, sniff_mime
-from .budget import skipped
-from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
+from ...errors import BinaryFile, CodeagentError, InvalidParameter
+from ...sandbox import Entry, looks_binary, sniff_mime
+from ..budget import skipped
+from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
-from .state import NoIndex, ServerState, metadata_of
+from ..state import NoIndex, ServerState, metadata_of
 
 MAX_LIST_ENTRIES = 1000
 MAX_READ_LINES = 10_000
@@ -38,7 +38,7 @@ def glob_matcher(glob: str | None):
     """A path predicate for a user's glob (linear time: no backtracking on hostile globs)."""
     if not glob:
         return lambda path: True
-    from ..query.globs import glob_matcher as matcher
+    from ...query.globs import glob_matcher as matcher
 
     return matcher(glob)
 
@@ -160,7 +160,7 @@ class FileTools:
         """Grep the work tree for a literal string or an RE2 regex; returns matching
         lines with context. Use it for exact text (error messages, TODOs, config keys);
         prefer search_code for concepts and identifiers."""
-        from ..query import grep_texts
+        from ...query import grep_texts
 
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_ms / 1000
@@ -197,9 +197,9 @@ class FileTools:
         live = [e.path for e, _level in self.sandbox.walk("") if e.type == "file" and match(e.path)]
         if isinstance(view, NoIndex) or view.ref != "worktree":
             return live, len(live)
-        from ..manifest import load_manifest
-        from ..query import matching_files
-        from ..refs import freshness
+        from ...manifest import load_manifest
+        from ...query import matching_files
+        from ...refs import freshness
 
         may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
                                    glob=glob)
@@ -258,7 +258,7 @@ def _slice_lines(text: str, line_start: int | None, line_end: int | None,
 
 
 def _index_languages(view) -> list[LanguageStat] | None:
-    from ..manifest import load_manifest
+    from ...manifest import load_manifest
 
     try:
         manifest = load_manifest(view.store, view.manifest_id)

@@ -17,10 +17,10 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
-from .fs_tools import iso
-from .schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
-from .state import ServerState, metadata_of
+from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
+from .files import iso
+from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
+from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
 RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref; "
@@ -38,7 +38,7 @@ class StatusTools:
             if ref is None:
                 with self.state.view() as view:
                     return self._status(view)
-            from ..query import open_index
+            from ...query import open_index
 
             with open_index(self.state.root, self.state.store_dir, ref) as view:
                 return self._status(view)
@@ -53,9 +53,9 @@ class StatusTools:
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        from ..manifest import load_manifest
-        from ..refs import freshness
-        from ..store import read_log
+        from ...manifest import load_manifest
+        from ...refs import freshness
+        from ...store import read_log
 
         manifest = load_manifest(view.store, view.manifest_id)
         counts = dict(manifest.counts)
@@ -159,8 +159,8 @@ class BuildTools:
     def _file_states(self, manifest_id: str | None, paths: list[str]) -> list[FileState]:
         """What the new index holds for each asked-for path (indexed, skipped and why, or
         absent: deleted, ignored or never a file)."""
-        from ..manifest import load_manifest
-        from ..store import Store
+        from ...manifest import load_manifest
+        from ...store import Store
 
         if manifest_id is None:
             return []

@@ -1,4 +1,4 @@
-"""Search, discovery and inspection tools: adapters over `codeagent.query`.
+"""Search tools: adapters over `codeagent.query` search.
 
 Each method is one MCP tool; its signature is the input schema, its return type the output
 schema. Every query runs under a deadline on the view that answered it, and the response's
@@ -13,12 +13,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import IndexMissing, InvalidParameter
-from ..sandbox import is_secret
-from .budget import skipped
-from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanList, Symbol,
-                      SymbolDetailOut)
-from .state import ServerState, metadata_of
+from ...errors import IndexMissing
+from ...sandbox import is_secret
+from ..budget import skipped
+from ..schemas import Hit, NextAction, SearchResults
+from ..state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
 EXACT_POOL = 200  # name matches lookup_symbol narrows to the exact qualified name
@@ -55,7 +54,7 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
 
 
 def _add_context(view, out: list[Hit], before: int, after: int) -> None:
-    from ..query import read_lines
+    from ...query import read_lines
 
     for h in out:
         if before and h.line_start > 1:
@@ -98,7 +97,7 @@ class SearchTools:
         looks like (identifier, path, error string or natural language). Use it as the
         default search; hits carry symbol_id handles for get_symbol, get_callers,
         get_file_outline."""
-        from ..query import SearchRequest, search
+        from ...query import SearchRequest, search
 
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
@@ -115,7 +114,7 @@ class SearchTools:
     ) -> SearchResults:
         """Symbol definitions by name: exact, prefix, sub-token and fuzzy matches.
         Use it when you know (part of) a function, class or method name."""
-        from ..query import find_symbols
+        from ...query import find_symbols
 
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
@@ -128,7 +127,7 @@ class SearchTools:
     ) -> SearchResults:
         """file:line of a symbol's definitions and then its references, by name or
         qualified name. Use it to jump to where something is defined or used."""
-        from ..query import find_symbols
+        from ...query import find_symbols
 
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
@@ -142,7 +141,7 @@ class SearchTools:
         """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
         several only for overloads or same-named definitions. Use it when you know the full
         name; nothing else matches."""
-        from ..query import find_symbols
+        from ...query import find_symbols
 
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
@@ -157,7 +156,7 @@ class SearchTools:
     ) -> SearchResults:
         """Full-text search over documentation sections (Markdown, reStructuredText). Use
         it for how-to and design questions the docs answer."""
-        from ..query import search_text
+        from ...query import search_text
 
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
@@ -169,7 +168,7 @@ class SearchTools:
         """Symbols whose embedding is closest to this one's. Use it to find code that
         does the same thing elsewhere (needs an index built with an embedder)."""
         try:
-            from ..query import semantic  # type: ignore[attr-defined]
+            from ...query import semantic  # type: ignore[attr-defined]
         except ImportError:
             semantic = None
         fn = getattr(semantic, "find_similar", None)
@@ -179,48 +178,3 @@ class SearchTools:
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return search_results(fn(view, symbol_id, limit=limit + skipped()), view, started=started)
-
-
-class NavigationTools:
-    def __init__(self, state: ServerState) -> None:
-        self.state = state
-
-    def get_symbol(self, symbol_id: Handle, ref: Ref = None) -> SymbolDetailOut:
-        """One symbol in full: signature, doc, span, children and reference count. Use
-        it on a symbol_id from a search to understand an API before reading its source."""
-        from ..query import get_symbol
-
-        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
-            d = get_symbol(view, symbol_id)
-            return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
-                                   children=[Symbol.model_validate(c.to_dict()) for c in d.children],
-                                   spans=[Span.model_validate(s.to_dict()) for s in d.spans],
-                                   reference_count=d.reference_count, metadata=metadata_of(view))
-
-    def get_source_spans(self, symbol_id: Handle, with_text: bool = True, ref: Ref = None) -> SpanList:
-        """Every source location of a symbol, primary first; with_text adds the
-        source. Use it to read a symbol's code without knowing its file and lines."""
-        from ..query import resolve_symbol, source_spans
-
-        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
-            sym = resolve_symbol(view, symbol_id)
-            spans = source_spans(view, sym.symbol_id, with_text=with_text)
-            return SpanList(symbol_id=sym.symbol_id, spans=[Span.model_validate(s.to_dict()) for s in spans],
-                            metadata=metadata_of(view))
-
-    def get_file_outline(
-        self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")], ref: Ref = None,
-    ) -> FileOutline:
-        """The symbols a file defines, in line order, with signatures and spans (no
-        source). Use it to see a file's structure before reading parts of it."""
-        from ..query import file_outline
-
-        rel = self.state.sandbox.normalize(path)
-        self.state.sandbox.check_lexical(rel)
-        if not rel:
-            raise InvalidParameter("path names the repository root, not a file")
-        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
-            o = file_outline(view, rel)
-            return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
-                               symbols=[Symbol.model_validate(s.to_dict()) for s in o.symbols],
-                               metadata=metadata_of(view))
