@@ -18,13 +18,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp_types import (INVALID_PARAMS, CallToolResult, SetLevelRequestParams, TextContent,
+                       ToolAnnotations)
 from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
 from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
                      compact, fit)
+from .protocol import completer, set_level
 from .schemas import outline_schema
 from .state import ServerState
 from .tools.engine import BuildTools, StatusTools
@@ -62,6 +64,9 @@ class CodeagentMCP(MCPServer):
                          instructions=instructions(state), log_level="WARNING", tools=tools)
         self.state = state
         self._tools = {t.name: t for t in tools}
+        self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams,
+                                                  set_level)
+        self.completion()(completer(state))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tools.get(name)

@@ -5,9 +5,11 @@ in memory."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
-from contextlib import asynccontextmanager
+import time
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 CORE_PY = '''"""Core module."""
@@ -123,3 +125,44 @@ def error_of(result) -> dict:
 
 def error_code(result) -> str:
     return error_of(result)["code"]
+
+
+@contextmanager
+def http_server(repo: Path, *extra: str):
+    """`codeagent serve --transport http` on a free loopback port; yields the /mcp URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = [sys.executable, "-m", "codeagent", "serve", "--repo", str(repo), "--tools", "all"]
+    proc = subprocess.Popen([*serve, "--transport", "http", "--port", str(port), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=repo)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+NODE_BIN = Path(__file__).resolve().parents[2] / ".ci" / "node" / "node_modules" / ".bin"
+
+
+def node_tool(name: str, package: str) -> Path:
+    """An npm tool `.ci/run` installed into .ci/node; the test is skipped (saying why) without
+    node or the package: no test downloads anything."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("node") is None:
+        pytest.skip(f"node is not installed: {name} cannot run")
+    if not (NODE_BIN / name).exists():
+        pytest.skip(f"{package} is not installed in .ci/node "
+                    f"(`npm install --prefix .ci/node {package}`, as .ci/run does)")
+    return NODE_BIN / name

@@ -11,22 +11,16 @@ the reason) when node or the package is absent.
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from mcp_helpers import run_cli
+from mcp_helpers import http_server, node_tool, run_cli
 from test_tools_memory import BUILD_TOOLS, READ_ONLY_TOOLS
 
-ROOT = Path(__file__).resolve().parents[2]
-INSPECTOR = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "mcp-inspector"
 
 H = "pkg.core.helper"
 # tool -> (arguments that succeed, text the answer holds), (arguments that fail, error code)
@@ -65,12 +59,8 @@ CASES: dict[str, tuple[tuple[dict, str], tuple[dict, str]]] = {
 
 
 def _inspector(target: list[str], *method: str, cwd: Path) -> dict:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: the MCP Inspector CLI cannot run")
-    if not INSPECTOR.exists():
-        pytest.skip("the MCP Inspector is not installed in .ci/node "
-                    "(`npm install --prefix .ci/node @modelcontextprotocol/inspector`, as .ci/run does)")
-    proc = subprocess.run([str(INSPECTOR), "--cli", *target, *method], capture_output=True,
+    inspector = node_tool("mcp-inspector", "@modelcontextprotocol/inspector@0.15.0")
+    proc = subprocess.run([str(inspector), "--cli", *target, *method], capture_output=True,
                           text=True, timeout=300, cwd=cwd)
     assert proc.returncode == 0, f"inspector {method} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     return json.loads(proc.stdout)
@@ -83,28 +73,6 @@ def _stdio(repo: Path) -> list[str]:
 def _call(target: list[str], repo: Path, tool: str, args: dict) -> dict:
     pairs = [a for k, v in args.items() for a in ("--tool-arg", f"{k}={v}")]
     return _inspector(target, "--method", "tools/call", "--tool-name", tool, *pairs, cwd=repo)
-
-
-@contextmanager
-def http_server(repo: Path, *extra: str):
-    """`codeagent serve --transport http` on a free loopback port; yields the /mcp URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([*_stdio(repo), "--transport", "http", "--port", str(port), *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=repo)
-    try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _check(tool: str, kind: str, args: dict, expect: str, got: dict) -> None:

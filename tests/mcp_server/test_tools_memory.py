@@ -306,3 +306,18 @@ async def test_search_files_reads_the_live_work_tree(sample_repo):
         assert [m["line_content"] for m in both["matches"]] == ["def helper(x):", "def main():"]
         assert error_code(await c.call_tool("search_files", {"pattern": "(", "is_regex": True})) == \
             "invalid_parameter"
+
+
+async def test_completion_of_path_and_symbol_arguments(indexed_repo):
+    from mcp_types import PromptReference
+
+    ref = PromptReference(name="any")
+    async with memory_client(indexed_repo.path) as c:
+        paths = (await c.complete(ref, {"name": "path", "value": "pkg/c"})).completion
+        assert paths.values == ["pkg/core.py"]
+        top = (await c.complete(ref, {"name": "path", "value": ""})).completion.values
+        assert "pkg/" in top and ".env" not in top and "debug.log" not in top
+        names = (await c.complete(ref, {"name": "symbol_id", "value": "pkg.core.hel"})).completion
+        assert names.values == ["pkg.core.helper"]
+        other = (await c.complete(ref, {"name": "query", "value": "x"})).completion
+        assert other.values == []
