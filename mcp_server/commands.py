@@ -33,7 +33,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
               help="Store directory (default: REPO/.codeagent).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
-              help="stdio for a client that spawns the server; http for streamable HTTP at /mcp.")
+              help="stdio for a client that spawns the server; http for streamable HTTP at /mcp, "
+                   "the legacy HTTP+SSE transport at /sse and a health check at /health.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="HTTP port.")
@@ -79,9 +80,15 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
         # which MCPServer does not expose publicly yet.
         anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
     else:
-        click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
-                   err=True)
-        anyio.run(lambda: server.run_streamable_http_async(host=host, port=port))
+        import uvicorn
+
+        from .http import http_app
+
+        click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp "
+                   f"(legacy SSE at /sse, health at /health)", err=True)
+        config = uvicorn.Config(http_app(server, host), host=host, port=port,
+                                log_level=log_level)
+        anyio.run(uvicorn.Server(config).serve)
 
 
 def _refuse(exc: Exception) -> None:

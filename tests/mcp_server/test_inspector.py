@@ -114,3 +114,19 @@ def test_inspector_every_tool_over_http(indexed_repo):
     with http_server(repo, "--allow-build") as url:  # one build at a time: they share a lock
         for job in (j for j in jobs if j[0] in BUILD_TOOLS):
             _check(*job, _call([url], repo, job[0], job[2]))
+
+
+def test_legacy_sse_and_health_beside_streamable_http(indexed_repo):
+    """One `serve --transport http` answers the legacy HTTP+SSE transport (Inspector CLI
+    `--transport sse`) and GET /health beside streamable HTTP."""
+    import urllib.request
+
+    repo = indexed_repo.path
+    with http_server(repo) as url:
+        base = url.removesuffix("/mcp")
+        with urllib.request.urlopen(base + "/health", timeout=30) as resp:
+            health = json.loads(resp.read())
+        assert health["status"] == "ok" and health["index"] == "ready" and health["manifest_id"]
+        for kind, (args, expect) in zip(("ok", "error"), CASES["read_file"]):
+            got = _call([base + "/sse", "--transport", "sse"], repo, "read_file", args)
+            _check("read_file", kind, args, expect, got)
