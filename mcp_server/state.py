@@ -7,6 +7,7 @@ looked for again on every request.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,6 +18,10 @@ from .. import sources
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
 from ..sandbox import Sandbox
 from .schemas import ResponseMetadata
+
+
+# A hint telling a CLI user to run `codeagent search ...`: an agent has tools for that.
+CLI_SEARCH = re.compile(r"`codeagent search\b")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class ServerState:
         local = (str(self.root), str(self.store_dir))
         if isinstance(exc, IndexMissing) and (not exc.hint or any(p in exc.hint for p in local)):
             exc.hint = f"run `{self.build_command()}` in the repository"
+        if exc.hint and CLI_SEARCH.search(exc.hint):
+            exc.hint = "find it with search_symbols or search_code, then pass a symbol_id"
         if (self.config.allow_build and isinstance(exc, (IndexMissing, IndexIncompatible))
                 and "--embedder" not in (exc.hint or "")):
             exc.hint = "call the index_repo tool, which builds the index"

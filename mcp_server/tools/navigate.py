@@ -13,20 +13,26 @@ from ..state import ServerState, metadata_of
 from .search import QUERY_TIMEOUT, Handle, Ref
 
 
+def span(s, with_text: bool) -> Span:
+    return Span.model_validate(s.to_dict() if with_text else {**s.to_dict(), "text": ""})
+
+
 class NavigationTools:
     def __init__(self, state: ServerState) -> None:
         self.state = state
 
-    def get_symbol(self, symbol_id: Handle, ref: Ref = None) -> SymbolDetailOut:
-        """One symbol in full: signature, doc, span, children and reference count. Use
-        it on a symbol_id from a search to understand an API before reading its source."""
+    def get_symbol(self, symbol_id: Handle, include_source: bool = False,
+                   ref: Ref = None) -> SymbolDetailOut:
+        """One symbol in full: signature, doc, spans, children and reference count (its
+        source with include_source). Use it on a symbol_id from a search to understand an API
+        before reading its source."""
         from ...query import get_symbol
 
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             d = get_symbol(view, symbol_id)
             return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
                                    children=[Symbol.model_validate(c.to_dict()) for c in d.children],
-                                   spans=[Span.model_validate(s.to_dict()) for s in d.spans],
+                                   spans=[span(s, include_source) for s in d.spans],
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 
     def get_source_spans(self, symbol_id: Handle, with_text: bool = True, ref: Ref = None) -> SpanList:

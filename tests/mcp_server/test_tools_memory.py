@@ -321,3 +321,15 @@ async def test_completion_of_path_and_symbol_arguments(indexed_repo):
         assert names.values == ["pkg.core.helper"]
         other = (await c.complete(ref, {"name": "query", "value": "x"})).completion
         assert other.values == []
+
+
+async def test_symbols_come_without_source_unless_asked_and_hints_name_tools(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        plain = ok(await c.call_tool("get_symbol", {"symbol_id": "pkg.core.helper"}))
+        assert plain["symbol"]["signature"].startswith("def helper(x")
+        assert [s["text"] for s in plain["spans"]] == [""] and plain["spans"][0]["line_start"] == 15
+        full = ok(await c.call_tool("get_symbol", {"symbol_id": "pkg.core.helper",
+                                                   "include_source": True}))
+        assert full["spans"][0]["text"].startswith("def helper(x):")
+        hint = error_of(await c.call_tool("get_symbol", {"symbol_id": "nosuch"}))["hint"]
+        assert "search_symbols" in hint and "codeagent" not in hint, hint
