@@ -212,29 +212,19 @@ class FileTools:
     ) -> RepoOverview:
         """Top directories, file counts and languages of the repository. Use it first
         in an unfamiliar repository."""
+        from ...query.overview import overview
+
         tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
-        files = dirs = size = 0
-        by_ext: dict[str, list[int]] = {}
-        if include_stats:
-            for e, _level in self.sandbox.walk(""):
-                if e.type == "directory":
-                    dirs += 1
-                    continue
-                files += 1
-                size += e.size or 0
-                ext = posixpath.splitext(e.name)[1].lower() or e.name
-                stat = by_ext.setdefault(ext, [0, 0])
-                stat[0] += 1
-                stat[1] += e.size or 0
+        entries = (e for e, _level in self.sandbox.walk("")) if include_stats else ()
         with self.state.optional_view() as view:
-            langs = _index_languages(view) if not isinstance(view, NoIndex) and include_stats else None
+            o = overview(entries, None if isinstance(view, NoIndex) else view)
             meta = metadata_of(view, "truncated" if truncated else "complete")
-        if langs is None:
-            langs = [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in by_ext.items()]
-        langs.sort(key=lambda s: (-s.bytes, s.language))
         tree.name = posixpath.basename(str(self.state.root))
-        return RepoOverview(root=tree.name, tree=tree, total_files=files, total_directories=dirs,
-                            total_bytes=size, languages=langs[:20], metadata=meta)
+        return RepoOverview(root=tree.name, tree=tree, total_files=o.total_files,
+                            total_directories=o.total_directories, total_bytes=o.total_bytes,
+                            languages=[LanguageStat(language=x.language, files=x.files,
+                                                    bytes=x.bytes) for x in o.languages],
+                            metadata=meta)
 
 
 def _slice_lines(text: str, line_start: int | None, line_end: int | None,
@@ -255,19 +245,3 @@ def _slice_lines(text: str, line_start: int | None, line_end: int | None,
         out.append(lines[i])
         used += size
     return "".join(out), first, first + len(out) - 1 if out else first - 1, total, truncated
-
-
-def _index_languages(view) -> list[LanguageStat] | None:
-    from ...manifest import load_manifest
-
-    try:
-        manifest = load_manifest(view.store, view.manifest_id)
-    except Exception:
-        return None
-    stats: dict[str, list[int]] = {}
-    for f in manifest.files:
-        if f.indexed:
-            s = stats.setdefault(f.language, [0, 0])
-            s[0] += 1
-            s[1] += f.size
-    return [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in stats.items()]
