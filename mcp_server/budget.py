@@ -99,7 +99,8 @@ class ArgumentError(InvalidParameter):
 
 def _digest(tool: str, arguments: dict[str, Any]) -> str:
     key = {k: v for k, v in arguments.items() if k != "limit"}
-    return hashlib.blake2b(compact([tool, key]).encode(), digest_size=6).hexdigest()
+    raw = compact([tool, key]).encode("utf-8", "surrogatepass")  # lone surrogates are refused later
+    return hashlib.blake2b(raw, digest_size=6).hexdigest()
 
 
 def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
