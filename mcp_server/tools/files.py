@@ -189,12 +189,29 @@ class FileTools:
                           files_matched=files, truncated=truncated,
                           duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
 
+    def _glob_root(self, glob: str | None) -> str:
+        """The directory an anchored glob cannot leave (`json/**/*.py` -> json): the walk
+        starts there instead of at the root."""
+        if not glob or "/" not in glob.strip("/"):
+            return ""
+        fixed = []
+        for part in glob.strip("/").split("/")[:-1]:
+            if any(c in part for c in "*?[{\\"):
+                break
+            fixed.append(part)
+        root = "/".join(fixed)
+        try:
+            return self.sandbox.resolve_dir(root) if root else ""
+        except CodeagentError:
+            return ""
+
     def _grep_candidates(self, view, pattern: str, regex: bool, case_sensitive: bool,
                          glob: str | None) -> tuple[list[str], int]:
         """(files worth reading, files searched): every visible file the glob takes, narrowed
         by the work-tree index to those whose indexed text may match or that changed since."""
         match = glob_matcher(glob)
-        live = [e.path for e, _level in self.sandbox.walk("") if e.type == "file" and match(e.path)]
+        live = [e.path for e, _level in self.sandbox.walk(self._glob_root(glob))
+                if e.type == "file" and match(e.path)]
         if isinstance(view, NoIndex) or view.ref != "worktree":
             return live, len(live)
         from ...manifest import load_manifest

@@ -333,3 +333,14 @@ async def test_symbols_come_without_source_unless_asked_and_hints_name_tools(ind
         assert full["spans"][0]["text"].startswith("def helper(x):")
         hint = error_of(await c.call_tool("get_symbol", {"symbol_id": "nosuch"}))["hint"]
         assert "search_symbols" in hint and "codeagent" not in hint, hint
+
+
+async def test_search_files_glob_narrows_the_walk(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        inside = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "pkg/**"}))
+        assert {m["path"] for m in inside["matches"]} == {"pkg/core.py"}
+        assert inside["files_searched"] == 2  # pkg/__init__.py and pkg/core.py
+        anywhere = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "*.py"}))
+        assert {m["path"] for m in anywhere["matches"]} == {"pkg/core.py"}
+        missing = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "nope/**"}))
+        assert missing["matches"] == []
