@@ -247,6 +247,9 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
     from .index import _timeout
 
     _check(pattern, context, max_results, 1)
+    if not regex:  # a literal needs no regex engine: substring search, in Python
+        rows = _literal_rows(texts, pattern, case_sensitive, max_results, deadline, timeout)
+        return _grep_matches(texts, rows, context, max_results)
     cond = _matchers(pattern, regex, case_sensitive)
     sql = _TEXTS_SQL.format(line_match=cond.line)
     con = duckdb.connect()
@@ -266,6 +269,32 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
         con.close()
     if deadline is not None and time.monotonic() > deadline:
         raise _timeout(timeout)
+    return _grep_matches(texts, rows, context, max_results)
+
+
+def _literal_rows(texts: list[tuple[str, str]], pattern: str, case_sensitive: bool,
+                  max_results: int, deadline: float | None, timeout: float) -> list[tuple]:
+    from .index import _timeout
+
+    needle = pattern if case_sensitive else pattern.casefold()
+    rows: list[tuple] = []
+    for i, (path, text) in enumerate(texts):
+        if deadline is not None and i % TEXT_BATCH == 0 and time.monotonic() > deadline:
+            raise _timeout(timeout)
+        if needle not in (text if case_sensitive else text.casefold()):
+            continue
+        for n, line in enumerate(text.split("\n"), 1):
+            if needle in (line if case_sensitive else line.casefold()):
+                rows.append((path, n, line))
+        if len(rows) > max_results:
+            break
+    if deadline is not None and time.monotonic() > deadline:
+        raise _timeout(timeout)
+    return rows
+
+
+def _grep_matches(texts: list[tuple[str, str]], rows: list[tuple], context: int,
+                  max_results: int) -> tuple[list[GrepMatch], int, int, bool]:
     hit = {r[0] for r in rows}
     lines = {p: t.split("\n") for p, t in texts if context and p in hit}
     matches = [GrepMatch(path, n, line.rstrip("\r"),
