@@ -210,6 +210,7 @@ class FileTools:
         """(files worth reading, files searched): every visible file the glob takes, narrowed
         by the work-tree index to those whose indexed text may match or that changed since."""
         match = glob_matcher(glob)
+        self.sandbox.refresh()  # the live tree decides: a file added a second ago is searched
         live = [e.path for e, _level in self.sandbox.walk(self._glob_root(glob))
                 if e.type == "file" and match(e.path)]
         if isinstance(view, NoIndex) or view.ref != "worktree":
