@@ -1,18 +1,20 @@
-"""MCP round-trip latency per tool on the stdlib corpus, through the SDK's stdio client.
+"""What `codeagent serve` costs an agent on the stdlib corpus, through the SDK's stdio client:
+the size of `tools/list`, the median and largest answer of a scripted 20-call agent session,
+and the round-trip latency per tool (p50/p95 in ms).
 
-    python bench/mcp.py [--calls 40] [--corpus DIR]
+    python bench/mcp.py [--calls 40] [--corpus DIR] [--before PYTHON]
 
-Spawns `codeagent serve` over stdio and times each tools/call from send to parsed result
-(p50/p95 in ms). The peer in the same run is the same server object through the SDK's
-in-memory transport: the ratio is what the stdio transport and process boundary cost.
+`--before` is the Python of another checkout (its venv), run on the same index in the same
+run, so the "before" column is measured under the same load. Sizes are characters of the
+compact JSON of each `tools/list` / `tools/call` result as the client receives it.
 Targets: p95 <= 20 ms for symbol lookups, <= 100 ms for search_code.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +50,49 @@ TARGETS = {"lookup_symbol": 20, "locate_symbol": 20, "search_symbols": 20, "get_
            "search_code": 100}
 
 
+# A scripted agent session: orient, search, look up, read, follow the graph (core tools only,
+# handles given as qualified names so every server version takes them).
+SESSION = [
+    ("get_repo_overview", {}), ("search_code", {"query": "parse url query string"}),
+    ("search_code", {"query": "OrderedDict"}), ("search_symbols", {"query": "urlparse"}),
+    ("lookup_symbol", {"qualified_name": "json.decoder.JSONDecoder"}),
+    ("get_symbol", {"symbol_id": "json.decoder.JSONDecoder"}),
+    ("get_file_outline", {"path": "json/decoder.py"}),
+    ("read_file", {"path": "json/decoder.py", "line_start": 1, "line_end": 80}),
+    ("get_callers", {"symbol_id": "urllib.parse.urlparse"}),
+    ("get_callees", {"symbol_id": "urllib.parse.urlparse"}),
+    ("get_references", {"symbol_id": "copy.deepcopy"}),
+    ("search_files", {"pattern": "def __init__", "glob": "json/**"}),
+    ("list_directory", {"path": "json"}), ("code_research", {"query": "what calls deepcopy"}),
+    ("get_file_outline", {"path": "argparse.py"}),
+    ("search_code", {"query": "ValueError: invalid literal"}), ("read_file", {"path": "argparse.py"}),
+    ("search_files", {"pattern": "TODO"}), ("get_callers", {"symbol_id": "logging.getLogger"}),
+    ("index_status", {}),
+]
+
+
+def _size(result) -> int:
+    import json
+
+    return len(json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                          separators=(",", ":"), ensure_ascii=False))
+
+
+def _text(result) -> int:
+    """Characters of the text content: what a client that shows the model `content` sends it."""
+    return sum(len(getattr(c, "text", "")) for c in result.content)
+
+
+async def session(client) -> dict:
+    """tools/list size and each session answer as (tool, text chars, wire chars, isError)."""
+    listed = _size(await client.list_tools())
+    answers = []
+    for tool, args in SESSION:
+        res = await client.call_tool(tool, args)
+        answers.append((tool, _text(res), _size(res), bool(res.is_error)))
+    return {"tools_list": listed, "answers": answers}
+
+
 def workload(symbol_ids: list[str]) -> dict[str, list[dict]]:
     """tool -> argument sets cycled through (lookups use names and real handles)."""
     return {
@@ -75,7 +120,7 @@ async def _handles(client) -> list[str]:
 
 
 async def measure(client, calls: int) -> dict[str, list[float] | str]:
-    """tool -> round-trip milliseconds, or the error code that stopped it."""
+    """tool -> round-trip milliseconds, or the error that stopped it."""
     ids = await _handles(client)
     times: dict[str, list[float] | str] = {}
     for tool, arg_sets in workload(ids).items():
@@ -89,57 +134,75 @@ async def measure(client, calls: int) -> dict[str, list[float] | str]:
             res = await client.call_tool(tool, arg_sets[i % len(arg_sets)])
             samples.append((time.perf_counter() - start) * 1000)
             if res.is_error:
-                samples = "error: " + res.structured_content["error"]["code"]
+                samples = "error: " + str(res.content[0].text)[:60]
                 break
         times[tool] = samples
     return times
 
 
-async def run(repo: Path, calls: int) -> tuple[dict, dict]:
+async def run(python: str, repo: Path, calls: int) -> tuple[dict, dict]:
+    """(session sizes with the default tools, latencies with every tool) of one server, on an
+    index that `python` built in a store of its own (versions may differ in format)."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from codeagent.mcp_server.app import create_server
-    from codeagent.mcp_server.state import ServerConfig, ServerState
+    store = repo.parent / f"{repo.name}-store-{hashlib.blake2b(python.encode(), digest_size=4).hexdigest()}"
+    await anyio.run_process([python, "-m", "codeagent", "build", str(repo), "--store", str(store)])
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "codeagent", "serve", "--repo", str(repo)],
-                                   env=dict(os.environ))
-    async with Client(params, read_timeout_seconds=120) as client:
-        stdio = await measure(client, calls)
-    state = ServerState(ServerConfig(repo))
-    async with Client(create_server(state)) as client:
-        memory = await measure(client, calls)
-    state.close()
-    return stdio, memory
+    def params(*extra: str) -> StdioServerParameters:
+        return StdioServerParameters(command=python, env=dict(os.environ),
+                                     args=["-m", "codeagent", "serve", "--repo", str(repo),
+                                           "--store", str(store), *extra])
+
+    async with Client(params(), read_timeout_seconds=120) as client:
+        sizes = await session(client)
+    async with Client(params(), read_timeout_seconds=120) as client:
+        all_tools = {t.name for t in (await client.list_tools()).tools} >= set(workload([]))
+    async with Client(params(*([] if all_tools else ["--tools", "all"])),
+                      read_timeout_seconds=120) as client:
+        times = await measure(client, calls)
+    return sizes, times
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=40)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-stdlib")
+    ap.add_argument("--before", help="Python of the checkout to compare with (its venv)")
     args = ap.parse_args()
     repo = stdlib_repo(args.corpus)
-    subprocess.run([sys.executable, "-m", "codeagent", "build", str(repo)], check=True,
-                   stdout=subprocess.DEVNULL)
     load_before = os.getloadavg()[0]
-    stdio, memory = anyio.run(run, repo, args.calls)
-    rows = []
-    for tool, samples in stdio.items():
-        if isinstance(samples, str) or isinstance(memory[tool], str):
-            rows.append([tool, 0, samples if isinstance(samples, str) else memory[tool]] + [""] * 6)
-            continue
-        p50, p95 = median(samples), percentile(samples, 95)
-        peer = percentile(memory[tool], 95)
-        target = TARGETS.get(tool)
-        verdict = "" if target is None else ("ok" if p95 <= target else "MISS")
-        rows.append([tool, len(samples), f"{p50:.1f}", f"{p95:.1f}", f"{median(memory[tool]):.1f}",
-                     f"{peer:.1f}", f"{p95 / peer:.2f}" if peer else "-",
-                     f"<= {target}" if target else "", verdict])
+    runs = {"after": anyio.run(run, sys.executable, repo, args.calls)}
+    if args.before:
+        runs = {"before": anyio.run(run, args.before, repo, args.calls), **runs}
     print(f"stdlib corpus at {repo}; {args.calls} calls per tool; "
           f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
-    print_table(["tool", "n", "stdio p50 ms", "stdio p95 ms", "memory p50 ms", "memory p95 ms",
-                 "p95 ratio", "target p95", ""], rows)
+    rows = []
+    for name, (sizes, _times) in runs.items():
+        answers = sizes["answers"]
+        biggest = max(answers, key=lambda a: a[1])
+        rows.append([name, sizes["tools_list"], f"{median([a[1] for a in answers]):.0f}",
+                     f"{biggest[1]} ({biggest[0]})", sum(a[1] for a in answers),
+                     f"{median([a[2] for a in answers]):.0f}", max(a[2] for a in answers),
+                     ", ".join(a[0] for a in answers if a[3]) or "-"])
+    print_table(["server", "tools/list chars", "text median", "text max", "text total",
+                 "wire median", "wire max", "errors"], rows)
+    names = list(runs)
+    rows = []
+    for tool in runs["after"][1]:
+        row, verdict = [tool], ""
+        for name in names:
+            samples = runs[name][1].get(tool, "absent")
+            if isinstance(samples, str):
+                row += [samples, ""]
+                continue
+            p95 = percentile(samples, 95)
+            row += [f"{median(samples):.1f}", f"{p95:.1f}"]
+            if name == "after" and tool in TARGETS:
+                verdict = "ok" if p95 <= TARGETS[tool] else "MISS"
+        rows.append(row + [f"<= {TARGETS[tool]}" if tool in TARGETS else "", verdict])
+    print_table(["tool"] + [f"{n} {q} ms" for n in names for q in ("p50", "p95")]
+                + ["target p95", ""], rows)
 
 
 if __name__ == "__main__":

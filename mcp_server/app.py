@@ -1,29 +1,39 @@
-"""The MCP server object: tool registration in a fixed order, argument checks, error mapping.
+"""The MCP server object: the tool table (tools/list order and profiles), strict argument
+checks, error mapping and response budgets.
 
-Argument errors (unknown tool, unknown or ill-typed argument) are JSON-RPC invalid-params
-errors naming the argument. Every failure inside a tool becomes an `isError` result whose
-structured content is `{"error": {"code", "message", "hint"}}` with a stable code from
-`codeagent.errors`; anything unexpected is logged to stderr and answered as `internal_error`
-without its text, so no traceback or absolute path leaks to the client.
+Every failure, an ill-typed or unknown argument included, is an `isError` result whose text is
+`{"error": {"code", "message", "hint"}}` with a stable code from `codeagent.errors` and no
+structured content; only an unknown tool is a JSON-RPC invalid-params error. Anything
+unexpected is logged to stderr and answered as `internal_error` without its text, so no
+traceback or absolute path leaks to the client.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp_types import (INVALID_PARAMS, CallToolResult, SetLevelRequestParams, TextContent,
+                       ToolAnnotations)
 from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
+from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
+                     compact, fit)
+from .protocol import completer, set_level
+from .schemas import outline_schema
 from .state import ServerState
+from .tools.engine import BuildTools, StatusTools
+from .tools.files import FileTools
+from .tools.graph import GraphTools
+from .tools.navigate import NavigationTools
+from .tools.search import SearchTools
 
 log = logging.getLogger("codeagent.mcp")
 
@@ -32,81 +42,91 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                open_world_hint=False)
 
-# (tool name, title), in the order tools/list returns them.
-FILE_TOOLS = (
-    ("list_directory", "List a directory"), ("get_directory_tree", "Directory tree"),
-    ("list_files", "List files by glob"), ("read_file", "Read a file"),
-    ("search_files", "Search file contents (regex or literal)"),
-    ("get_repo_overview", "Repository overview"),
-)
-SEARCH_TOOLS = (
-    ("search_code", "Search code (hybrid)"), ("search_symbols", "Search symbols"),
-    ("locate_symbol", "Locate a symbol's definitions"),
-    ("lookup_symbol", "Look up a symbol by qualified name"),
-    ("search_docs", "Search documentation"), ("find_similar", "Find similar symbols"),
-)
-NAVIGATION_TOOLS = (
-    ("get_symbol", "Symbol detail"), ("get_source_spans", "Symbol source spans"),
-    ("get_file_outline", "File outline"), ("get_callers", "Callers"), ("get_callees", "Callees"),
-    ("get_references", "References"), ("get_implementations", "Implementations"),
-    ("get_dependencies", "Dependencies"), ("get_dependents", "Dependents"),
-    ("code_research", "Multi-hop code research"),
-)
-STATUS_TOOLS = (("index_status", "Index status"), ("get_status", "Engine status"))
-BUILD_TOOLS = (("index_repo", "Index the repository"), ("sync_repo", "Sync the index"),
-               ("index_files", "Re-index files"))
 
 
 def error_result(exc: CodeagentError) -> CallToolResult:
-    """An isError tool result carrying the error's stable code."""
-    body = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
-                          structured_content=body, is_error=True)
+    """An isError tool result: `{"error": {"code", "message", "hint"}}` as text only.
 
-
-def _invalid_params(errors: list[dict]) -> MCPError:
-    names = sorted({str(e["loc"][0]) for e in errors if e.get("loc")})
-    detail = "; ".join(f"`{'.'.join(map(str, e['loc'])) or '(arguments)'}`: {e['msg']}" for e in errors[:5])
-    return MCPError(code=INVALID_PARAMS, message=f"invalid argument {detail}",
-                    data={"arguments": names})
+    It carries no structuredContent: clients validate structured content against the tool's
+    output schema, which describes the successful answer."""
+    body = {"code": exc.code, "message": exc.message, "hint": exc.hint}
+    if getattr(exc, "arguments", None):
+        body["arguments"] = exc.arguments
+    return CallToolResult(content=[TextContent(type="text", text=compact({"error": body}))],
+                          is_error=True)
 
 
 class CodeagentMCP(MCPServer):
-    """MCPServer with codeagent's argument checks and error mapping."""
+    """MCPServer with strict argument checks, error mapping and response budgets."""
 
     def __init__(self, state: ServerState, tools: list[Tool]) -> None:
         super().__init__("codeagent", title="codeagent code index", version=__version__,
-                         instructions=INSTRUCTIONS, log_level="WARNING", tools=tools)
+                         instructions=instructions(state), log_level="WARNING", tools=tools)
         self.state = state
-        self._arguments = {t.name: set(t.parameters.get("properties", {})) for t in tools}
+        self._tools = {t.name: t for t in tools}
+        self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams,
+                                                  set_level)
+        self.completion()(completer(state))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        known = self._arguments.get(name)
-        if known is None:
+        tool = self._tools.get(name)
+        if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
                            data={"arguments": ["name"]})
-        broken = _unencodable(arguments)
-        if broken:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"argument {broken} is not valid Unicode (a lone surrogate)",
-                           data={"arguments": [broken]})
-        extra = sorted(set(arguments) - known)
-        if extra:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"unknown argument(s) {', '.join(extra)} for {name}; "
-                                   f"accepted: {', '.join(sorted(known)) or 'none'}",
-                           data={"arguments": extra})
+        arguments = dict(arguments or {})
         try:
-            return await super().call_tool(name, arguments, context)
+            page = Page.take(name, arguments)
+            check_arguments(tool, arguments)
+            with page.active():
+                result = await super().call_tool(name, arguments, context)
+            if result.is_error or result.structured_content is None:
+                return result
+            body = fit(result.structured_content, page)
+            return CallToolResult(content=[TextContent(type="text", text=compact(body))],
+                                  structured_content=body)
+        except CodeagentError as exc:
+            return error_result(self.state.scrub(exc))
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(cause, ValidationError) and _is_argument_error(cause):
-                raise _invalid_params(cause.errors()) from None
+            if isinstance(cause, ValidationError):
+                return error_result(_argument_error(cause))
             if isinstance(cause, CodeagentError):
                 return error_result(self.state.scrub(cause))
             log.error("tool %s failed", name, exc_info=cause or exc)
             return error_result(InternalError(
                 "internal error while running the tool (details are in the server's log)"))
+
+
+def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
+    """Unknown names, unencodable strings and ill-typed values (strictly: "10" is not an
+    integer, "yes" not a boolean) raise an ArgumentError naming the argument."""
+    known = tool.parameters.get("properties", {})
+    extra = sorted(set(arguments) - set(known))
+    if extra:
+        raise ArgumentError(extra[0], "", f"unknown argument(s) {', '.join(extra)} for {tool.name}",
+                            hint=f"accepted: {', '.join(sorted(known)) or 'no arguments'}")
+    broken = _unencodable(arguments)
+    if broken:
+        raise ArgumentError(broken.split(".")[0].split("[")[0], "valid Unicode text",
+                            f"{broken} is not valid Unicode (a lone surrogate)")
+    try:
+        tool.fn_metadata.arg_model.model_validate(arguments, strict=True)
+    except ValidationError as exc:
+        raise _argument_error(exc) from None
+
+
+def _argument_error(exc: ValidationError) -> ArgumentError:
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": (), "msg": "invalid arguments"}
+    name = str(first["loc"][0]) if first.get("loc") else "(arguments)"
+    where = ".".join(map(str, first.get("loc") or ())) or name
+    detail = "; ".join(f"`{'.'.join(map(str, e['loc'])) or '(arguments)'}`: {e['msg']}"
+                       for e in errors[:5])
+    out = ArgumentError(name, "described by the tool's input schema", detail)
+    out.message = f"invalid argument `{where}`: {detail}" if len(errors) > 1 else \
+        f"invalid argument `{where}`: {first['msg']}"
+    out.arguments = sorted({str(e["loc"][0]) for e in errors if e.get("loc")}) or [name]
+    return out
 
 
 class InternalError(CodeagentError):
@@ -132,8 +152,10 @@ def _unencodable(value: Any, name: str = "") -> str | None:
     return None
 
 
-def _is_argument_error(exc: ValidationError) -> bool:
-    return exc.title.endswith("Arguments")
+def instructions(state: ServerState) -> str:
+    build = ("`index_missing` means: call index_repo." if state.config.allow_build
+             else "`index_missing` names the build command to run.")
+    return INSTRUCTIONS + build + "\n"
 
 
 INSTRUCTIONS = """\
@@ -142,32 +164,96 @@ Start with get_repo_overview or search_code; every hit carries handles (symbol_i
 symbol_stable_id, result_id) to pass to get_symbol, get_file_outline, get_callers... without
 searching again. Every response has `metadata` (ref, manifest_id, freshness, completeness).
 File tools are confined to the repository root and never serve ignored files or secrets.
-Errors are isError results with a stable `error.code`; `index_missing` names the build command.
+Answers fit the `max_tokens` argument (default 8000); a cut answer says `truncated` and, for lists, gives
+`next_cursor` to pass back as `cursor`. Errors are isError results whose text is
+{"error": {"code", "message", "hint"}}; fix the named argument and call again.
 """
 
 
-def create_server(state: ServerState) -> CodeagentMCP:
-    """The server with every tool registered in the documented order."""
-    from .engine_tools import BuildTools, StatusTools
-    from .fs_tools import FileTools
-    from .graph_tools import GraphTools
-    from .index_tools import NavigationTools, SearchTools
-    from .schemas import compact_schema
+CORE, ALL = "core", "all"  # in the core profile (serve's default) / only with --tools all
 
-    impls = [FileTools(state), SearchTools(state), NavigationTools(state), GraphTools(state),
-             StatusTools(state)]
-    groups = [(FILE_TOOLS + SEARCH_TOOLS + NAVIGATION_TOOLS + STATUS_TOOLS, READ_ONLY)]
+
+def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
+    """(tool function, title, profile) in tools/list order: the server's whole surface."""
+    files, search, nav = FileTools(state), SearchTools(state), NavigationTools(state)
+    graph, status = GraphTools(state), StatusTools(state)
+    return [
+        (files.list_directory, "List a directory", CORE),
+        (files.get_directory_tree, "Directory tree", ALL),
+        (files.list_files, "List files by glob", ALL),
+        (files.read_file, "Read a file", CORE),
+        (files.search_files, "Search file contents (regex or literal)", CORE),
+        (files.get_repo_overview, "Repository overview", CORE),
+        (search.search_code, "Search code (hybrid)", CORE),
+        (search.search_symbols, "Search symbols", CORE),
+        (search.locate_symbol, "Locate a symbol's definitions", ALL),
+        (search.lookup_symbol, "Look up a symbol by qualified name", CORE),
+        (search.search_docs, "Search documentation", ALL),
+        (search.find_similar, "Find similar symbols", ALL),
+        (nav.get_symbol, "Symbol detail", CORE),
+        (nav.get_source_spans, "Symbol source spans", ALL),
+        (nav.get_file_outline, "File outline", CORE),
+        (graph.get_callers, "Callers", CORE),
+        (graph.get_callees, "Callees", CORE),
+        (graph.get_references, "References", CORE),
+        (graph.get_implementations, "Implementations", ALL),
+        (graph.get_dependencies, "Dependencies", ALL),
+        (graph.get_dependents, "Dependents", ALL),
+        (graph.code_research, "Multi-hop code research", CORE),
+        (status.index_status, "Index status", CORE),
+        (status.get_status, "Engine status", ALL),
+    ]
+
+
+def build_tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
+    """The tools `serve --allow-build` adds (in every profile)."""
+    build = BuildTools(state)
+    return [(build.index_repo, "Index the repository", CORE),
+            (build.sync_repo, "Sync the index", CORE),
+            (build.index_files, "Re-index files", CORE)]
+
+
+def create_server(state: ServerState) -> CodeagentMCP:
+    """The server with the tools of its profile registered in the documented order."""
+    rows = [(fn, title, profile, READ_ONLY) for fn, title, profile in tool_table(state)]
     if state.config.allow_build:
-        impls.append(BuildTools(state))
-        groups.append((BUILD_TOOLS, BUILDS_INDEX))
+        rows += [(fn, title, profile, BUILDS_INDEX) for fn, title, profile in build_tool_table(state)]
     tools = []
-    for names, annotations in groups:
-        for name, title in names:
-            fn = next(getattr(i, name) for i in impls if hasattr(i, name))
-            tool = Tool.from_function(fn, title=title, annotations=annotations,
-                                      description=inspect.cleandoc(fn.__doc__ or ""),
-                                      structured_output=True)
-            if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = compact_schema(tool.fn_metadata.output_schema)
-            tools.append(tool)
+    for fn, title, profile, annotations in rows:
+        if state.config.tools == CORE and profile != CORE:
+            continue
+        tool = Tool.from_function(fn, title=title, annotations=annotations,
+                                  description=" ".join((fn.__doc__ or "").split()),
+                                  structured_output=True)
+        tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
+        _tune_input_schema(tool)
+        tools.append(tool)
     return CodeagentMCP(state, tools)
+
+
+def _tune_input_schema(tool: Tool) -> None:
+    """Optional arguments are plain types (leaving one out is how to say null: clients that
+    fill forms or convert CLI strings read `type` as one name); every tool takes `max_tokens`,
+    and those answering with a list also take `cursor`."""
+    tool.parameters.pop("title", None)
+    props = tool.parameters.setdefault("properties", {})
+    for name, prop in list(props.items()):
+        props[name] = _without_null(prop)
+        props[name].pop("title", None)
+    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS}
+    out = (tool.fn_metadata.output_schema or {}).get("properties", {})
+    if any(f in out for f in PAGED_FIELDS):
+        props["cursor"] = {"type": "string"}
+
+
+def _without_null(prop: dict) -> dict:
+    if prop.get("default", 0) is not None:
+        return prop
+    rest = {k: v for k, v in prop.items() if k != "default"}
+    if isinstance(rest.get("type"), list) and "null" in rest["type"]:
+        kinds = [t for t in rest["type"] if t != "null"]
+        return {**rest, "type": kinds[0] if len(kinds) == 1 else kinds}
+    options = [o for o in rest.get("anyOf", []) if o != {"type": "null"}]
+    if "anyOf" in rest and len(options) == 1:
+        return {**{k: v for k, v in rest.items() if k != "anyOf"}, **options[0]}
+    return prop

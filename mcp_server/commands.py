@@ -33,7 +33,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
               help="Store directory (default: REPO/.codeagent).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
-              help="stdio for a client that spawns the server; http for streamable HTTP at /mcp.")
+              help="stdio for a client that spawns the server; http for streamable HTTP at /mcp, "
+                   "the legacy HTTP+SSE transport at /sse and a health check at /health.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="HTTP port.")
@@ -43,13 +44,19 @@ def is_loopback(host: str) -> bool:
 @click.option("--allow-build", is_flag=True,
               help="Also offer index_repo, sync_repo and index_files, which run `codeagent build` "
                    "as a separate process. Without it the server is strictly read-only.")
+@click.option("--tools", "profile", type=click.Choice(["core", "all"]), default="core",
+              show_default=True,
+              help="core: the 14 tools an agent needs most (a small tools/list); all: every "
+                   "tool, including get_directory_tree, list_files, locate_symbol, search_docs, "
+                   "find_similar, get_source_spans, get_implementations, get_dependencies, "
+                   "get_dependents and get_status.")
 @click.option("--max-frame-bytes", type=click.IntRange(1024), default=4 * 1024 * 1024,
               show_default=True, help="Largest stdio message accepted; longer ones are refused.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="warning", show_default=True, help="Log level (logs go to stderr).")
 def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: str, host: str,
-              port: int, allow_remote: bool, allow_build: bool, max_frame_bytes: int,
-              log_level: str) -> None:
+              port: int, allow_remote: bool, allow_build: bool, profile: str,
+              max_frame_bytes: int, log_level: str) -> None:
     """Serve the repository's index to agents over MCP (stdio by default).
 
     Answers from the newest complete manifest of REF and follows it across builds without a
@@ -63,7 +70,7 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
         run_command(False, _refuse, InvalidParameter(
             f"--host {host} is not a loopback address; the server has no authentication",
             hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
-    server = run_command(False, _make_server, repo, ref, store_dir, allow_build)
+    server = run_command(False, _make_server, repo, ref, store_dir, allow_build, profile)
     import anyio
 
     if transport == "stdio":
@@ -73,19 +80,26 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
         # which MCPServer does not expose publicly yet.
         anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
     else:
-        click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp",
-                   err=True)
-        anyio.run(lambda: server.run_streamable_http_async(host=host, port=port))
+        import uvicorn
+
+        from .http import http_app
+
+        click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp "
+                   f"(legacy SSE at /sse, health at /health)", err=True)
+        config = uvicorn.Config(http_app(server, host), host=host, port=port,
+                                log_level=log_level)
+        anyio.run(uvicorn.Server(config).serve)
 
 
 def _refuse(exc: Exception) -> None:
     raise exc
 
 
-def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool):
+def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,
+                 profile: str):
     from ..sources import require_repo
     from .app import create_server
     from .state import ServerConfig, ServerState
 
     require_repo(repo.resolve())
-    return create_server(ServerState(ServerConfig(repo, ref, store_dir, allow_build)))
+    return create_server(ServerState(ServerConfig(repo, ref, store_dir, allow_build, profile)))

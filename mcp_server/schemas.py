@@ -27,6 +27,8 @@ class ResponseMetadata(Model):
 
 class Response(Model):
     metadata: ResponseMetadata
+    truncated: bool = Field(False, description="A cap or the max_tokens budget cut the answer")
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the rest")
 
 
 # ---- file system --------------------------------------------------------------------------
@@ -271,106 +273,63 @@ class Status(Response):
     build_tools_enabled: bool = False
 
 
+class FileState(Model):
+    path: str
+    state: Literal["indexed", "skipped", "absent"]
+    reason: str = Field("", description="Why a skipped file was not indexed")
+
+
 class BuildJob(Response):
     job_id: str
-    status: Literal["published", "unchanged", "failed", "cancelled"]
+    status: Literal["published", "unchanged"]
     mode: str
     ref: str | None
     manifest_id: str | None
     files_total: int | None = None
     files_parsed: int | None = None
     duration_ms: float
-    errors: list[str] = Field(default_factory=list)
+    files: list[FileState] = Field(default_factory=list, description="index_files: each path's state")
 
 
 def from_result(model: type[Model], data: dict, **extra: Any) -> Any:
     return model.model_validate({**data, **extra})
 
 
-# Keywords that constrain only values of their own JSON type: a schema made of them and one
-# `type` accepts every other type's values, so `anyOf: [S, {type: null}]` is S with "null"
-# added to its `type`.
-_TYPED_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "title", "description", "default",
-})
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples"})
-_SUBSCHEMA = ("items", "additionalProperties", "not")
-_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-
-
-def compact_schema(schema: dict) -> dict:
-    """An equivalent JSON schema that validators walk with far fewer steps: `$ref`s to
-    non-recursive `$defs` inlined, and `anyOf` of a plain-typed schema and `{"type": "null"}`
-    (pydantic's `X | None`) folded into one schema with a type list. Clients that validate
-    structured content (the reference SDK does, on every call) pay per schema node visited."""
+def outline_schema(schema: dict, depth: int = 1) -> dict:
+    """The output schema tools/list publishes: the answer's fields `depth` levels deep with
+    their JSON types and `required` lists; deeper objects and list items are `object`. Every
+    answer validates against it, at a fraction of the size (the field docs are the tool
+    descriptions' job)."""
     defs = schema.get("$defs", {})
-    recursive = {name for name in defs if _reaches(defs, name, name, set())}
 
-    def walk(node):
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref", "")
-        name = ref.removeprefix("#/$defs/")
-        if (ref.startswith("#/$defs/") and name in defs and name not in recursive
-                and set(node) - {"$ref"} <= _ANNOTATIONS):
-            return {**walk(defs[name]), **{k: v for k, v in node.items() if k != "$ref"}}
-        out = dict(node)
-        for key in _SUBSCHEMA:
-            if isinstance(out.get(key), dict):
-                out[key] = walk(out[key])
-        for key in _SUBSCHEMA_LISTS:
-            if isinstance(out.get(key), list):
-                out[key] = [walk(n) for n in out[key]]
-        if isinstance(out.get("properties"), dict):
-            out["properties"] = {p: walk(v) for p, v in out["properties"].items()}
-        return _fold_nullable(out)
+    def walk(node: dict, level: int) -> dict:
+        while "$ref" in node:
+            node = defs[node["$ref"].removeprefix("#/$defs/")]
+        options = node.get("anyOf")
+        if options:
+            kinds = [walk(o, level) for o in options]
+            types = sorted({t for k in kinds for t in _types(k)})
+            return {"type": types[0] if len(types) == 1 else types}
+        kind = node.get("type")
+        if "enum" in node and kind is None:
+            kind = "string"
+        if kind == "object" or "properties" in node:
+            out: dict = {"type": "object"}
+            if level < depth and node.get("properties"):
+                out["properties"] = {k: walk(v, level + 1) for k, v in node["properties"].items()}
+                if node.get("required"):
+                    out["required"] = node["required"]
+            return out
+        if kind == "array" and level < depth and isinstance(node.get("items"), dict):
+            return {"type": "array", "items": walk(node["items"], level + 1)}
+        out = {"type": kind} if kind else {}
+        if "enum" in node and level <= depth:
+            out["enum"] = node["enum"]
+        return out
 
-    out = walk(schema)
-    kept = {n: walk(defs[n]) for n in sorted(recursive)}
-    if kept:
-        out["$defs"] = kept
-    else:
-        out.pop("$defs", None)
-    return out
-
-
-def _reaches(defs: dict, start: str, target: str, seen: set[str]) -> bool:
-    """Does `$defs[start]` refer (directly or through other defs) to `target`?"""
-    found: list[str] = []
-
-    def refs(node) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                found.append(ref.removeprefix("#/$defs/"))
-            for v in node.values():
-                refs(v)
-        elif isinstance(node, list):
-            for v in node:
-                refs(v)
-
-    refs(defs.get(start, {}))
-    for name in found:
-        if name == target:
-            return True
-        if name not in seen:
-            seen.add(name)
-            if _reaches(defs, name, target, seen):
-                return True
-    return False
+    return walk(schema, 0)
 
 
-def _fold_nullable(node: dict) -> dict:
-    options = node.get("anyOf")
-    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
-        return node
-    other = options[0] if options[1] == {"type": "null"} else options[1]
-    if (not isinstance(other, dict) or not isinstance(other.get("type"), str)
-            or not set(other) <= _TYPED_KEYWORDS or "default" in other):
-        return node
-    rest = {k: v for k, v in node.items() if k != "anyOf"}
-    if set(rest) & set(other) - {"title", "description"}:
-        return node
-    return {**other, **rest, "type": [other["type"], "null"]}
+def _types(node: dict) -> list[str]:
+    kind = node.get("type")
+    return kind if isinstance(kind, list) else [kind] if kind else []

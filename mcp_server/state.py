@@ -7,6 +7,7 @@ looked for again on every request.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -19,12 +20,17 @@ from ..sandbox import Sandbox
 from .schemas import ResponseMetadata
 
 
+# A hint telling a CLI user to run `codeagent search ...`: an agent has tools for that.
+CLI_SEARCH = re.compile(r"`codeagent search\b")
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     repo: Path
     ref: str | None = None
     store_dir: Path | None = None
     allow_build: bool = False
+    tools: str = "core"  # core | all: the profile of app.tool_table
 
 
 class ServerState:
@@ -48,10 +54,20 @@ class ServerState:
             return self._follower
 
     @contextmanager
-    def view(self) -> Iterator:
-        """The current manifest's index view for one request (IndexMissing without one)."""
-        with self.follower().view() as v:
-            yield v
+    def view(self, ref: str | None = None) -> Iterator:
+        """The index view for one request (IndexMissing without one): the followed ref's
+        current manifest, or the one `ref` names (a branch, tag, store ref or manifest id)."""
+        if ref is None or ref == self.config.ref:
+            with self.follower().view() as v:
+                yield v
+            return
+        from ..query import open_index
+
+        view = open_index(self.root, self.store_dir, ref)
+        try:
+            yield view
+        finally:
+            view.close()
 
     def build_command(self) -> str:
         """The command that builds what this server serves (no absolute paths)."""
@@ -63,10 +79,16 @@ class ServerState:
         return f"codeagent build{ref}{store}"
 
     def scrub(self, exc: CodeagentError) -> CodeagentError:
-        """`exc` ready for a client: no absolute paths; index_missing names the build command."""
+        """`exc` ready for a client: no absolute paths; index_missing names the build command,
+        or the index_repo tool when the server offers it."""
         local = (str(self.root), str(self.store_dir))
         if isinstance(exc, IndexMissing) and (not exc.hint or any(p in exc.hint for p in local)):
             exc.hint = f"run `{self.build_command()}` in the repository"
+        if exc.hint and CLI_SEARCH.search(exc.hint):
+            exc.hint = "find it with search_symbols or search_code, then pass a symbol_id"
+        if (self.config.allow_build and isinstance(exc, (IndexMissing, IndexIncompatible))
+                and "--embedder" not in (exc.hint or "")):
+            exc.hint = "call the index_repo tool, which builds the index"
         return scrub(exc, [self.root, Path(self.sandbox.root)], self.store_dir)
 
     @contextmanager

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .graph import (EDGE_KINDS, callees, callers, dependencies, dependents, implementations,
                     neighbors, references, traverse)
-from .grep import grep
+from .grep import grep, grep_texts, matching_files
 from .index import IndexFollower, IndexView, open_index
 from .intent import INTENTS, classify_intent
 from .navigate import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
@@ -28,7 +28,7 @@ from .symbols import find_symbols
 __all__ = [
     "open_index", "IndexView", "IndexFollower", "search", "SearchRequest", "MODES",
     "register_retriever", "Candidates", "fuse", "classify_intent", "INTENTS",
-    "find_symbols", "search_text", "grep",
+    "find_symbols", "search_text", "grep", "grep_texts", "matching_files",
     "file_outline", "get_symbol", "resolve_symbol", "source_spans", "read_lines",
     "neighbors", "callers", "callees", "references", "implementations", "dependencies",
     "dependents", "traverse", "EDGE_KINDS",

@@ -206,3 +206,99 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
 
 
 register_retriever("regex", retrieve)
+
+
+_TEXTS_SQL = """
+WITH f AS (SELECT path, string_split(text, chr(10)) AS lines
+           FROM (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS text)),
+l AS (SELECT path, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
+SELECT path, n, line FROM l WHERE {line_match} ORDER BY path, n
+"""
+TEXT_BATCH = 64
+
+
+def matching_files(view: IndexView, pattern: str, *, regex: bool, case_sensitive: bool,
+                   glob: str | None = None) -> set[str]:
+    """Indexed files whose indexed text may hold a matching line (a superset of those that do):
+    what a search of the live files can skip the others by, for files unchanged since."""
+    import duckdb
+
+    _check(pattern, 0, 1, 1)
+    cond = _matchers(pattern, regex, case_sensitive)
+    where, fparams = make_filter(None, glob, None).where("path")
+    try:
+        with view.deadline(DEFAULT_TIMEOUT):
+            rows = text_cursor(view).execute(_FILES_SQL.format(file_match=cond.file, where=where),
+                                             [*cond.file_params, *fparams]).fetchall()
+    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+        raise _sql_error(pattern, exc) from exc
+    return {r[0] for r in rows}
+
+
+def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True,
+               case_sensitive: bool = True, context: int = 2,
+               max_results: int = DEFAULT_MAX_RESULTS, deadline: float | None = None,
+               timeout: float = DEFAULT_TIMEOUT) -> tuple[list[GrepMatch], int, int, bool]:
+    """Matching lines of (path, text) pairs given by the caller (files read from the work
+    tree), with RE2 like `grep`: (matches, matches counted, files matched, truncated).
+    `deadline` (time.monotonic) raises Timeout once passed, checked between batches."""
+    import duckdb
+
+    from .index import _timeout
+
+    _check(pattern, context, max_results, 1)
+    if not regex:  # a literal needs no regex engine: substring search, in Python
+        rows = _literal_rows(texts, pattern, case_sensitive, max_results, deadline, timeout)
+        return _grep_matches(texts, rows, context, max_results)
+    cond = _matchers(pattern, regex, case_sensitive)
+    sql = _TEXTS_SQL.format(line_match=cond.line)
+    con = duckdb.connect()
+    rows: list[tuple] = []
+    try:
+        for i in range(0, len(texts), TEXT_BATCH):
+            if deadline is not None and time.monotonic() > deadline:
+                raise _timeout(timeout)
+            batch = texts[i:i + TEXT_BATCH]
+            rows += con.execute(sql, [[p for p, _ in batch], [t for _, t in batch],
+                                      cond.line_param]).fetchall()
+            if len(rows) > max_results:
+                break
+    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+        raise _sql_error(pattern, exc) from exc
+    finally:
+        con.close()
+    if deadline is not None and time.monotonic() > deadline:
+        raise _timeout(timeout)
+    return _grep_matches(texts, rows, context, max_results)
+
+
+def _literal_rows(texts: list[tuple[str, str]], pattern: str, case_sensitive: bool,
+                  max_results: int, deadline: float | None, timeout: float) -> list[tuple]:
+    from .index import _timeout
+
+    needle = pattern if case_sensitive else pattern.casefold()
+    rows: list[tuple] = []
+    for i, (path, text) in enumerate(texts):
+        if deadline is not None and i % TEXT_BATCH == 0 and time.monotonic() > deadline:
+            raise _timeout(timeout)
+        if needle not in (text if case_sensitive else text.casefold()):
+            continue
+        for n, line in enumerate(text.split("\n"), 1):
+            if needle in (line if case_sensitive else line.casefold()):
+                rows.append((path, n, line))
+        if len(rows) > max_results:
+            break
+    if deadline is not None and time.monotonic() > deadline:
+        raise _timeout(timeout)
+    return rows
+
+
+def _grep_matches(texts: list[tuple[str, str]], rows: list[tuple], context: int,
+                  max_results: int) -> tuple[list[GrepMatch], int, int, bool]:
+    hit = {r[0] for r in rows}
+    lines = {p: t.split("\n") for p, t in texts if context and p in hit}
+    matches = [GrepMatch(path, n, line.rstrip("\r"),
+                         [s.rstrip("\r") for s in lines[path][max(n - 1 - context, 0):n - 1]] if context else [],
+                         [s.rstrip("\r") for s in lines[path][n:n + context]] if context else [])
+               for path, n, line in rows[:max_results]]
+    return matches, len(rows), len(hit), len(rows) > max_results

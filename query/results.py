@@ -108,13 +108,14 @@ class SearchResponse:
     files: list[FileResult] | None = None  # with group_by="file"
 
     def to_dict(self, extended: bool = False) -> dict:
+        """The CLI's `--json`; its names are the MCP answer's (`total_count`, `latency_ms`)."""
         d = {"results": [h.to_dict(extended) for h in self.results],
-             "query_intent": self.query_intent, "total_candidates": self.total_candidates,
+             "query_intent": self.query_intent, "total_count": self.total_candidates,
              "metadata": self.metadata.to_dict(extended)}
         if self.files is not None:
             d["files"] = [f.to_dict(extended) for f in self.files]
         if extended:
-            d.update(mode=self.mode, took_ms=round(self.took_ms, 3))
+            d.update(mode=self.mode, latency_ms=round(self.took_ms, 3))
         return d
 
 

@@ -272,6 +272,10 @@ class Sandbox:
         return resolved
 
     # ---- listing ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """List the work tree again now (the listing is otherwise up to LISTING_TTL old)."""
+        self._visible(refresh=True)
+
     def _visible(self, refresh: bool = False) -> tuple[frozenset[str], dict[str, dict[str, bool]]]:
         """(visible files, directory -> {child name: is_dir}), refreshed every LISTING_TTL."""
         now = time.monotonic()

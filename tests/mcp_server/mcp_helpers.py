@@ -5,9 +5,11 @@ in memory."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
-from contextlib import asynccontextmanager
+import time
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 CORE_PY = '''"""Core module."""
@@ -70,8 +72,10 @@ def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 def server_params(repo: Path, *extra: str):
     from mcp.client.stdio import StdioServerParameters
 
+    profile = [] if "--tools" in extra else ["--tools", "all"]
     return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "codeagent", "serve", "--repo", str(repo), *extra],
+                                 args=["-m", "codeagent", "serve", "--repo", str(repo), *profile,
+                                       *extra],
                                  env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=str(repo))
 
 
@@ -85,14 +89,14 @@ async def stdio_client(repo: Path, *extra: str):
 
 
 @asynccontextmanager
-async def memory_client(repo: Path, allow_build: bool = False):
+async def memory_client(repo: Path, allow_build: bool = False, tools: str = "all"):
     """An in-memory client session against the same server object (no subprocess)."""
     from mcp import Client
 
     from codeagent.mcp_server.app import create_server
     from codeagent.mcp_server.state import ServerConfig, ServerState
 
-    state = ServerState(ServerConfig(repo, allow_build=allow_build))
+    state = ServerState(ServerConfig(repo, allow_build=allow_build, tools=tools))
     try:
         async with Client(create_server(state)) as client:
             yield client
@@ -107,8 +111,58 @@ def ok(result) -> dict:
     return result.structured_content
 
 
-def error_code(result) -> str:
+def error_of(result) -> dict:
+    """The `error` object of an isError result: its text is `{"error": {...}}`, and it carries
+    no structured content (which clients would check against the success schema)."""
+    import json
+
     assert result.is_error, f"expected an error, got {result.structured_content}"
-    err = result.structured_content["error"]
+    assert result.structured_content is None, result.structured_content
+    err = json.loads(result.content[0].text)["error"]
     assert err["message"] and "Traceback" not in err["message"]
-    return err["code"]
+    return err
+
+
+def error_code(result) -> str:
+    return error_of(result)["code"]
+
+
+@contextmanager
+def http_server(repo: Path, *extra: str):
+    """`codeagent serve --transport http` on a free loopback port; yields the /mcp URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = [sys.executable, "-m", "codeagent", "serve", "--repo", str(repo), "--tools", "all"]
+    proc = subprocess.Popen([*serve, "--transport", "http", "--port", str(port), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=repo)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+NODE_BIN = Path(__file__).resolve().parents[2] / ".ci" / "node" / "node_modules" / ".bin"
+
+
+def node_tool(name: str, package: str) -> Path:
+    """An npm tool `.ci/run` installed into .ci/node; the test is skipped (saying why) without
+    node or the package: no test downloads anything."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("node") is None:
+        pytest.skip(f"node is not installed: {name} cannot run")
+    if not (NODE_BIN / name).exists():
+        pytest.skip(f"{package} is not installed in .ci/node "
+                    f"(`npm install --prefix .ci/node {package}`, as .ci/run does)")
+    return NODE_BIN / name

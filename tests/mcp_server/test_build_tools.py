@@ -35,13 +35,18 @@ async def test_index_repo_builds_in_a_subprocess_with_progress(sample_repo):
         assert error_code(await c.call_tool("search_code", {"query": "helper"})) == "index_missing"
         progress = []
 
+        values = []
+
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
             progress.append(message)
+            values.append(p)
 
         job = ok(await c.call_tool("index_repo", {}, progress_callback=on_progress))
         assert job["status"] == "published" and job["manifest_id"] and job["ref"] == "worktree"
         assert job["metadata"]["manifest_id"] == job["manifest_id"]
         assert any("started" in (m or "") for m in progress) and any("done" in (m or "") for m in progress)
+        assert values == sorted(set(values)), f"progress did not only increase: {values}"
+        assert "files parsed" in progress[-1]
         hits = ok(await c.call_tool("search_symbols", {"query": "helper"}))
         assert hits["results"][0]["name"] == "helper"
         status = ok(await c.call_tool("index_status", {}))
@@ -49,8 +54,11 @@ async def test_index_repo_builds_in_a_subprocess_with_progress(sample_repo):
         again = ok(await c.call_tool("sync_repo", {}))
         assert again["status"] == "unchanged" and again["manifest_id"] == job["manifest_id"]
         sample_repo.write("pkg/more.py", "def more():\n    return 1\n")
-        files = ok(await c.call_tool("index_files", {"paths": ["pkg/more.py"]}))
+        files = ok(await c.call_tool("index_files", {"paths": ["pkg/more.py", "nope.py", "blob.bin"]}))
         assert files["status"] == "published" and files["files_parsed"] >= 1
+        assert [(f["path"], f["state"]) for f in files["files"]] == [
+            ("pkg/more.py", "indexed"), ("nope.py", "absent"), ("blob.bin", "skipped")]
+        assert files["files"][2]["reason"] == "binary"
         assert error_code(await c.call_tool("index_files", {"paths": ["../escape.py"]})) == "path_escape"
 
 

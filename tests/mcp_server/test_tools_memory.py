@@ -8,7 +8,7 @@ import base64
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_helpers import error_code, memory_client, ok, stdio_client
+from mcp_helpers import error_code, error_of, memory_client, ok, run_cli, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -20,6 +20,28 @@ READ_ONLY_TOOLS = [
     "get_dependents", "code_research", "index_status", "get_status",
 ]
 BUILD_TOOLS = ["index_repo", "sync_repo", "index_files"]
+CORE_TOOLS = ["list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
+              "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
+              "get_callees", "get_references", "code_research", "index_status"]
+TOOLS_LIST_BUDGET = 25_000  # characters of a compact tools/list answer, by default
+
+
+async def test_default_profile_is_core_and_small(indexed_repo):
+    """`serve` without --tools offers the core tools in a tools/list of at most 25,000
+    characters; `--tools all` every tool, each under its own name."""
+    import json
+
+    async with stdio_client(indexed_repo.path, "--tools", "core", "--allow-build") as c:
+        tools = (await c.list_tools()).tools
+    assert [t.name for t in tools] == CORE_TOOLS + BUILD_TOOLS
+    async with memory_client(indexed_repo.path, tools="core") as c:
+        listed = await c.list_tools()
+    size = len(json.dumps(listed.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                          separators=(",", ":")))
+    assert size <= TOOLS_LIST_BUDGET, f"tools/list is {size} characters"
+    for t in listed.tools:
+        assert "max_tokens" in t.input_schema["properties"]
+        assert len(t.description) >= 60 and "Use " in t.description, (t.name, t.description)
 
 
 async def test_tools_list_order_schemas_annotations(indexed_repo):
@@ -36,7 +58,7 @@ async def test_tools_list_order_schemas_annotations(indexed_repo):
     read_file = next(t for t in tools if t.name == "read_file")
     assert read_file.input_schema["required"] == ["path"]
     assert set(read_file.input_schema["properties"]) == {"path", "line_start", "line_end",
-                                                         "max_bytes", "encoding"}
+                                                         "max_bytes", "encoding", "max_tokens"}
 
 
 async def test_build_tools_only_with_flag(indexed_repo):
@@ -122,18 +144,25 @@ async def test_error_codes(indexed_repo, client):
 
 
 @pytest.mark.parametrize("client", [memory_client, stdio_client], ids=["memory", "stdio"])
-async def test_invalid_arguments_are_jsonrpc_invalid_params(indexed_repo, client):
+async def test_invalid_arguments_are_error_results_naming_them(indexed_repo, client):
+    """2025-11-25: argument errors are isError tool results the model can read and correct;
+    types are strict ("10" is no integer, "yes" no boolean). An unknown tool stays -32602."""
     async with client(indexed_repo.path) as c:
         bad = [("read_file", {}, "path"), ("read_file", {"path": "x", "line_start": 0}, "line_start"),
                ("read_file", {"path": "x", "bogus": 1}, "bogus"),
                ("get_directory_tree", {"depth": 99}, "depth"),
                ("search_code", {"query": ""}, "query"),
-               ("read_file", {"path": "x", "encoding": "latin-1"}, "encoding")]
+               ("read_file", {"path": "x", "encoding": "latin-1"}, "encoding"),
+               ("search_code", {"query": "helper", "limit": "10"}, "limit"),
+               ("list_files", {"include_hidden": "yes"}, "include_hidden"),
+               ("search_code", {"query": "helper", "semantic_weight": "0.5"}, "semantic_weight"),
+               ("index_status", {"ref": 7}, "ref"),
+               ("search_code", {"query": "helper", "max_tokens": "900"}, "max_tokens"),
+               ("search_code", {"query": "helper", "cursor": "not-a-cursor"}, "cursor")]
         for tool, args, name in bad:
-            with pytest.raises(MCPError) as info:
-                await c.call_tool(tool, args)
-            assert info.value.error.code == -32602, (tool, args)
-            assert name in info.value.error.message and name in info.value.error.data["arguments"]
+            err = error_of(await c.call_tool(tool, args))
+            assert err["code"] == "invalid_parameter", (tool, args, err)
+            assert f"`{name}" in err["message"] and err["arguments"] == [name], (tool, args, err)
         with pytest.raises(MCPError) as info:
             await c.call_tool("no_such_tool", {})
         assert info.value.error.code == -32602
@@ -143,11 +172,14 @@ async def test_index_missing_names_build_command(sample_repo):
     async with memory_client(sample_repo.path) as c:
         res = await c.call_tool("search_code", {"query": "helper"})
         assert error_code(res) == "index_missing"
-        assert "codeagent build" in res.structured_content["error"]["hint"]
+        assert "codeagent build" in error_of(res)["hint"]
         listing = ok(await c.call_tool("list_directory", {"path": "pkg"}))
         assert listing["metadata"]["schema_status"] == "not_indexed"
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "not_indexed" and status["manifest_id"] is None
+    async with memory_client(sample_repo.path, allow_build=True) as c:
+        hint = error_of(await c.call_tool("search_code", {"query": "helper"}))["hint"]
+        assert "index_repo" in hint and "codeagent" not in hint, hint
 
 
 async def test_find_similar_needs_vectors(indexed_repo):
@@ -156,7 +188,7 @@ async def test_find_similar_needs_vectors(indexed_repo):
     async with memory_client(indexed_repo.path) as c:
         res = await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper"})
         assert error_code(res) == "index_missing"
-        assert "--embedder" in res.structured_content["error"]["hint"]
+        assert "--embedder" in error_of(res)["hint"]
         run_cli("build", indexed_repo.path, "--embedder", "hash")
         similar = ok(await c.call_tool("find_similar", {"symbol_id": "pkg.core.helper", "limit": 3}))
         assert similar["results"] and all(r["name"] != "helper" for r in similar["results"])
@@ -196,7 +228,7 @@ async def test_index_incompatible(indexed_repo):
     async with memory_client(indexed_repo.path) as c:
         res = await c.call_tool("search_code", {"query": "helper"})
         assert error_code(res) == "index_incompatible"
-        assert "codeagent build" in res.structured_content["error"]["hint"]
+        assert "codeagent build" in error_of(res)["hint"]
         status = ok(await c.call_tool("index_status", {}))
         assert status["index_status"] == "incompatible" and status["healthy"] is False
         assert status["metadata"]["schema_status"] == "reindex_required"
@@ -215,4 +247,100 @@ async def test_search_files_timeout(sample_repo):
         res = await c.call_tool("search_files", {"pattern": "[a-z]+[0-9]+ value", "is_regex": True,
                                                  "max_results": 1000, "timeout_ms": 10})
         assert error_code(res) == "timeout"  # the same search takes ~0.2-0.5 s here
-        assert res.structured_content["error"]["hint"]
+        assert error_of(res)["hint"]
+
+
+async def test_lookup_symbol_is_exact_and_research_walks_callers(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        found = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.core.Base.run"}))
+        assert [r["qualified_name"] for r in found["results"]] == ["pkg.core.Base.run"]
+        assert ok(await c.call_tool("lookup_symbol", {"qualified_name": "run"}))["results"] == []
+        steps: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            steps.append(p)
+
+        for question in ("what calls helper", "helper"):
+            steps.clear()
+            research = ok(await c.call_tool("code_research", {"query": question},
+                                            progress_callback=on_progress))
+            first = {n["qualified_name"] for n in research["hops"][0]["nodes"]}
+            assert {"pkg.core.main", "pkg.core.Base.run"} <= first, (question, first)
+            assert research["hops"][0]["description"] == "in calls"
+            assert steps and steps == sorted(set(steps)), f"progress went back: {steps}"
+        flow = ok(await c.call_tool("code_research", {"query": "what does main call"}))
+        assert "pkg.core.helper" in {n["qualified_name"] for h in flow["hops"] for n in h["nodes"]}
+
+
+async def test_ref_argument_answers_from_that_ref(indexed_repo):
+    run_cli("build", indexed_repo.path, "--ref", "main")
+    indexed_repo.write("pkg/extra.py", "def brand_new_thing():\n    return 1\n")
+    run_cli("build", indexed_repo.path)
+    async with memory_client(indexed_repo.path) as c:
+        live = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.extra.brand_new_thing"}))
+        assert live["results"] and live["metadata"]["ref"] == "worktree"
+        old = ok(await c.call_tool("lookup_symbol", {"qualified_name": "pkg.extra.brand_new_thing",
+                                                     "ref": "main"}))
+        assert old["results"] == [] and old["metadata"]["ref"] == "heads/main"
+        callers = ok(await c.call_tool("get_callers", {"symbol_id": "pkg.core.helper", "ref": "main"}))
+        assert callers["metadata"]["ref"] == "heads/main" and callers["nodes"]
+        assert error_code(await c.call_tool("search_code", {"query": "x", "ref": "no-such"})) == "index_missing"
+
+
+async def test_search_files_reads_the_live_work_tree(sample_repo):
+    """Without an index every visible file is read; with one, the index narrows and the file
+    decides: an edit after the build is found at once, and a removed line is not served."""
+    async with memory_client(sample_repo.path) as c:
+        bare = ok(await c.call_tool("search_files", {"pattern": "helper needs tests"}))
+        assert [m["path"] for m in bare["matches"]] == ["notes.txt"]
+        assert bare["metadata"]["schema_status"] == "not_indexed"
+        run_cli("build", sample_repo.path)
+        sample_repo.write("notes.txt", "nothing to do\n")
+        sample_repo.write("pkg/new.py", "# fresh_marker_line\n")
+        gone = ok(await c.call_tool("search_files", {"pattern": "helper needs tests"}))
+        assert gone["matches"] == [] and gone["files_searched"] >= 5
+        new = ok(await c.call_tool("search_files", {"pattern": "FRESH_MARKER", "context_lines": 1}))
+        assert [(m["path"], m["line_number"]) for m in new["matches"]] == [("pkg/new.py", 1)]
+        both = ok(await c.call_tool("search_files", {"pattern": r"def (helper|main)\(", "is_regex": True,
+                                                     "case_sensitive": True}))
+        assert [m["line_content"] for m in both["matches"]] == ["def helper(x):", "def main():"]
+        assert error_code(await c.call_tool("search_files", {"pattern": "(", "is_regex": True})) == \
+            "invalid_parameter"
+
+
+async def test_completion_of_path_and_symbol_arguments(indexed_repo):
+    from mcp_types import PromptReference
+
+    ref = PromptReference(name="any")
+    async with memory_client(indexed_repo.path) as c:
+        paths = (await c.complete(ref, {"name": "path", "value": "pkg/c"})).completion
+        assert paths.values == ["pkg/core.py"]
+        top = (await c.complete(ref, {"name": "path", "value": ""})).completion.values
+        assert "pkg/" in top and ".env" not in top and "debug.log" not in top
+        names = (await c.complete(ref, {"name": "symbol_id", "value": "pkg.core.hel"})).completion
+        assert names.values == ["pkg.core.helper"]
+        other = (await c.complete(ref, {"name": "query", "value": "x"})).completion
+        assert other.values == []
+
+
+async def test_symbols_come_without_source_unless_asked_and_hints_name_tools(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        plain = ok(await c.call_tool("get_symbol", {"symbol_id": "pkg.core.helper"}))
+        assert plain["symbol"]["signature"].startswith("def helper(x")
+        assert [s["text"] for s in plain["spans"]] == [""] and plain["spans"][0]["line_start"] == 15
+        full = ok(await c.call_tool("get_symbol", {"symbol_id": "pkg.core.helper",
+                                                   "include_source": True}))
+        assert full["spans"][0]["text"].startswith("def helper(x):")
+        hint = error_of(await c.call_tool("get_symbol", {"symbol_id": "nosuch"}))["hint"]
+        assert "search_symbols" in hint and "codeagent" not in hint, hint
+
+
+async def test_search_files_glob_narrows_the_walk(indexed_repo):
+    async with memory_client(indexed_repo.path) as c:
+        inside = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "pkg/**"}))
+        assert {m["path"] for m in inside["matches"]} == {"pkg/core.py"}
+        assert inside["files_searched"] == 2  # pkg/__init__.py and pkg/core.py
+        anywhere = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "*.py"}))
+        assert {m["path"] for m in anywhere["matches"]} == {"pkg/core.py"}
+        missing = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "nope/**"}))
+        assert missing["matches"] == []

@@ -17,7 +17,7 @@ def repo(tmp_path_factory):
 def test_search_json_shape(cli, repo):
     proc = cli("search", "validate_token", "--repo", repo.path, "--ref", "main", "--json", check=True)
     data = json.loads(proc.stdout)
-    assert set(data) == {"results", "query_intent", "total_candidates", "metadata"}
+    assert set(data) == {"results", "query_intent", "total_count", "metadata"}
     assert set(data["metadata"]) == {"ref", "manifest_id", "freshness", "completeness"}
     top = data["results"][0]
     assert set(top) == {"path", "line_start", "line_end", "kind", "name", "qualified_name", "symbol_id",

@@ -63,7 +63,7 @@ def test_modes_and_metadata(poly):
 
 def test_json_shape_is_the_documented_one(poly):
     d = run(poly, "helper").to_dict()
-    assert set(d) == {"results", "query_intent", "total_candidates", "metadata"}
+    assert set(d) == {"results", "query_intent", "total_count", "metadata"}
     assert set(d["metadata"]) == {"ref", "manifest_id", "freshness", "completeness"}
     assert set(d["results"][0]) == {"path", "line_start", "line_end", "kind", "name", "qualified_name",
                                     "symbol_id", "symbol_stable_id", "score", "snippet"}

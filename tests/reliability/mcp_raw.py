@@ -95,3 +95,12 @@ class RawServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()
+
+
+def tool_error_code(reply: dict | None) -> str | None:
+    """The `error.code` of an isError tools/call reply (the error is the result's text: it
+    carries no structuredContent), None for a successful one or a JSON-RPC error."""
+    result = (reply or {}).get("result", {})
+    if not result.get("isError"):
+        return None
+    return json.loads(result["content"][0]["text"]).get("error", {}).get("code")

@@ -124,7 +124,7 @@ SERVE_CASES = ("duckdb_flipped_byte", "usearch_truncated")
 
 def _served_error(repo: Path) -> str | None:
     """The error code `codeagent serve` answers search_code with (None: it answered)."""
-    from mcp_raw import RawServer
+    from mcp_raw import RawServer, tool_error_code
 
     server = RawServer(repo)
     try:
@@ -132,7 +132,7 @@ def _served_error(repo: Path) -> str | None:
     finally:
         server.close()
     assert reply is not None and "Traceback" not in json.dumps(reply)
-    return (reply.get("result", {}).get("structuredContent") or {}).get("error", {}).get("code")
+    return tool_error_code(reply)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_raw import RawServer
+from mcp_raw import RawServer, tool_error_code
 from relhelpers import codeagent, init_repo, record
 
 MAX_FRAME = 65536
@@ -172,7 +172,7 @@ def test_redos_patterns_answer_within_their_timeout(repo: Path) -> None:
                     late.append((pattern[:40], round(took, 2)))
                 body = json.dumps(reply)
                 kind = ("rpc_error" if reply and "error" in reply else
-                        (reply or {}).get("result", {}).get("structuredContent", {}).get("error", {}).get("code", "ok"))
+                        tool_error_code(reply) or "ok")
                 outcomes[kind] = outcomes.get(kind, 0) + 1
                 if "internal_error" in body:
                     dead.append(("internal_error", pattern[:40]))

@@ -4,6 +4,7 @@ invalid-params error; never an internal error, and the server keeps answering.""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -79,7 +80,7 @@ def client(tmp_path_factory):
                   ".env": "SECRET=1\n"})
     repo = init_repo(tmp_path_factory.mktemp("fuzz") / "repo", files)
     assert codeagent("build", repo, "--embedder", "hash").returncode == 0
-    state = ServerState(ServerConfig(repo))
+    state = ServerState(ServerConfig(repo, tools="all"))
     with start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(Client(create_server(state))) as c:
             yield portal, c
@@ -96,7 +97,8 @@ def _outcome(portal, c, tool: str, arguments: dict) -> str:
         return "invalid_params" if code == -32602 else f"rpc_error_{code}"
     if not result.is_error:
         return "ok"
-    err = (result.structured_content or {}).get("error", {})
+    assert result.structured_content is None, f"{tool}{arguments}: an error with structured content"
+    err = json.loads(result.content[0].text).get("error", {})
     assert "Traceback" not in str(err), f"{tool}{arguments}: a traceback leaked: {err}"
     return err.get("code", "error_without_code")
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from mcp_raw import RawServer
+from mcp_raw import RawServer, tool_error_code
 from relhelpers import codeagent, init_repo, record
 
 from codeagent.errors import CodeagentError
@@ -187,8 +187,7 @@ def test_path_escapes_through_the_real_stdio_server(world) -> None:
                     continue
                 if CANARY in str(reply) or "root:x:0:0" in str(reply):
                     escapes.append((tool, path))
-                code = (reply.get("result", {}).get("structuredContent") or {}).get("error", {}).get("code") \
-                    if "result" in reply else f"rpc{reply['error']['code']}"
+                code = tool_error_code(reply) if "result" in reply else f"rpc{reply['error']['code']}"
                 codes[str(code)] = codes.get(str(code), 0) + 1
         alive = server.alive()
     finally:

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import base64
 import posixpath
+import time
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import BinaryFile, InvalidParameter
-from ..sandbox import Entry, looks_binary, sniff_mime
-from .schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
+from ...errors import BinaryFile, CodeagentError, InvalidParameter
+from ...sandbox import Entry, looks_binary, sniff_mime
+from ..budget import skipped
+from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
-from .state import NoIndex, ServerState, metadata_of
+from ..state import NoIndex, ServerState, metadata_of
 
 MAX_LIST_ENTRIES = 1000
 MAX_READ_LINES = 10_000
@@ -36,7 +38,7 @@ def glob_matcher(glob: str | None):
     """A path predicate for a user's glob (linear time: no backtracking on hostile globs)."""
     if not glob:
         return lambda path: True
-    from ..query.globs import glob_matcher as matcher
+    from ...query.globs import glob_matcher as matcher
 
     return matcher(glob)
 
@@ -51,11 +53,8 @@ class FileTools:
             return metadata_of(view, completeness)
 
     def list_directory(self, path: RepoPath = "") -> DirectoryListing:
-        """List the files and directories directly inside a directory of the repository.
-
-        Ignored (.gitignore) files, secrets and git internals are not listed; symbolic links
-        are listed as `symlink` and never followed outside the repository.
-        """
+        """Files and directories directly inside one directory ("" is the root). Use it to
+        look around one level at a time; ignored files, secrets and .git are not listed."""
         rel, entries = self.sandbox.list_dir(path)
         truncated = len(entries) > MAX_LIST_ENTRIES
         return DirectoryListing(path=rel, entries=[dir_entry(e) for e in entries[:MAX_LIST_ENTRIES]],
@@ -86,11 +85,8 @@ class FileTools:
         depth: Annotated[int, Field(ge=1, le=10, description="Levels below `path`")] = 3,
         max_entries: Annotated[int, Field(ge=1, le=10_000, description="Entry cap for the whole tree")] = 1000,
     ) -> DirectoryTree:
-        """The nested directory structure under a path, .gitignore-aware.
-
-        A directory with more than 1,000 entries (or a tree over `max_entries`) is cut and
-        marked `truncated: true`.
-        """
+        """The nested directory structure under a path, a few levels deep. Use it for
+        the layout of one subtree; big directories are cut (`truncated`)."""
         rel = self.sandbox.resolve_dir(path)
         tree, count, truncated = self._tree(rel, depth, max_entries)
         return DirectoryTree(tree=tree, entry_count=count, truncated=truncated,
@@ -104,7 +100,8 @@ class FileTools:
         include_hidden: bool = False,
         limit: Annotated[int, Field(ge=1, le=5000)] = 500,
     ) -> FileList:
-        """Files and directories under a directory, optionally filtered by a glob, in path order."""
+        """Files under a directory matching a glob (`*.py`, `src/**/*.ts`), in path order.
+        Use it to find files by name or extension."""
         match = glob_matcher(pattern)
         out, total = [], 0
         for e, _level in self.sandbox.walk(directory, max_depth=max_depth,
@@ -112,7 +109,7 @@ class FileTools:
             if not match(e.path):
                 continue
             total += 1
-            if len(out) < limit:
+            if len(out) < limit + skipped():
                 out.append(e)
         out.sort(key=lambda e: e.path)
         truncated = total > len(out)
@@ -126,12 +123,9 @@ class FileTools:
         max_bytes: Annotated[int, Field(ge=1, le=4 * 1024 * 1024)] = DEFAULT_READ_BYTES,
         encoding: Literal["utf-8", "base64"] = "utf-8",
     ) -> FileContent:
-        """Read a file of the repository (or a line range of it).
-
-        Text is capped at 10,000 lines or `max_bytes` (`truncated: true` when cut). Binary
-        files are refused with `binary_file` (and their MIME type) unless `encoding` is
-        `base64`. Secrets (.env, keys, credentials) are withheld.
-        """
+        """Read a file, or a line range of it (line_start/line_end). Use it after a search
+        or outline told you where to look; binary files need encoding=base64, secrets are
+        withheld, long files are cut at a whole line (`truncated`, `line_end`)."""
         if line_start and line_end and line_end < line_start:
             raise InvalidParameter(f"line_end ({line_end}) is before line_start ({line_start})")
         fb = self.sandbox.read_file(path)
@@ -163,55 +157,92 @@ class FileTools:
         max_results: Annotated[int, Field(ge=1, le=1000)] = 50,
         timeout_ms: Annotated[int, Field(ge=10, le=60_000)] = 5000,
     ) -> FileSearch:
-        """Search file contents for a literal string or a regular expression (RE2 syntax:
-        linear time, no backreferences) and return matching lines with context.
+        """Grep the work tree for a literal string or an RE2 regex; returns matching
+        lines with context. Use it for exact text (error messages, TODOs, config keys);
+        prefer search_code for concepts and identifiers."""
+        from ...query import grep_texts
 
-        Searches the indexed contents of the repository's files (see `metadata.freshness`);
-        stops at `max_results` (truncated) and answers `timeout` past `timeout_ms`.
-        """
-        from ..query import grep
-        from ..sandbox import is_secret
-
-        with self.state.view() as view:
-            resp = grep(view, pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob,
-                        context=context_lines, max_results=max_results, timeout=timeout_ms / 1000)
-            meta = metadata_of(view, "truncated" if resp.truncated else "complete")
+        started = time.perf_counter()
+        deadline = time.monotonic() + timeout_ms / 1000
+        with self.state.optional_view() as view:
+            paths, searched = self._grep_candidates(view, pattern, is_regex, case_sensitive, glob)
+            meta = metadata_of(view)
+        texts = []
+        for path in paths:
+            if time.monotonic() > deadline:
+                break
+            try:
+                data = self.sandbox.read_file(path).data
+            except CodeagentError:  # withheld, vanished or escaping since the walk: not served
+                continue
+            if not looks_binary(data):
+                texts.append((path, data.decode("utf-8", errors="replace")))
+        found, total, files, truncated = grep_texts(
+            texts, pattern, regex=is_regex, case_sensitive=case_sensitive, context=context_lines,
+            max_results=max_results + skipped(), deadline=deadline, timeout=timeout_ms / 1000)
         matches = [FileMatch(result_id=f"{m.path}:{m.line_number}", path=m.path,
                              line_number=m.line_number, line_content=m.line,
                              context=SearchMatchContext(before=m.before, after=m.after))
-                   for m in resp.matches if not is_secret(m.path)]
-        return FileSearch(matches=matches, total_matches=resp.total_matches,
-                          files_searched=resp.files_searched, files_matched=resp.files_matched,
-                          truncated=resp.truncated, duration_ms=round(resp.took_ms, 3), metadata=meta)
+                   for m in found]
+        meta.completeness = "truncated" if truncated else "complete"
+        return FileSearch(matches=matches, total_matches=total, files_searched=searched,
+                          files_matched=files, truncated=truncated,
+                          duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
+
+    def _glob_root(self, glob: str | None) -> str:
+        """The directory an anchored glob cannot leave (`json/**/*.py` -> json): the walk
+        starts there instead of at the root."""
+        if not glob or "/" not in glob.strip("/"):
+            return ""
+        fixed = []
+        for part in glob.strip("/").split("/")[:-1]:
+            if any(c in part for c in "*?[{\\"):
+                break
+            fixed.append(part)
+        root = "/".join(fixed)
+        try:
+            return self.sandbox.resolve_dir(root) if root else ""
+        except CodeagentError:
+            return ""
+
+    def _grep_candidates(self, view, pattern: str, regex: bool, case_sensitive: bool,
+                         glob: str | None) -> tuple[list[str], int]:
+        """(files worth reading, files searched): every visible file the glob takes, narrowed
+        by the work-tree index to those whose indexed text may match or that changed since."""
+        match = glob_matcher(glob)
+        self.sandbox.refresh()  # the live tree decides: a file added a second ago is searched
+        live = [e.path for e, _level in self.sandbox.walk(self._glob_root(glob))
+                if e.type == "file" and match(e.path)]
+        if isinstance(view, NoIndex) or view.ref != "worktree":
+            return live, len(live)
+        from ...format.manifest import load_manifest
+        from ...query import matching_files
+        from ...refs import freshness
+
+        may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
+                                   glob=glob)
+        changed = freshness(view.store, self.state.root, load_manifest(view.store, view.manifest_id))
+        may_match.update(changed.added, changed.modified)
+        return [p for p in live if p in may_match], len(live)
 
     def get_repo_overview(
         self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,
     ) -> RepoOverview:
-        """A high-level view of the repository: its top directories and files, counts, and
-        language statistics (from the index when there is one, else by file extension)."""
+        """Top directories, file counts and languages of the repository. Use it first
+        in an unfamiliar repository."""
+        from ...query.overview import overview
+
         tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
-        files = dirs = size = 0
-        by_ext: dict[str, list[int]] = {}
-        if include_stats:
-            for e, _level in self.sandbox.walk(""):
-                if e.type == "directory":
-                    dirs += 1
-                    continue
-                files += 1
-                size += e.size or 0
-                ext = posixpath.splitext(e.name)[1].lower() or e.name
-                stat = by_ext.setdefault(ext, [0, 0])
-                stat[0] += 1
-                stat[1] += e.size or 0
+        entries = (e for e, _level in self.sandbox.walk("")) if include_stats else ()
         with self.state.optional_view() as view:
-            langs = _index_languages(view) if not isinstance(view, NoIndex) and include_stats else None
+            o = overview(entries, None if isinstance(view, NoIndex) else view)
             meta = metadata_of(view, "truncated" if truncated else "complete")
-        if langs is None:
-            langs = [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in by_ext.items()]
-        langs.sort(key=lambda s: (-s.bytes, s.language))
         tree.name = posixpath.basename(str(self.state.root))
-        return RepoOverview(root=tree.name, tree=tree, total_files=files, total_directories=dirs,
-                            total_bytes=size, languages=langs[:20], metadata=meta)
+        return RepoOverview(root=tree.name, tree=tree, total_files=o.total_files,
+                            total_directories=o.total_directories, total_bytes=o.total_bytes,
+                            languages=[LanguageStat(language=x.language, files=x.files,
+                                                    bytes=x.bytes) for x in o.languages],
+                            metadata=meta)
 
 
 def _slice_lines(text: str, line_start: int | None, line_end: int | None,
@@ -232,19 +263,3 @@ def _slice_lines(text: str, line_start: int | None, line_end: int | None,
         out.append(lines[i])
         used += size
     return "".join(out), first, first + len(out) - 1 if out else first - 1, total, truncated
-
-
-def _index_languages(view) -> list[LanguageStat] | None:
-    from ..format.manifest import load_manifest
-
-    try:
-        manifest = load_manifest(view.store, view.manifest_id)
-    except Exception:
-        return None
-    stats: dict[str, list[int]] = {}
-    for f in manifest.files:
-        if f.indexed:
-            s = stats.setdefault(f.language, [0, 0])
-            s[0] += 1
-            s[1] += f.size
-    return [LanguageStat(language=k, files=v[0], bytes=v[1]) for k, v in stats.items()]

@@ -1,4 +1,4 @@
-"""Search, discovery and inspection tools: adapters over `codeagent.query`.
+"""Search tools: adapters over `codeagent.query` search.
 
 Each method is one MCP tool; its signature is the input schema, its return type the output
 schema. Every query runs under a deadline on the view that answered it, and the response's
@@ -8,17 +8,19 @@ metadata names that view's manifest.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import IndexMissing, InvalidParameter
-from ..sandbox import is_secret
-from .schemas import (FileOutline, Hit, NextAction, SearchResults, Span, SpanList, Symbol,
-                      SymbolDetailOut)
-from .state import ServerState, metadata_of
+from ...errors import IndexMissing
+from ...sandbox import is_secret
+from ..budget import skipped
+from ..schemas import Hit, NextAction, SearchResults
+from ..state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
+EXACT_POOL = 200  # name matches lookup_symbol narrows to the exact qualified name
 DOC_EXTENSIONS = "md,markdown,rst,rest"
 
 Handle = Annotated[str, Field(min_length=1, max_length=1000,
@@ -28,6 +30,8 @@ Query = Annotated[str, Field(min_length=1, max_length=1000)]
 Limit = Annotated[int, Field(ge=1, le=50)]
 Language = Annotated[str | None, Field(description="Only this language (e.g. python, rust)")]
 PathGlob = Annotated[str | None, Field(description="Only paths matching this glob (src/**/*.py)")]
+Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref to "
+                                 "answer from; default: the ref the server follows")]
 Kind = Annotated[str | None, Field(description="Only this symbol kind (function, class, method...)")]
 
 
@@ -50,7 +54,7 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
 
 
 def _add_context(view, out: list[Hit], before: int, after: int) -> None:
-    from ..query import read_lines
+    from ...query import read_lines
 
     for h in out:
         if before and h.line_start > 1:
@@ -87,17 +91,18 @@ class SearchTools:
         kind: Kind = None,
         limit: Limit = 10,
         context_before: Annotated[int, Field(ge=0, le=20)] = 0,
-        context_after: Annotated[int, Field(ge=0, le=20)] = 0,
+        context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
     ) -> SearchResults:
-        """Search the code: symbols, full text (BM25) and paths fused by query intent
-        (identifier, path, error string or natural language). Returns ranked hits with
-        handles, total_count, latency_ms, query_intent and suggested_next_actions."""
-        from ..query import SearchRequest, search
+        """Ranked search over symbols, full text and paths, fused by what the query
+        looks like (identifier, path, error string or natural language). Use it as the
+        default search; hits carry symbol_id handles for get_symbol, get_callers,
+        get_file_outline."""
+        from ...query import SearchRequest, search
 
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
-                            extension=extensions, limit=limit, semantic_weight=semantic_weight)
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+                            extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight)
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return search_results(search(view, req), view, context=(context_before, context_after),
                                   started=started)
 
@@ -105,61 +110,65 @@ class SearchTools:
         self, query: Query,
         match: Literal["auto", "exact", "prefix", "fuzzy"] = "auto",
         kind: Kind = None, language: Language = None, path_filter: PathGlob = None,
-        limit: Limit = 20,
+        limit: Limit = 20, ref: Ref = None,
     ) -> SearchResults:
-        """Find symbol definitions by name: exact, prefix, sub-token and fuzzy matches, best
-        first."""
-        from ..query import find_symbols
+        """Symbol definitions by name: exact, prefix, sub-token and fuzzy matches.
+        Use it when you know (part of) a function, class or method name."""
+        from ...query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
-                                path=path_filter, limit=limit, include_references=False)
+                                path=path_filter, limit=limit + skipped(), include_references=False)
             return search_results(resp, view, started=started)
 
     def locate_symbol(
-        self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10,
+        self, name: Query, kind: Kind = None, language: Language = None, limit: Limit = 10, ref: Ref = None,
     ) -> SearchResults:
-        """Where is a symbol? Precise file:line locations by name or qualified name;
-        definitions rank before references."""
-        from ..query import find_symbols
+        """file:line of a symbol's definitions and then its references, by name or
+        qualified name. Use it to jump to where something is defined or used."""
+        from ...query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
-                                limit=limit, include_references=True)
+                                limit=limit + skipped(), include_references=True)
             return search_results(resp, view, started=started)
 
     def lookup_symbol(
-        self, qualified_name: Query, language: Language = None, limit: Limit = 20,
+        self, qualified_name: Query, language: Language = None, limit: Limit = 20, ref: Ref = None,
     ) -> SearchResults:
-        """Symbols whose qualified name is exactly this (several for overloads or same-named
-        definitions)."""
-        from ..query import find_symbols
+        """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
+        several only for overloads or same-named definitions. Use it when you know the full
+        name; nothing else matches."""
+        from ...query import find_symbols
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
-                                limit=limit, include_references=False)
+                                limit=EXACT_POOL, include_references=False)
+            exact = [h for h in resp.results if h.qualified_name == qualified_name]
+            resp = replace(resp, results=exact[:limit + skipped()], total_candidates=len(exact))
             return search_results(resp, view, actions=False, started=started)
 
     def search_docs(
-        self, query: Query, path_filter: PathGlob = None, limit: Limit = 10,
+        self, query: Query, path_filter: PathGlob = None, limit: Limit = 10, ref: Ref = None,
     ) -> SearchResults:
-        """Full-text (BM25) search over documentation sections (Markdown, reStructuredText)."""
-        from ..query import search_text
+        """Full-text search over documentation sections (Markdown, reStructuredText). Use
+        it for how-to and design questions the docs answer."""
+        from ...query import search_text
 
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
-                               doc_kinds=("c",), limit=limit)
+                               doc_kinds=("c",), limit=limit + skipped())
             return search_results(resp, view, actions=False, started=started)
 
-    def find_similar(self, symbol_id: Handle, limit: Limit = 10) -> SearchResults:
-        """Symbols whose embedding is closest to this symbol's (needs an index built with an
-        embedder; answers index_missing otherwise)."""
+    def find_similar(self, symbol_id: Handle, limit: Limit = 10, ref: Ref = None) -> SearchResults:
+        """Symbols whose embedding is closest to this one's. Use it to find code that
+        does the same thing elsewhere (needs an index built with an embedder)."""
         try:
-            from ..query import semantic  # type: ignore[attr-defined]
+            from ...query import semantic  # type: ignore[attr-defined]
         except ImportError:
             semantic = None
         fn = getattr(semantic, "find_similar", None)
@@ -167,48 +176,5 @@ class SearchTools:
             raise IndexMissing("similarity search is not available: the index has no vectors",
                                hint="build with an embedder: `codeagent build --embedder NAME`")
         started = time.perf_counter()
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            return search_results(fn(view, symbol_id, limit=limit), view, started=started)
-
-
-class NavigationTools:
-    def __init__(self, state: ServerState) -> None:
-        self.state = state
-
-    def get_symbol(self, symbol_id: Handle) -> SymbolDetailOut:
-        """Full metadata of one symbol: signature, doc, span, children, source spans and how
-        often it is referenced."""
-        from ..query import get_symbol
-
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            d = get_symbol(view, symbol_id)
-            return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
-                                   children=[Symbol.model_validate(c.to_dict()) for c in d.children],
-                                   spans=[Span.model_validate(s.to_dict()) for s in d.spans],
-                                   reference_count=d.reference_count, metadata=metadata_of(view))
-
-    def get_source_spans(self, symbol_id: Handle, with_text: bool = True) -> SpanList:
-        """Every source location of a symbol, primary first, with its text."""
-        from ..query import resolve_symbol, source_spans
-
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            sym = resolve_symbol(view, symbol_id)
-            spans = source_spans(view, sym.symbol_id, with_text=with_text)
-            return SpanList(symbol_id=sym.symbol_id, spans=[Span.model_validate(s.to_dict()) for s in spans],
-                            metadata=metadata_of(view))
-
-    def get_file_outline(
-        self, path: Annotated[str, Field(min_length=1, max_length=4096, description="Repository-relative file path")],
-    ) -> FileOutline:
-        """The symbols a file defines, in line order (classes, functions, methods...)."""
-        from ..query import file_outline
-
-        rel = self.state.sandbox.normalize(path)
-        self.state.sandbox.check_lexical(rel)
-        if not rel:
-            raise InvalidParameter("path names the repository root, not a file")
-        with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
-            o = file_outline(view, rel)
-            return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
-                               symbols=[Symbol.model_validate(s.to_dict()) for s in o.symbols],
-                               metadata=metadata_of(view))
+        with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
+            return search_results(fn(view, symbol_id, limit=limit + skipped()), view, started=started)

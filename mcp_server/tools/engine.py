@@ -17,10 +17,10 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
-from .fs_tools import iso
-from .schemas import BuildJob, BuildRecord, ResponseMetadata, Status
-from .state import ServerState, metadata_of
+from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
+from .files import iso
+from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
+from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
 RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref; "
@@ -32,13 +32,13 @@ class StatusTools:
         self.state = state
 
     def index_status(self, ref: RefArg = None) -> Status:
-        """Index health for a ref: manifest id, commit, counts, languages, embedder, work-tree
-        freshness, other refs and recent builds (never absolute paths)."""
+        """Index health: manifest, commit, counts, languages, work-tree freshness, refs
+        and recent builds. Use it when answers look stale or an index is missing."""
         try:
             if ref is None:
                 with self.state.view() as view:
                     return self._status(view)
-            from ..query import open_index
+            from ...query import open_index
 
             with open_index(self.state.root, self.state.store_dir, ref) as view:
                 return self._status(view)
@@ -48,14 +48,14 @@ class StatusTools:
             return self._unindexed("incompatible", exc)
 
     def get_status(self) -> Status:
-        """Engine health and indexing status of the ref the server follows (same shape as
-        index_status)."""
+        """Index health of the ref the server follows (same answer as index_status).
+        Use it when answers look stale or an index is missing."""
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        from ..format.manifest import load_manifest
-        from ..refs import freshness
-        from ..store import read_log
+        from ...format.manifest import load_manifest
+        from ...refs import freshness
+        from ...store import read_log
 
         manifest = load_manifest(view.store, view.manifest_id)
         counts = dict(manifest.counts)
@@ -106,7 +106,7 @@ class BuildTools:
         try:
             async with await anyio.open_process(cmd) as proc:
                 try:
-                    out, err = await _communicate(proc, ctx, started)
+                    out, err, ticks = await _communicate(proc, ctx, started)
                 finally:
                     if proc.returncode is None:
                         proc.kill()
@@ -116,13 +116,11 @@ class BuildTools:
             self.state.active_job = None
         ms = (time.monotonic() - started) * 1000
         if proc.returncode != 0:
-            detail = _error_text(out, err)
-            self.state.scrub(detail)
-            return BuildJob(job_id=job_id, status="failed", mode=mode, ref=ref, manifest_id=None,
-                            duration_ms=round(ms, 1), errors=[f"{detail.message}"],
-                            metadata=ResponseMetadata())
+            raise _error_text(out, err)
         result = json.loads(out)
-        await ctx.report_progress(1, 1, f"build {job_id} done")
+        await ctx.report_progress(ticks + 1, ticks + 1,
+                                  f"build {job_id} done: {result.get('files_parsed')} of "
+                                  f"{result.get('files_total')} files parsed")
         with self.state.optional_view() as view:
             meta = metadata_of(view)
         return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
@@ -131,14 +129,14 @@ class BuildTools:
                         duration_ms=round(ms, 1), metadata=meta)
 
     async def index_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
-        """Build (or incrementally rebuild) the index in a separate `codeagent build` process;
-        unchanged files are reused. Progress is reported while it runs; cancelling the request
-        kills the build (the previous index stays in place)."""
+        """Build (or incrementally rebuild) the index in a separate process; unchanged
+        files are reused. Use it when index_missing is answered. Reports progress in files;
+        cancelling kills the build and keeps the previous index."""
         return await self._build(ctx, "full", ref or self._git_ref())
 
     async def sync_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
-        """Bring the index up to date with the work tree (or `ref`): only changed files are
-        parsed."""
+        """Bring the index up to date with the work tree (or `ref`); only changed files
+        are parsed. Use it after edits when freshness is `stale`."""
         return await self._build(ctx, "incremental", ref or self._git_ref())
 
     async def index_files(
@@ -146,21 +144,44 @@ class BuildTools:
         paths: Annotated[list[Annotated[str, Field(max_length=4096)]],
                          Field(min_length=1, max_length=100, description="Repository-relative paths")],
     ) -> BuildJob:
-        """Re-index after these files changed (at most 100): runs an incremental build of the
-        work tree, which re-parses exactly the files whose content changed."""
+        """Re-index these files (at most 100) after you changed them. Use it after
+        editing a few files, before searching them again."""
+        wanted = []
         for p in paths:
             rel = self.state.sandbox.normalize(p)
+            self.state.sandbox.check_lexical(rel)
             if not rel:
                 raise InvalidParameter("paths must name files, not the repository root")
-        return await self._build(ctx, "incremental", None)
+            wanted.append(rel)
+        job = await self._build(ctx, "incremental", None)
+        return job.model_copy(update={"files": self._file_states(job.manifest_id, wanted)})
+
+    def _file_states(self, manifest_id: str | None, paths: list[str]) -> list[FileState]:
+        """What the new index holds for each asked-for path (indexed, skipped and why, or
+        absent: deleted, ignored or never a file)."""
+        from ...format.manifest import load_manifest
+        from ...store import Store
+
+        if manifest_id is None:
+            return []
+        entries = {f.path: f for f in load_manifest(Store(self.state.store_dir), manifest_id).files}
+        out = []
+        for p in paths:
+            f = entries.get(p)
+            state = "absent" if f is None else "indexed" if f.indexed else "skipped"
+            out.append(FileState(path=p, state=state, reason=f.reason if f is not None else ""))
+        return out
 
     def _git_ref(self) -> str | None:
         ref = self.state.config.ref
         return None if ref in (None, "worktree") else ref
 
 
-async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes]:
+async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes, int]:
+    """(stdout, stderr, progress notifications sent): one per second while the build runs,
+    numbered 1, 2, 3... so progress only increases (MCP requires it)."""
     out, err = bytearray(), bytearray()
+    ticks = 0
 
     async def pump(stream, buf: bytearray) -> None:
         async for chunk in stream:
@@ -174,15 +195,19 @@ async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes
                 with anyio.move_on_after(1.0):
                     await proc.wait()
                 if proc.returncode is None:
-                    await ctx.report_progress(time.monotonic() - started, None,
+                    ticks += 1
+                    await ctx.report_progress(ticks, None,
                                               f"building ({time.monotonic() - started:.0f}s)")
-    return bytes(out), bytes(err)
+    return bytes(out), bytes(err), ticks
 
 
 def _error_text(out: bytes, err: bytes) -> CodeagentError:
+    """The failed build's own error (its code, message and hint), for an isError result."""
     try:
         body = json.loads(out)["error"]
-        return CodeagentError(body.get("message") or "build failed", hint=body.get("hint"))
+        exc = CodeagentError(body.get("message") or "build failed", hint=body.get("hint"))
+        exc.code = body.get("code") or exc.code
+        return exc
     except (ValueError, KeyError, TypeError):
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return CodeagentError(lines[-1] if lines else "build failed")
