@@ -144,6 +144,18 @@ class NextAction(Model):
     arguments: dict[str, Any]
 
 
+class FileHit(Model):
+    """A file of a file-grouped answer: its best 1-3 spans and how it matched."""
+
+    path: str
+    score: float
+    language: str = ""
+    role: str = ""
+    why: list[str] = Field(default_factory=list)
+    hits: int
+    spans: list[Hit]
+
+
 class SearchResults(Response):
     results: list[Hit]
     total_count: int
@@ -151,6 +163,7 @@ class SearchResults(Response):
     mode: str = ""
     latency_ms: float
     suggested_next_actions: list[NextAction] = Field(default_factory=list)
+    files: list[FileHit] | None = None
 
 
 class Symbol(Model):

@@ -16,7 +16,7 @@ from pydantic import Field
 from ...errors import IndexMissing
 from ...sandbox import is_secret
 from ..budget import skipped
-from ..schemas import Hit, NextAction, SearchResults
+from ..schemas import FileHit, Hit, NextAction, SearchResults
 from ..state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
@@ -46,11 +46,15 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
     if context != (0, 0):
         _add_context(view, out, *context)
     took = (time.perf_counter() - started) * 1000 if started is not None else resp.took_ms
+    files = None
+    if resp.files is not None:
+        files = [FileHit.model_validate({**f.to_dict(True), "spans": [h.model_dump() for h in hits(f.spans)]})
+                 for f in resp.files if not is_secret(f.path)]
     return SearchResults(results=out, total_count=resp.total_candidates,
                          query_intent=resp.query_intent, mode=resp.mode,
                          latency_ms=round(took, 3),
                          suggested_next_actions=_next_actions(out) if actions else [],
-                         metadata=metadata_of(view, resp.metadata.completeness))
+                         metadata=metadata_of(view, resp.metadata.completeness), files=files)
 
 
 def _add_context(view, out: list[Hit], before: int, after: int) -> None:
@@ -92,16 +96,23 @@ class SearchTools:
         limit: Limit = 10,
         context_before: Annotated[int, Field(ge=0, le=20)] = 0,
         context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
+        roles: Annotated[list[str] | None, Field(description="Only files of these roles: source, test, "
+                         "mock, fixture, benchmark, example, vendored, generated, docs, "
+                         "translated_docs, config")] = None,
+        group_by: Annotated[Literal["file"] | None, Field(description="file: also answer `files`, "
+                            "ranked, each with its best 1-3 spans and why it matched")] = None,
     ) -> SearchResults:
         """Ranked search over symbols, full text and paths, fused by what the query
         looks like (identifier, path, error string or natural language). Use it as the
-        default search; hits carry symbol_id handles for get_symbol, get_callers,
+        default search, and with group_by="file" to ask which files to open for a task or a
+        bug report; hits carry symbol_id handles for get_symbol, get_callers,
         get_file_outline."""
         from ...query import SearchRequest, search
 
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
-                            extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight)
+                            extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight,
+                            roles=tuple(roles or ()), group_by=group_by)
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return search_results(search(view, req), view, context=(context_before, context_after),
                                   started=started)
