@@ -71,6 +71,11 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
             f"--host {host} is not a loopback address; the server has no authentication",
             hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
     server = run_command(False, _make_server, repo, ref, store_dir, allow_build, profile)
+    _run(server, transport, host, port, max_frame_bytes, log_level)
+
+
+def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log_level: str) -> None:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
     import anyio
 
     if transport == "stdio":
