@@ -11,8 +11,12 @@ from codeagent.mcp_server.budget import ArgumentError, Page, compact, fit
 
 MANIFEST = "ab" * 32
 METADATA = {"ref": "worktree", "manifest_id": MANIFEST, "completeness": "complete"}
+# A 3,000-9,000 character snippet built by repetition: as large as a real one, without the
+# entropy of that much random text (hypothesis' data_too_large health check failed on it).
+_big_text = st.builds(lambda unit, size: (unit * (size // len(unit) + 1))[:size],
+                      st.text(min_size=1, max_size=30), st.integers(3000, 9000))
 item = st.fixed_dictionaries({"name": st.text(max_size=40), "line": st.integers(0, 10**6),
-                              "snippet": st.text(max_size=400) | st.text(min_size=3000, max_size=9000)})
+                              "snippet": st.text(max_size=400) | _big_text})
 
 
 def answer(items: list[dict]) -> dict:
