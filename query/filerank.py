@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..roles import CODE_EXTENSIONS, HEAD_CHARS, SOURCE, file_role
+from ..roles import CODE_EXTENSIONS, SOURCE
 from ..tokenize import tokenize, word_tokens
 from .filters import FileFilter, allowed_paths
 from .index import IndexView
@@ -33,7 +33,7 @@ now also new should when doesn doesn't don dont can cannot not no use used uses 
 into like so more less some any all only just than then there these those would could which
 while after before because since still even get gets got set sets way case cases work works
 working handle handles handled better different correct incorrect wrong avoid avoids possible
-missing properly unnecessary unused error errors""".split())
+missing unnecessary unused error errors""".split())
 STOPWORDS = frozenset("""a an and are as at be by do does for from how i if in is it its of on or
 the this that to was were what when where which who why with we you your our my me he she they
 them their has have had been being will""".split())
@@ -253,11 +253,9 @@ def order_by_files(hits: Sequence[SearchHit], ranked: Sequence[tuple[str, float]
     LATER_HIT_DECAY of the one before, so a strong file's second hit comes before a much
     weaker file's first; hits of files the ranking left out come last. Files first appear in
     ranking order, every hit is kept, and scores never rise down the list."""
-    by_path: dict[str, list[SearchHit]] = {}
-    for hit in hits:
-        by_path.setdefault(hit.path, []).append(hit)
+    by_path = dict(group_by_file(hits))
     keyed: list[tuple[float, int, SearchHit]] = []
-    for rank, (path, score) in enumerate(ranked):
+    for path, score in ranked:
         own = by_path.get(path) or ([file_hits[path]] if path in file_hits else [])
         for j, h in enumerate(own):
             s = score * LATER_HIT_DECAY ** max(j - per_file + 1, 0)
@@ -326,7 +324,6 @@ class PathIndex:
         return out
 
 
-
 def _corpus(view: IndexView) -> tuple[int, float, PathIndex]:
     """(files with text, their mean length in tokens, the indexed paths), memoised on the view."""
     got = view.cache.get("file_corpus")
@@ -372,15 +369,11 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
 
 
 def roles_of(view: IndexView, paths: list[str]) -> dict[str, str]:
-    """The role of each path (from the assembly; from the path and text of an older one)."""
+    """The role of each path, as the assembly decided it (`files.role`)."""
     if not paths:
         return {}
-    if view.has_column("files", "role"):
-        rows = view.sql("SELECT path, role FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
-        return {p: r or SOURCE for p, r in rows}
-    rows = view.sql(f"SELECT path, left(text, {HEAD_CHARS}) FROM files "
-                    "WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
-    return {p: file_role(p, head or "") for p, head in rows}
+    rows = view.sql("SELECT path, role FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
+    return {p: r or SOURCE for p, r in rows}
 
 
 def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
@@ -408,8 +401,7 @@ def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
                 ev = evidence.setdefault(path, FileEvidence(path, avgdl))
                 ev.tf[term] = ev.tf.get(term, 0.0) + PATH_FIELD_WEIGHT
     for rank, path in enumerate(dict.fromkeys(chunk_paths)):
-        ev = evidence.get(path) or evidence.setdefault(path, FileEvidence(path, avgdl))
-        ev.chunk_rank = rank
+        evidence.setdefault(path, FileEvidence(path, avgdl)).chunk_rank = rank
     for path in paths.named(qt.mentions):
         if allowed is None or path in allowed:
             evidence.setdefault(path, FileEvidence(path, avgdl)).named = True

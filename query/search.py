@@ -131,8 +131,8 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
 
 
 def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: int) -> Candidates:
-    """The fused hits in the order of the file ranking (`filerank`): each ranked file's first
-    `per_file` hits (a file hit when no hit came from it), then the others."""
+    """The fused hits in the order of the file ranking (`filerank.order_by_files`; a ranked
+    file no hit came from is shown through its best chunk)."""
     depth = max(req.limit, 10)
     ranked = filerank.file_ranking(view, req.query, req.file_filter(),
                                    [h.path for h in cand.hits], limit=depth)
