@@ -19,16 +19,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import (INVALID_PARAMS, CallToolResult, SetLevelRequestParams, TextContent,
-                       ToolAnnotations)
+                       Tool as MCPTool, ToolAnnotations, ToolExecution)
 from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
+from . import icons
 from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
                      compact, fit)
 from .protocol import completer, set_level
 from .schemas import outline_schema
 from .state import ServerState
+from .tasks import TaskRegistry
 from .tools.engine import BuildTools, StatusTools
 from .tools.files import FileTools
 from .tools.graph import GraphTools
@@ -41,6 +43,10 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                open_world_hint=False)
+# Long-running tools a client may call as a task (tools/call with `task`, then tasks/*).
+TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research"})
+GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
+               GraphTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX}
 
 
 
@@ -61,12 +67,21 @@ class CodeagentMCP(MCPServer):
 
     def __init__(self, state: ServerState, tools: list[Tool]) -> None:
         super().__init__("codeagent", title="codeagent code index", version=__version__,
-                         instructions=instructions(state), log_level="WARNING", tools=tools)
+                         instructions=instructions(state), log_level="WARNING", tools=tools,
+                         icons=icons.SERVER)
         self.state = state
         self._tools = {t.name: t for t in tools}
+        self.tasks = TaskRegistry(self.call_tool, TASK_TOOLS & set(self._tools), self)
+        self.tasks.install(self._lowlevel_server)
         self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams,
                                                   set_level)
         self.completion()(completer(state))
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The SDK's listing, with `execution.taskSupport` on the tools that run as tasks."""
+        listed = await super().list_tools()
+        return [t.model_copy(update={"execution": ToolExecution(task_support="optional")})
+                if t.name in self.tasks.task_tools else t for t in listed]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tools.get(name)
@@ -224,7 +239,7 @@ def create_server(state: ServerState) -> CodeagentMCP:
             continue
         tool = Tool.from_function(fn, title=title, annotations=annotations,
                                   description=" ".join((fn.__doc__ or "").split()),
-                                  structured_output=True)
+                                  icons=GROUP_ICONS.get(type(fn.__self__)), structured_output=True)
         tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
         _tune_input_schema(tool)
         tools.append(tool)

@@ -94,6 +94,7 @@ def test_inspector_over_stdio(indexed_repo):
     listed = _inspector(_stdio(repo), "--method", "tools/list", cwd=repo)
     assert [t["name"] for t in listed["tools"]] == READ_ONLY_TOOLS
     assert all(t["annotations"]["readOnlyHint"] for t in listed["tools"])
+    assert all(t["icons"][0]["src"].startswith("data:image/svg+xml,") for t in listed["tools"])
     for kind, (args, expect) in zip(("ok", "error"), CASES["read_file"]):
         _check("read_file", kind, args, expect, _call(_stdio(repo), repo, "read_file", args))
 

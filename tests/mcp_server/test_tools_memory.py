@@ -55,10 +55,24 @@ async def test_tools_list_order_schemas_annotations(indexed_repo):
         props = t.output_schema["properties"]
         assert "metadata" in props, f"{t.name} has no metadata in its output schema"
         assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False
+        assert _svg_icon(t.icons), t.name
+    assert len({t.icons[0].src for t in tools}) == 5, "one icon per tool group"
     read_file = next(t for t in tools if t.name == "read_file")
     assert read_file.input_schema["required"] == ["path"]
     assert set(read_file.input_schema["properties"]) == {"path", "line_start", "line_end",
                                                          "max_bytes", "encoding", "max_tokens"}
+
+
+def _svg_icon(icons) -> str:
+    """The SVG of a tool's one icon (a data: URI, so clients show it offline)."""
+    from urllib.parse import unquote
+
+    assert icons and len(icons) == 1
+    prefix = "data:image/svg+xml,"
+    assert icons[0].src.startswith(prefix) and " " not in icons[0].src
+    svg = unquote(icons[0].src[len(prefix):])
+    assert svg.startswith("<svg") and "<script" not in svg
+    return svg
 
 
 async def test_build_tools_only_with_flag(indexed_repo):
