@@ -23,18 +23,13 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
-from ..format.manifest import load_manifest
 from ..store import Store
 from .results import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
-FRESHNESS_TTL = 2.0
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
 WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
 _watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
-_freshness_cache: dict[tuple[str, str], tuple[float, str]] = {}
-_freshness_lock = threading.Lock()
-_freshness_refreshing: set[tuple[str, str]] = set()
 
 
 def thread_cursor(con, local: threading.local, lock: threading.Lock):
@@ -156,29 +151,14 @@ class IndexView:
 
     # ---- metadata ---------------------------------------------------------------------------
     def freshness(self) -> str:
-        """fresh | stale | unknown: does the index still describe the work tree or the ref?
+        """fresh | stale | unknown: does the index still describe the work tree or the ref,
+        as they are now? (query.freshness keeps the answer while nothing it read changed.)"""
+        from .freshness import worktree_freshness
 
-        The first answer is computed here; later ones come from a cache that a background
-        thread refreshes once it is older than FRESHNESS_TTL (a work-tree scan costs ~0.1 s
-        on a large repo, which no request should wait for)."""
-        key = (str(self.store.root), self.manifest_id)
-        with _freshness_lock:
-            hit = _freshness_cache.get(key)
-            expired = hit is not None and time.monotonic() - hit[0] >= FRESHNESS_TTL
-            if expired and key not in _freshness_refreshing:
-                _freshness_refreshing.add(key)
-                threading.Thread(target=self._refresh_freshness, args=(key,), daemon=True).start()
-        return hit[1] if hit is not None else self._refresh_freshness(key)
-
-    def _refresh_freshness(self, key: tuple[str, str]) -> str:
         try:
-            state = refnames.freshness(self.store, self.repo, load_manifest(self.store, self.manifest_id)).state
+            return worktree_freshness(self.store, self.repo, self.manifest_id).state
         except Exception:
-            state = "unknown"
-        with _freshness_lock:
-            _freshness_cache[key] = (time.monotonic(), state)
-            _freshness_refreshing.discard(key)
-        return state
+            return "unknown"
 
     def metadata(self, completeness: str = COMPLETE, *, freshness: bool = True) -> Metadata:
         return Metadata(ref=self.ref, manifest_id=self.manifest_id, commit=self.commit,

@@ -54,14 +54,14 @@ class StatusTools:
 
     def _status(self, view) -> Status:
         from ...format.manifest import load_manifest
-        from ...refs import freshness
+        from ...query.freshness import worktree_freshness
         from ...store import read_log
 
         manifest = load_manifest(view.store, view.manifest_id)
         counts = dict(manifest.counts)
         counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
                       edges=view.count("edges"))
-        fresh = freshness(view.store, self.state.root, manifest).to_dict()
+        fresh = worktree_freshness(view.store, self.state.root, view.manifest_id).to_dict()
         builds = read_log(view.store, "builds", limit=10)
         last = max((b.get("at") or 0 for b in builds), default=0)
         return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,

@@ -215,13 +215,12 @@ class FileTools:
                 if e.type == "file" and match(e.path)]
         if isinstance(view, NoIndex) or view.ref != "worktree":
             return live, len(live)
-        from ...format.manifest import load_manifest
         from ...query import matching_files
-        from ...refs import freshness
+        from ...query.freshness import worktree_freshness
 
         may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
                                    glob=glob)
-        changed = freshness(view.store, self.state.root, load_manifest(view.store, view.manifest_id))
+        changed = worktree_freshness(view.store, self.state.root, view.manifest_id)
         may_match.update(changed.added, changed.modified)
         return [p for p in live if p in may_match], len(live)
 

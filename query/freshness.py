@@ -1,0 +1,118 @@
+"""Freshness on every request, at the cost of a stat sweep instead of a work-tree scan.
+
+`refs.freshness` compares a work tree with its manifest (git ls-files, the stat cache, a hash
+of every file whose stat changed): 40-100 ms on a large repository, too much for each request.
+The answer only changes when something on disk does, so it is kept with a stat signature of
+what it was computed from: every file it saw, their directories (a file created or deleted
+changes its directory's mtime), the ignore rules and git's index. While the signature holds,
+the kept answer is the answer; any change to it recomputes. The signature is taken before the
+comparison, so a change made while comparing is seen by the next request. As in git's "racy
+git" rule, a signature holding an mtime close to the moment it was taken is not trusted (file
+systems stamp times from a coarse clock: two writes a few ms apart can share an mtime).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import refs as refnames
+from ..format.manifest import load_manifest
+from ..repo_config import RULE_FILES
+from ..store import Store
+
+# Besides the files: what decides which files the work tree has.
+WATCHED = (".gitignore", ".git/index", ".git/info/exclude", *RULE_FILES)
+RACY_NS = 100_000_000  # mtimes this close to the signature's moment may not show a later write
+
+
+@dataclass(frozen=True)
+class _Known:
+    paths: tuple[str, ...]  # what the signature stats, repository-relative
+    signature: tuple
+    answer: refnames.Freshness
+
+
+_known: dict[tuple[str, str], _Known] = {}
+_lock = threading.Lock()
+
+
+def worktree_freshness(store: Store, repo: Path | None, manifest_id: str) -> refnames.Freshness:
+    """`refs.freshness` of the manifest against the repository as it is now."""
+    if repo is None:
+        return refnames.freshness(store, repo, load_manifest(store, manifest_id))
+    key, root = (str(store.root), manifest_id), str(repo)
+    with _lock:
+        known = _known.get(key)
+    manifest = None
+    if known is None:
+        manifest = load_manifest(store, manifest_id)
+    paths = known.paths if known is not None else _watched(repo, manifest)
+    taken = time.time_ns()
+    now = signature(root, paths)
+    if known is not None and now == known.signature:
+        return known.answer
+    answer = refnames.freshness(store, repo, manifest or load_manifest(store, manifest_id))
+    if answer.state == "unknown" or not paths:
+        return answer
+    if _racy(now, taken):
+        now = ()  # compare again next time
+    if not set(paths).issuperset(answer.added):
+        # Stat the added files too from now on; this signature misses them, so the next
+        # request compares once more and keeps a signature that covers them.
+        paths, now = watched_paths(set(paths) | set(answer.added)), ()
+    with _lock:
+        _known[key] = _Known(paths, now, answer)
+        for stale in [k for k in _known if k[0] == key[0] and k != key][:-4]:
+            del _known[stale]  # a store keeps the answers of its few newest manifests
+    return answer
+
+
+def _watched(repo: Path, manifest) -> tuple[str, ...]:
+    """What decides the manifest's freshness: a work tree's files, or a ref's git files
+    (none when git keeps them elsewhere, as in a linked work tree: then every request asks
+    git)."""
+    if manifest.source == "worktree":
+        return watched_paths(f.path for f in manifest.files)
+    if manifest.ref.startswith("commits/"):
+        return ("",)  # pinned: always fresh
+    if not (repo / ".git").is_dir():
+        return ()
+    return (".git/HEAD", ".git/packed-refs", f".git/refs/{manifest.ref}")
+
+
+def watched_paths(files) -> tuple[str, ...]:
+    """The files, every directory holding one (the root included), and the rule files."""
+    out = set(files)
+    for path in list(out):
+        parent = posixpath.dirname(path)
+        while parent not in out:
+            out.add(parent)
+            if not parent:
+                break
+            parent = posixpath.dirname(parent)
+    out.add("")
+    out.update(WATCHED)
+    return tuple(sorted(out))
+
+
+def _racy(stats: tuple, taken_ns: int) -> bool:
+    return any(st is not None and st[0] >= taken_ns - RACY_NS for st in stats)
+
+
+def signature(root: str, paths: tuple[str, ...]) -> tuple:
+    """(mtime, size, inode, ctime) of each path, None for a missing one."""
+    prefix = os.path.join(root, "")
+    out = []
+    for path in paths:
+        try:
+            st = os.lstat(prefix + path if path else root)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
+    return tuple(out)
