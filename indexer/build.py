@@ -37,6 +37,9 @@ class BuildOptions:
     lock_wait: float = 0.0
     progress: Progress | None = None
     embedder: str | None = None  # embedder id; None: no vectors
+    # Work tree only: re-read just these paths; every other file keeps its entry in the
+    # previous manifest (none yet: everything is read).
+    paths: frozenset[str] | None = None
 
     @property
     def store_path(self) -> Path:
@@ -296,9 +299,12 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
     opts, files = _walk(builder, repo, store, cache, commit)
+    walked = {f.path for f in files}
     repairs: list[str] = []
     previous_id, previous = _previous(store, ref, repairs)
+    kept, files = _only_paths(opts, previous, files)
     entries, need = _reused_and_needed(builder, store, previous, files, repairs)
+    entries.extend(kept)
     phases = {"scan": time.perf_counter() - clock}
     with contextlib.ExitStack() as stack:
         base_copy = None
@@ -315,7 +321,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             finally:
                 builder.close()
             if not is_commit:
-                cache.retain({f.path for f in files})
+                cache.retain(walked)
 
             phases["parse"] = time.perf_counter() - clock
             clock = time.perf_counter()
@@ -361,6 +367,16 @@ def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
     files = (sources.walk_commit(repo, commit, cache, opts.max_bytes, rules) if is_commit
              else sources.walk_worktree(repo, store, cache, opts.max_bytes, rules))
     return opts, files
+
+
+def _only_paths(opts: BuildOptions, previous: Manifest | None,
+                files: list[sources.SourceFile]) -> tuple[list[FileEntry], list[sources.SourceFile]]:
+    """(the previous manifest's entries kept as they are, the files to look at): with
+    `opts.paths`, only those paths are looked at and every other file keeps its entry."""
+    if opts.paths is None or previous is None or opts.rev is not None:
+        return [], files
+    return ([e for e in previous.files if e.path not in opts.paths],
+            [f for f in files if f.path in opts.paths])
 
 
 def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, Manifest | None]:

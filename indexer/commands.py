@@ -63,9 +63,13 @@ class TerminalProgress:
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
+@click.option("--path", "paths", multiple=True, metavar="FILE",
+              help="Work tree only, repeatable: re-read just these repository-relative files; "
+                   "every other file keeps its entry in the previous index.")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
-              max_file_size: int | None, lock_wait: float, embedder: str | None, as_json: bool) -> None:
+              max_file_size: int | None, lock_wait: float, embedder: str | None,
+              paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
     Unchanged files are never re-read: the work tree is checked against a stat cache and
@@ -85,10 +89,13 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
 
     if rev is not None and worktree:
         run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
+    if rev is not None and paths:
+        run_command(as_json, _raise, InvalidParameter("--path re-reads work-tree files; it "
+                                                      "does not go with --ref"))
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
                         max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=TerminalProgress(not as_json and sys.stderr.isatty()),
-                        embedder=embedder)
+                        embedder=embedder, paths=frozenset(paths) if paths else None)
     result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))

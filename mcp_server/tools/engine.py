@@ -91,11 +91,14 @@ class BuildTools:
     def __init__(self, state: ServerState) -> None:
         self.state = state
 
-    async def _build(self, ctx: Context, mode: str, ref: str | None) -> BuildJob:
+    async def _build(self, ctx: Context, mode: str, ref: str | None,
+                     paths: list[str] = ()) -> BuildJob:
         root, store = self.state.root, self.state.store_dir
         cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--store", str(store)]
         if ref:
             cmd += ["--ref", ref]
+        for path in paths:
+            cmd += ["--path", path]
         if self.state.active_job is not None:
             raise StoreLocked(f"build {self.state.active_job['job_id']} is still running",
                               hint="wait for it (see index_status.active_job) or cancel its request")
@@ -144,8 +147,9 @@ class BuildTools:
         paths: Annotated[list[Annotated[str, Field(max_length=4096)]],
                          Field(min_length=1, max_length=100, description="Repository-relative paths")],
     ) -> BuildJob:
-        """Re-index these files (at most 100) after you changed them. Use it after
-        editing a few files, before searching them again."""
+        """Re-index these files (at most 100) after you changed them; only they are read,
+        every other file keeps its indexed state. Use it after editing a few files, before
+        searching them again."""
         wanted = []
         for p in paths:
             rel = self.state.sandbox.normalize(p)
@@ -153,7 +157,7 @@ class BuildTools:
             if not rel:
                 raise InvalidParameter("paths must name files, not the repository root")
             wanted.append(rel)
-        job = await self._build(ctx, "incremental", None)
+        job = await self._build(ctx, "files", None, wanted)
         return job.model_copy(update={"files": self._file_states(job.manifest_id, wanted)})
 
     def _file_states(self, manifest_id: str | None, paths: list[str]) -> list[FileState]:

@@ -40,6 +40,27 @@ def test_edit_one_file_parses_exactly_one(git_repo):
     assert entry is not None and entry.indexed
 
 
+def test_paths_reread_only_those_files(git_repo):
+    """`--path` (the MCP index_files tool): the named files are read again, added or dropped;
+    every other file keeps its previous entry, edited or not; the next full build catches up."""
+    git_repo.write_many({"a.py": "A = 1\n", "b.py": "B = 1\n", "gone.py": "G = 1\n"})
+    first = _build(git_repo.path)
+    git_repo.write("a.py", "A = 2\n")
+    git_repo.write("b.py", "B = 2\n")
+    git_repo.write("new.py", "N = 1\n")
+    (git_repo.path / "gone.py").unlink()
+    before = _manifest(git_repo.path)
+    only = _build(git_repo.path, paths=frozenset({"a.py", "new.py", "gone.py"}))
+    assert only.files_parsed == 2 and only.changed
+    after = _manifest(git_repo.path)
+    assert after.file("a.py").blob != before.file("a.py").blob
+    assert after.file("b.py") == before.file("b.py"), "a file not named was read again"
+    assert after.file("new.py") is not None and after.file("gone.py") is None
+    full = _build(git_repo.path)
+    assert full.files_parsed == 1 and _manifest(git_repo.path).file("b.py").blob != before.file("b.py").blob
+    assert first.manifest_id not in (only.manifest_id, full.manifest_id)
+
+
 def test_second_build_is_a_noop(git_repo):
     git_repo.write_many({"a.py": PY, "b.md": "# Title\n\ntext\n"})
     first = _build(git_repo.path)

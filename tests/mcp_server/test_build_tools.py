@@ -54,8 +54,11 @@ async def test_index_repo_builds_in_a_subprocess_with_progress(sample_repo):
         again = ok(await c.call_tool("sync_repo", {}))
         assert again["status"] == "unchanged" and again["manifest_id"] == job["manifest_id"]
         sample_repo.write("pkg/more.py", "def more():\n    return 1\n")
+        sample_repo.write("pkg/later.py", "def later():\n    return 2\n")  # not named: not read
         files = ok(await c.call_tool("index_files", {"paths": ["pkg/more.py", "nope.py", "blob.bin"]}))
-        assert files["status"] == "published" and files["files_parsed"] >= 1
+        assert files["status"] == "published" and files["files_parsed"] == 1
+        assert [h["name"] for h in ok(await c.call_tool("search_symbols", {"query": "later"}))["results"]
+                if h["name"] == "later"] == []
         assert [(f["path"], f["state"]) for f in files["files"]] == [
             ("pkg/more.py", "indexed"), ("nope.py", "absent"), ("blob.bin", "skipped")]
         assert files["files"][2]["reason"] == "binary"
