@@ -5,10 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CodeagentError
-from ..format.manifest import load_manifest
-from ..refs import WORKTREE_REF, freshness
+from ..format.manifest import Manifest, load_manifest
+from ..refs import WORKTREE_REF
 from ..sources import git_toplevel
 from ..store import Store, read_log
+from .freshness import worktree_freshness
+
+
+def manifest_status(store: Store, root: Path, manifest_id: str,
+                    manifest: Manifest | None = None) -> dict:
+    """One manifest: what it indexed and whether it still matches the repository (the fields
+    `codeagent status` gives for each ref and the MCP index_status for the one it serves)."""
+    m = manifest or load_manifest(store, manifest_id)
+    return {"manifest_id": manifest_id, "commit": m.commit, "source": m.source,
+            "counts": m.counts, "schema_version": m.schema_version,
+            "extractor_version": m.extractor_version, "embedder_id": m.embedder_id,
+            "freshness": worktree_freshness(store, root, manifest_id).to_dict()}
 
 
 def store_status(repo: Path, store_dir: Path | None = None) -> dict:
@@ -34,15 +46,13 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
                          commit=None, freshness={"state": "unknown"})
             refs.append(entry)
             continue
-        fresh = freshness(store, root, m).to_dict()
+        entry.update(manifest_status(store, root, mid, m))
+        fresh = entry["freshness"]
         present = store.present_objects() if present is None else present
         damage = _damage(store, mid, m, present)
         if damage:
             fresh.update(state="damaged", detail=f"{damage}; `codeagent build` repairs it")
-        entry.update(commit=m.commit, source=m.source, counts=m.counts,
-                     schema_version=m.schema_version, extractor_version=m.extractor_version,
-                     embedder_id=m.embedder_id, assembled=store.is_assembled(mid) and not damage,
-                     freshness=fresh)
+        entry["assembled"] = store.is_assembled(mid) and not damage
         if ref == WORKTREE_REF:
             worktree = fresh
         refs.append(entry)

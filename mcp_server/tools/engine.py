@@ -53,28 +53,26 @@ class StatusTools:
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        from ...format.manifest import load_manifest
-        from ...query.freshness import worktree_freshness
+        from ...query.status import manifest_status
         from ...store import read_log
 
-        manifest = load_manifest(view.store, view.manifest_id)
-        counts = dict(manifest.counts)
+        m = manifest_status(view.store, self.state.root, view.manifest_id)
+        counts = dict(m["counts"])
         counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
                       edges=view.count("edges"))
-        fresh = worktree_freshness(view.store, self.state.root, view.manifest_id).to_dict()
         builds = read_log(view.store, "builds", limit=10)
         last = max((b.get("at") or 0 for b in builds), default=0)
         return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,
-                      commit=manifest.commit, schema_version=manifest.schema_version,
-                      source=manifest.source, counts=counts,
-                      languages=sorted(counts.get("by_language", {})),
-                      embedder=manifest.embedder_id, freshness=fresh,
+                      commit=m["commit"], schema_version=m["schema_version"], source=m["source"],
+                      counts=counts, languages=sorted(counts.get("by_language", {})),
+                      embedder=m["embedder_id"], freshness=m["freshness"],
                       refs=sorted(view.store.list_refs()),
                       last_indexed_at=iso(last) if last else None,
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
                       active_job=self.state.active_job,
                       build_tools_enabled=self.state.config.allow_build,
-                      metadata=metadata_of(view).model_copy(update={"freshness": fresh["state"]}))
+                      metadata=metadata_of(view).model_copy(
+                          update={"freshness": m["freshness"]["state"]}))
 
     def _unindexed(self, status: str, exc: CodeagentError) -> Status:
         self.state.scrub(exc)
