@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import CodeagentError
+from ..query.freshness import one_look
 from . import icons
 from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
                      compact, fit)
@@ -92,7 +93,7 @@ class CodeagentMCP(MCPServer):
         try:
             page = Page.take(name, arguments)
             check_arguments(tool, arguments)
-            with page.active():
+            with page.active(), one_look():
                 result = await super().call_tool(name, arguments, context)
             if result.is_error or result.structured_content is None:
                 return result

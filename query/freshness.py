@@ -13,10 +13,13 @@ systems stamp times from a coarse clock: two writes a few ms apart can share an 
 
 from __future__ import annotations
 
+import contextvars
 import os
 import posixpath
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,10 +42,33 @@ class _Known:
 
 _known: dict[tuple[str, str], _Known] = {}
 _lock = threading.Lock()
+_looked: contextvars.ContextVar[dict | None] = contextvars.ContextVar("codeagent_fresh", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Within (one request): the repository is looked at once per manifest, however many
+    parts of the answer ask, so they agree and the stat sweep is paid once."""
+    token = _looked.set({})
+    try:
+        yield
+    finally:
+        _looked.reset(token)
 
 
 def worktree_freshness(store: Store, repo: Path | None, manifest_id: str) -> refnames.Freshness:
     """`refs.freshness` of the manifest against the repository as it is now."""
+    looked = _looked.get()
+    key = (str(store.root), manifest_id, str(repo))
+    if looked is not None and key in looked:
+        return looked[key]
+    answer = _look(store, repo, manifest_id)
+    if looked is not None:
+        looked[key] = answer
+    return answer
+
+
+def _look(store: Store, repo: Path | None, manifest_id: str) -> refnames.Freshness:
     if repo is None:
         return refnames.freshness(store, repo, load_manifest(store, manifest_id))
     key, root = (str(store.root), manifest_id), str(repo)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from codeagent import refs
 from codeagent.format.manifest import load_manifest
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.query.freshness import RACY_NS, worktree_freshness
+from codeagent.query.freshness import RACY_NS, one_look, worktree_freshness
 from codeagent.store import Store
 
 RACY_S = RACY_NS / 1e9 + 0.02
@@ -63,3 +63,16 @@ def test_kept_answer_is_the_full_comparison(git_repo, ops):
             kept = worktree_freshness(store, git_repo.path, result.manifest_id)
             full = refs.freshness(store, git_repo.path, manifest)
             assert kept == full, f"after {op}: kept {kept}, full comparison {full}"
+
+
+def test_one_request_looks_once(git_repo):
+    """Within one_look (one MCP request) every part of an answer gets the same freshness; the
+    next request looks again."""
+    git_repo.write("a.py", "x = 1\n")
+    result = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    with one_look():
+        assert worktree_freshness(store, git_repo.path, result.manifest_id).state == "fresh"
+        git_repo.write("a.py", "x = 2\n")
+        assert worktree_freshness(store, git_repo.path, result.manifest_id).state == "fresh"
+    assert worktree_freshness(store, git_repo.path, result.manifest_id).state == "stale"
