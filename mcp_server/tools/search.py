@@ -14,7 +14,6 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ...errors import IndexMissing
-from ...sandbox import is_secret
 from ..budget import skipped
 from ..schemas import FileHit, Hit, NextAction, SearchResults
 from ..state import ServerState, metadata_of
@@ -36,8 +35,9 @@ Kind = Annotated[str | None, Field(description="Only this symbol kind (function,
 
 
 def hits(results) -> list[Hit]:
-    """Result models; hits inside secret files (.env, keys...) are withheld like their files."""
-    return [Hit.model_validate(h.to_dict(True)) for h in results if not is_secret(h.path)]
+    """Result models. Secret files need no filter here: the build decides what is a secret
+    (by name and by content) and indexes nothing of it, so no hit comes from one."""
+    return [Hit.model_validate(h.to_dict(True)) for h in results]
 
 
 def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0),
@@ -49,7 +49,7 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
     files = None
     if resp.files is not None:
         files = [FileHit.model_validate({**f.to_dict(True), "spans": [h.model_dump() for h in hits(f.spans)]})
-                 for f in resp.files if not is_secret(f.path)]
+                 for f in resp.files]
     return SearchResults(results=out, total_count=resp.total_candidates,
                          query_intent=resp.query_intent, mode=resp.mode,
                          latency_ms=round(took, 3),

@@ -358,3 +358,18 @@ async def test_search_files_glob_narrows_the_walk(indexed_repo):
         assert {m["path"] for m in anywhere["matches"]} == {"pkg/core.py"}
         missing = ok(await c.call_tool("search_files", {"pattern": "def", "glob": "nope/**"}))
         assert missing["matches"] == []
+
+
+async def test_secret_by_content_is_absent_from_search_without_an_adapter_filter(sample_repo):
+    """The build decides what is a secret (here by content: the name looks harmless) and
+    indexes none of it; search answers straight from the index."""
+    sample_repo.write("deploy/deploy_key", "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+                      "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n")
+    sample_repo.write("deploy/notes.txt", "deploy key rotation happens monthly\n")
+    run_cli("build", sample_repo.path)
+    async with memory_client(sample_repo.path) as c:
+        for query in ("OPENSSH PRIVATE KEY", "deploy key"):
+            found = ok(await c.call_tool("search_code", {"query": query, "mode": "text"}))
+            paths = {h["path"] for h in found["results"]}
+            assert "deploy/deploy_key" not in paths, query
+        assert "deploy/notes.txt" in paths
