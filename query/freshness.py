@@ -1,14 +1,17 @@
-"""Freshness on every request, at the cost of a stat sweep instead of a work-tree scan.
+"""Freshness on every request, without a work-tree scan per request.
 
 `refs.freshness` compares a work tree with its manifest (git ls-files, the stat cache, a hash
 of every file whose stat changed): 40-100 ms on a large repository, too much for each request.
-The answer only changes when something on disk does, so it is kept with a stat signature of
-what it was computed from: every file it saw, their directories (a file created or deleted
-changes its directory's mtime), the ignore rules and git's index. While the signature holds,
-the kept answer is the answer; any change to it recomputes. The signature is taken before the
-comparison, so a change made while comparing is seen by the next request. As in git's "racy
-git" rule, a signature holding an mtime close to the moment it was taken is not trusted (file
-systems stamp times from a coarse clock: two writes a few ms apart can share an mtime).
+The answer only changes when something on disk does, so it is kept until something it was
+computed from changes: every file it saw, their directories (where files are created and
+deleted), the ignore rules and git's index (for a branch's index: git's ref files). On Linux
+inotify watches those directories (query.dirwatch): a request whose watch queue is empty keeps
+the answer for the cost of one read, and the kernel queues an event before a writer's call
+returns, so an edit is seen by the next request. Elsewhere a stat signature of every path is
+compared instead; as in git's "racy git" rule, a signature holding an mtime close to the
+moment it was taken is not trusted (file systems stamp times from a coarse clock: two writes a
+few ms apart can share an mtime). Watches and signatures are set up before the comparison, so
+a change made while comparing is seen by the next request.
 """
 
 from __future__ import annotations
@@ -27,21 +30,25 @@ from .. import refs as refnames
 from ..format.manifest import load_manifest
 from ..repo_config import RULE_FILES
 from ..store import Store
+from .dirwatch import DirWatch
 
 # Besides the files: what decides which files the work tree has.
 WATCHED = (".gitignore", ".git/index", ".git/info/exclude", *RULE_FILES)
+INOTIFY = True  # False: stat signatures only (as where inotify is missing)
 RACY_NS = 100_000_000  # mtimes this close to the signature's moment may not show a later write
 
 
 @dataclass(frozen=True)
 class _Known:
-    paths: tuple[str, ...]  # what the signature stats, repository-relative
-    signature: tuple
+    paths: tuple[str, ...]  # what the answer was computed from, repository-relative
+    signature: tuple  # their stats (without a watch); () compares again next time
     answer: refnames.Freshness
+    watch: DirWatch | None = None  # inotify on their directories
+    again: bool = False  # compare once more (directories watched only after the comparison)
 
 
 _known: dict[tuple[str, str], _Known] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # held across a watch's check and the comparison it may start
 _looked: contextvars.ContextVar[dict | None] = contextvars.ContextVar("codeagent_fresh", default=None)
 
 
@@ -74,28 +81,83 @@ def _look(store: Store, repo: Path | None, manifest_id: str) -> refnames.Freshne
     key, root = (str(store.root), manifest_id), str(repo)
     with _lock:
         known = _known.get(key)
-    manifest = None
-    if known is None:
-        manifest = load_manifest(store, manifest_id)
-    paths = known.paths if known is not None else _watched(repo, manifest)
-    taken = time.time_ns()
-    now = signature(root, paths)
-    if known is not None and now == known.signature:
-        return known.answer
-    answer = refnames.freshness(store, repo, manifest or load_manifest(store, manifest_id))
-    if answer.state == "unknown" or not paths:
+        if known is not None and known.watch is not None:
+            if known.watch.changed() or known.again:
+                if not known.watch.add(_abs(root, _directories(known.paths))):
+                    known.watch.close()
+                    _known.pop(key, None)
+                    return refnames.freshness(store, repo, load_manifest(store, manifest_id))
+                return _compare(store, repo, key, known.paths, known.watch)
+            return known.answer
+        manifest = None
+        if known is None:
+            manifest = load_manifest(store, manifest_id)
+            paths = _watched(repo, manifest)
+            watch = DirWatch.open(_abs(root, _directories(paths))) if paths and INOTIFY else None
+            if watch is not None:
+                return _compare(store, repo, key, paths, watch, manifest)
+        else:
+            paths = known.paths
+        taken = time.time_ns()
+        now = signature(root, paths)
+        if known is not None and now == known.signature:
+            return known.answer
+        answer = refnames.freshness(store, repo, manifest or load_manifest(store, manifest_id))
+        if answer.state == "unknown" or not paths:
+            return answer
+        if _racy(now, taken):
+            now = ()  # compare again next time
+        if not set(paths).issuperset(answer.added):
+            # Stat the added files too from now on; this signature misses them, so the next
+            # request compares once more and keeps a signature that covers them.
+            paths, now = watched_paths(set(paths) | set(answer.added)), ()
+        _keep(key, _Known(paths, now, answer))
         return answer
-    if _racy(now, taken):
-        now = ()  # compare again next time
+
+
+def _compare(store: Store, repo: Path, key: tuple[str, str], paths: tuple[str, ...],
+             watch: DirWatch, manifest=None) -> refnames.Freshness:
+    """The full comparison under an open watch (events since are queued for the next look)."""
+    answer = refnames.freshness(store, repo, manifest or load_manifest(store, key[1]))
+    if answer.state == "unknown":
+        watch.close()
+        with_known = _known.pop(key, None)
+        if with_known is not None and with_known.watch is not watch and with_known.watch:
+            with_known.watch.close()
+        return answer
+    again = False
     if not set(paths).issuperset(answer.added):
-        # Stat the added files too from now on; this signature misses them, so the next
-        # request compares once more and keeps a signature that covers them.
-        paths, now = watched_paths(set(paths) | set(answer.added)), ()
-    with _lock:
-        _known[key] = _Known(paths, now, answer)
-        for stale in [k for k in _known if k[0] == key[0] and k != key][:-4]:
-            del _known[stale]  # a store keeps the answers of its few newest manifests
+        paths = watched_paths(set(paths) | set(answer.added))
+        missing = _directories(paths) - {os.path.relpath(d, repo) if d != str(repo) else ""
+                                         for d in watch.directories}
+        again = bool(missing)  # watched only now: a change before this was not queued
+        if not watch.add(_abs(str(repo), missing)):
+            watch.close()
+            watch, again = None, False
+            _keep(key, _Known(paths, (), answer))
+            return answer
+    _keep(key, _Known(paths, (), answer, watch, again))
     return answer
+
+
+def _keep(key: tuple[str, str], known: _Known) -> None:
+    """Keep `known` (under _lock); a store keeps the answers of its few newest manifests."""
+    old = _known.get(key)
+    if old is not None and old.watch is not None and old.watch is not known.watch:
+        old.watch.close()
+    _known[key] = known
+    for stale in [k for k in _known if k[0] == key[0] and k != key][:-4]:
+        gone = _known.pop(stale)
+        if gone.watch is not None:
+            gone.watch.close()
+
+
+def _directories(paths) -> set[str]:
+    return {posixpath.dirname(p) for p in paths}
+
+
+def _abs(root: str, relative) -> list[str]:
+    return [os.path.join(root, d) if d else root for d in relative]
 
 
 def _watched(repo: Path, manifest) -> tuple[str, ...]:

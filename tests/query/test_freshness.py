@@ -6,12 +6,15 @@ from __future__ import annotations
 import shutil
 import time
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeagent import refs
 from codeagent.format.manifest import load_manifest
 from codeagent.indexer.build import BuildOptions, build
+from codeagent.query import freshness as freshness_mod
 from codeagent.query.freshness import RACY_NS, one_look, worktree_freshness
 from codeagent.store import Store
 
@@ -21,6 +24,14 @@ NAMES = ["a.py", "b.py", "pkg/c.py", "pkg/deep/d.py", "pkg/deep/f.py", "pkg/g.py
 # (operation, file, content): write (same size or not), delete, or ignore everything under pkg/
 OPS = st.tuples(st.sampled_from(["write", "delete", "ignore_pkg"]), st.sampled_from(NAMES),
                 st.sampled_from(["x = 1\n", "x = 2\n", "x = 10\n"]))
+
+
+@pytest.fixture(params=["inotify", "stat"])
+def how(request, monkeypatch):
+    """Both ways of noticing a change: inotify watches (Linux) and stat signatures (elsewhere)."""
+    monkeypatch.setattr(freshness_mod, "INOTIFY", request.param == "inotify")
+    monkeypatch.setattr(freshness_mod, "_known", {})
+    return request.param
 
 
 def _apply(repo, op: str, name: str, content: str) -> None:
@@ -33,7 +44,7 @@ def _apply(repo, op: str, name: str, content: str) -> None:
         repo.write(".gitignore", "pkg/\n")
 
 
-def test_unchanged_tree_reuses_the_answer_and_an_edit_is_seen_at_once(git_repo):
+def test_unchanged_tree_reuses_the_answer_and_an_edit_is_seen_at_once(git_repo, how):
     git_repo.write_many({"a.py": "x = 1\n", "pkg/c.py": "y = 1\n"})
     git_repo.commit()
     result = build(BuildOptions(repo=git_repo.path, jobs=1))
@@ -48,7 +59,7 @@ def test_unchanged_tree_reuses_the_answer_and_an_edit_is_seen_at_once(git_repo):
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(OPS, min_size=1, max_size=6))
-def test_kept_answer_is_the_full_comparison(git_repo, ops):
+def test_kept_answer_is_the_full_comparison(git_repo, how, ops):
     shutil.rmtree(git_repo.path / "pkg", ignore_errors=True)
     shutil.rmtree(git_repo.path / "new", ignore_errors=True)
     git_repo.write_many({"a.py": "x = 1\n", "b.py": "x = 2\n", "pkg/c.py": "x = 1\n",
