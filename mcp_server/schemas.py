@@ -304,6 +304,15 @@ class BuildJob(Response):
     files: list[FileState] = Field(default_factory=list, description="index_files: each path's state")
 
 
+def symbol_of(info: Any) -> Symbol:
+    """A query SymbolInfo as the tools answer it: `qualified_name` module-qualified
+    (`pkg.core.Base.run`) when the index knows the module, as in search hits and graph nodes,
+    so the name one tool gives is the name another takes (the file-local `Base.run` only
+    without one)."""
+    data = info.to_dict()
+    return Symbol.model_validate({**data, "qualified_name": data.get("fq_name") or data["qualified_name"]})
+
+
 def from_result(model: type[Model], data: dict, **extra: Any) -> Any:
     return model.model_validate({**data, **extra})
 

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits
 from ..budget import skipped
-from ..schemas import Edge, Graph, Node, Research, ResearchHop, Symbol
+from ..schemas import Edge, Graph, Node, Research, ResearchHop, symbol_of
 from ..state import ServerState, metadata_of
 
 CALLERS_OF = re.compile(r"\b(?:who|what|which\s+\w+)\s+(?:calls|uses|invokes)\s+(?P<name>[\w.:]+)"
@@ -32,7 +32,7 @@ FOCUS = {
 
 
 def graph_out(resp, view) -> Graph:
-    return Graph(root=Symbol.model_validate(resp.root.to_dict()) if resp.root else None,
+    return Graph(root=symbol_of(resp.root) if resp.root else None,
                  direction=resp.direction,
                  nodes=[Node.model_validate(n.to_dict()) for n in resp.nodes],
                  edges=[Edge.model_validate(e.to_dict()) for e in resp.edges],

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...errors import InvalidParameter
-from ..schemas import FileOutline, Span, SpanList, Symbol, SymbolDetailOut
+from ..schemas import FileOutline, Span, SpanList, SymbolDetailOut, symbol_of
 from ..state import ServerState, metadata_of
 from .search import QUERY_TIMEOUT, Handle, Ref
 
@@ -30,8 +30,8 @@ class NavigationTools:
 
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             d = get_symbol(view, symbol_id)
-            return SymbolDetailOut(symbol=Symbol.model_validate(d.symbol.to_dict()),
-                                   children=[Symbol.model_validate(c.to_dict()) for c in d.children],
+            return SymbolDetailOut(symbol=symbol_of(d.symbol),
+                                   children=[symbol_of(c) for c in d.children],
                                    spans=[span(s, include_source) for s in d.spans],
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 
@@ -63,5 +63,5 @@ class NavigationTools:
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             o = file_outline(view, rel)
             return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
-                               symbols=[Symbol.model_validate(s.to_dict()) for s in o.symbols],
+                               symbols=[symbol_of(s) for s in o.symbols],
                                metadata=metadata_of(view))

@@ -36,3 +36,23 @@ async def test_search_code_groups_by_file_and_filters_roles(indexed_repo):
     assert all(s["path"] == f["path"] for f in mcp["files"] for s in f["spans"])
     err = error_of(bad)
     assert err["code"] == "invalid_parameter" and "unknown role 'banana'" in err["message"]
+
+
+async def test_qualified_names_agree_between_tools(indexed_repo):
+    """A symbol's qualified_name is the same (module-qualified) in an outline, get_symbol,
+    lookup_symbol, search hits and graph answers: the name one tool gives, another takes."""
+    async with memory_client(indexed_repo.path) as c:
+        outline = ok(await c.call_tool("get_file_outline", {"path": "pkg/core.py"}))["symbols"]
+        names = {s["symbol_id"]: s["qualified_name"] for s in outline}
+        assert names and set(names.values()) >= {"pkg.core.helper", "pkg.core.Base.run"}
+        for symbol_id, qualified in names.items():
+            detail = ok(await c.call_tool("get_symbol", {"symbol_id": symbol_id}))
+            assert detail["symbol"]["qualified_name"] == qualified
+            looked = ok(await c.call_tool("lookup_symbol", {"qualified_name": qualified}))
+            assert symbol_id in [h["symbol_id"] for h in looked["results"]], qualified
+        callers = ok(await c.call_tool("get_callers", {"symbol_id": "pkg.core.helper"}))
+        assert callers["root"]["qualified_name"] == "pkg.core.helper"
+        for node in callers["nodes"]:
+            assert node["qualified_name"] == names[node["symbol_id"]]
+        hits = ok(await c.call_tool("search_symbols", {"query": "helper"}))["results"]
+        assert {h["qualified_name"] for h in hits if h["symbol_id"] in names} == {"pkg.core.helper"}
