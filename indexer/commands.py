@@ -44,6 +44,23 @@ class TerminalProgress:
         sys.stderr.flush()
 
 
+class JsonProgress:
+    """One JSON line per progress step on stderr (`{"stage", "done", "total"}`), at most ten
+    a second per stage, for a program driving the build (the MCP build tools)."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == self.stage and done < total and now - self.last < 0.1:
+            return
+        self.last, self.stage = now, stage
+        sys.stderr.write(json.dumps({"stage": stage, "done": done, "total": total}) + "\n")
+        sys.stderr.flush()
+
+
 @click.command("build")
 @REPO_ARG
 @click.option("--ref", "rev", default=None, metavar="REV",
@@ -63,13 +80,16 @@ class TerminalProgress:
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
+@click.option("--progress-json", is_flag=True,
+              help="Write progress as JSON lines on stderr ({\"stage\", \"done\", \"total\"}) "
+                   "for a program driving the build.")
 @click.option("--path", "paths", multiple=True, metavar="FILE",
               help="Work tree only, repeatable: re-read just these repository-relative files; "
                    "every other file keeps its entry in the previous index.")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None,
-              paths: tuple[str, ...], as_json: bool) -> None:
+              progress_json: bool, paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
     Unchanged files are never re-read: the work tree is checked against a stat cache and
@@ -94,7 +114,8 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                                                       "does not go with --ref"))
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
                         max_bytes=max_file_size, lock_wait=lock_wait,
-                        progress=TerminalProgress(not as_json and sys.stderr.isatty()),
+                        progress=JsonProgress() if progress_json
+                        else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, paths=frozenset(paths) if paths else None)
     result = run_command(as_json, build, opts)
     if as_json:

@@ -92,7 +92,8 @@ class BuildTools:
     async def _build(self, ctx: Context, mode: str, ref: str | None,
                      paths: list[str] = ()) -> BuildJob:
         root, store = self.state.root, self.state.store_dir
-        cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--store", str(store)]
+        cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--progress-json",
+               "--store", str(store)]
         if ref:
             cmd += ["--ref", ref]
         for path in paths:
@@ -107,7 +108,7 @@ class BuildTools:
         try:
             async with await anyio.open_process(cmd) as proc:
                 try:
-                    out, err, ticks = await _communicate(proc, ctx, started)
+                    out, err, meter = await _communicate(proc, ctx)
                 finally:
                     if proc.returncode is None:
                         proc.kill()
@@ -119,9 +120,8 @@ class BuildTools:
         if proc.returncode != 0:
             raise _error_text(out, err)
         result = json.loads(out)
-        await ctx.report_progress(ticks + 1, ticks + 1,
-                                  f"build {job_id} done: {result.get('files_parsed')} of "
-                                  f"{result.get('files_total')} files parsed")
+        await meter.finish(f"build {job_id} done: {result.get('files_parsed')} of "
+                           f"{result.get('files_total')} files parsed")
         with self.state.optional_view() as view:
             meta = metadata_of(view)
         return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
@@ -179,28 +179,65 @@ class BuildTools:
         return None if ref in (None, "worktree") else ref
 
 
-async def _communicate(proc, ctx: Context, started: float) -> tuple[bytes, bytes, int]:
-    """(stdout, stderr, progress notifications sent): one per second while the build runs,
-    numbered 1, 2, 3... so progress only increases (MCP requires it)."""
+class BuildMeter:
+    """Build progress as MCP progress: the files parsed so far of those to parse, then the
+    assembly's steps as fractions of one more unit (publishing), so the value only increases
+    and, while files are parsed, counts them."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.value = 0.0
+        self.files = 0  # files the build parses
+        self.steps = 0  # assembly steps seen
+
+    async def line(self, raw: bytes) -> bool:
+        """Report one `--progress-json` line; False for any other line."""
+        try:
+            step = json.loads(raw)
+            stage, done, total = step["stage"], int(step["done"]), int(step["total"])
+        except (ValueError, KeyError, TypeError):
+            return False
+        if stage == "parse":
+            self.files = total
+            await self._report(done, f"parsing: {done} of {total} files")
+        elif stage not in ("walk", "scan"):
+            self.steps += 1
+            await self._report(self.files + 1 - 0.5 ** self.steps, f"assembling ({stage})")
+        return True
+
+    async def finish(self, message: str) -> None:
+        await self._report(self.files + 1, message)
+
+    async def _report(self, value: float, message: str) -> None:
+        if value > self.value:
+            self.value = value
+            await self.ctx.report_progress(value, self.files + 1, message)
+
+
+async def _communicate(proc, ctx: Context) -> tuple[bytes, bytes, BuildMeter]:
+    """(stdout, stderr without progress lines, the meter that reported the build's progress)."""
     out, err = bytearray(), bytearray()
-    ticks = 0
+    meter = BuildMeter(ctx)
 
     async def pump(stream, buf: bytearray) -> None:
         async for chunk in stream:
             buf.extend(chunk)
 
+    async def lines(stream) -> None:
+        pending = b""
+        async for chunk in stream:
+            *complete, pending = (pending + chunk).split(b"\n")
+            for raw in complete:
+                if not await meter.line(raw):
+                    err.extend(raw + b"\n")
+        err.extend(pending)
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(pump, proc.stdout, out)
-        tg.start_soon(pump, proc.stderr, err)
+        tg.start_soon(lines, proc.stderr)
         with anyio.fail_after(BUILD_TIMEOUT):
-            while proc.returncode is None:
-                with anyio.move_on_after(1.0):
-                    await proc.wait()
-                if proc.returncode is None:
-                    ticks += 1
-                    await ctx.report_progress(ticks, None,
-                                              f"building ({time.monotonic() - started:.0f}s)")
-    return bytes(out), bytes(err), ticks
+            await proc.wait()
+    return bytes(out), bytes(err), meter
 
 
 def _error_text(out: bytes, err: bytes) -> CodeagentError:

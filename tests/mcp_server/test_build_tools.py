@@ -47,6 +47,9 @@ async def test_index_repo_builds_in_a_subprocess_with_progress(sample_repo):
         assert any("started" in (m or "") for m in progress) and any("done" in (m or "") for m in progress)
         assert values == sorted(set(values)), f"progress did not only increase: {values}"
         assert "files parsed" in progress[-1]
+        parsed = [m for m in progress if m and m.startswith("parsing")]
+        assert parsed and parsed[-1] == f"parsing: {job['files_parsed']} of {job['files_parsed']} files"
+        assert values[-1] == job["files_parsed"] + 1, "the last step is the publish after the files"
         hits = ok(await c.call_tool("search_symbols", {"query": "helper"}))
         assert hits["results"][0]["name"] == "helper"
         status = ok(await c.call_tool("index_status", {}))
