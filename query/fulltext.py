@@ -10,10 +10,8 @@ it lacking one, whatever the length normalisation does. The reported score is
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from ..tokenize import tokenize
 from .doctable import doc_table
-from .filerank import STOPWORDS
-from .filerank import query_terms as weighted_terms
+from .filerank import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView
 from .intent import classify_intent
@@ -24,7 +22,6 @@ from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
-MAX_QUERY_TERMS = 32
 
 # df comes from the same scan of the query terms' postings (one posting per document and
 # term), so term_df may be a table or a view without costing a second scan. Terms are
@@ -68,20 +65,6 @@ FROM chunks c JOIN files f USING (path) WHERE {where} ORDER BY c.path, c.ordinal
 """
 _KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
                "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
-
-
-def query_terms(query: str) -> list[str]:
-    """Distinct query tokens (identifier-aware); stop words dropped when others remain; of a
-    long query (a bug report, a traceback) the MAX_QUERY_TERMS that weigh most
-    (`filerank.query_terms`: identifiers over plain words over boilerplate), in query order."""
-    terms = list(dict.fromkeys(tokenize(query)))
-    content = [t for t in terms if t not in STOPWORDS]
-    terms = content or terms
-    if len(terms) > MAX_QUERY_TERMS:
-        weights = weighted_terms(query).weights
-        keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_QUERY_TERMS])
-        terms = [t for t in terms if t in keep]
-    return terms
 
 
 def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = None,
@@ -156,11 +139,13 @@ def _docs(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
     return out
 
 
-def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHit]:
+def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = True) -> list[SearchHit]:
+    """Hits of BM25 rows; `windows` False: each snippet is its span's first lines (the caller
+    windows the hits it shows, `sourcetext.window_snippets`)."""
     syms = _symbol_docs(view, [(r[0], r[2]) for r in rows if r[1] == "s"])
     chunks = _chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
     lines = file_lines(view, [r[0] for r in rows])
-    wanted = set(terms)
+    wanted = set(terms) if windows else None
     hits = []
     for path, kind, doc, matched, bm25, _ in rows:
         score = matched + bm25 / (1.0 + bm25)
@@ -180,10 +165,11 @@ def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHi
 
 
 def text_candidates(view: IndexView, query: str, *, filt: FileFilter | None = None,
-                    doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> Candidates:
+                    doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10,
+                    windows: bool = True) -> Candidates:
     terms = query_terms(query)
     rows = bm25_rows(view, terms, filt=filt, doc_kinds=doc_kinds, limit=limit)
-    return Candidates(_hits(view, rows, terms), rows[0][5] if rows else 0, COMPLETE)
+    return Candidates(_hits(view, rows, terms, windows), rows[0][5] if rows else 0, COMPLETE)
 
 
 def search_text(view: IndexView, query: str, *, language: str | None = None,
@@ -202,8 +188,7 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    return text_candidates(view, req.query, filt=req.file_filter(),
-                           limit=req.limit)
+    return text_candidates(view, req.query, filt=req.file_filter(), limit=req.limit, windows=False)
 
 
 register_retriever("text", retrieve)

@@ -19,6 +19,7 @@ from .filters import FileFilter, check_roles, checked_kind, checked_language, ma
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
+from .sourcetext import window_snippets
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
@@ -194,7 +195,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     completeness = cand.completeness
     if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":
         completeness = TRUNCATED
-    results = cand.hits[:request.limit]
+    results = window_snippets(view, cand.hits[:request.limit], set(filerank.chunk_terms(request.query)))
     files = None
     if asked.group_by == "file":
         files = _file_results(view, results, asked.limit)
