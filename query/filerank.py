@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from ..roles import CODE_EXTENSIONS, SOURCE
 from ..tokenize import tokenize, word_tokens
+from .doctable import chunk_docs
 from .filepostings import body_rows
 from .filters import FileFilter, allowed_paths
 from .index import IndexView
@@ -344,31 +345,36 @@ def _corpus(view: IndexView) -> tuple[int, float, PathIndex]:
     return got
 
 
-_BEST_CHUNK_SQL = """
-SELECT p.path, c.start_line, c.end_line, count(*) AS matched, sum(p.tf) AS tf
-FROM term_postings p JOIN chunks c ON c.path = p.path AND c.ordinal = p.doc
-WHERE p.term IN ({terms}) AND p.doc_kind = 'c' AND p.path IN (SELECT unnest(?::VARCHAR[]))
+# Each chunk's share of the query in the given files; the best chunk's lines come from
+# `chunk_docs` (in memory for long-lived views), not from a join over every matching chunk.
+_CHUNK_MATCH_SQL = """
+SELECT path, doc, count(*) AS matched, sum(tf) AS tf FROM term_postings
+WHERE term IN ({terms}) AND doc_kind = 'c' AND path IN (SELECT unnest(?::VARCHAR[]))
 GROUP BY ALL
 """
 
 
 def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
     """A hit for each of `paths` (files ranked for their whole text, no chunk or symbol hit of
-    their own): the best window of the chunk holding most of the query's terms."""
+    their own): the best window of the chunk holding most of the query's terms (then the most
+    occurrences, then the first)."""
     if not paths:
         return []
     terms = query_terms(query).weights
-    best: dict[str, tuple[int, float, int, int]] = {}
-    for path, start, end, matched, tf in view.sql(_BEST_CHUNK_SQL.format(terms=_literals(terms)), [paths]):
-        if (matched, tf) > best.get(path, (0, 0.0))[:2]:
-            best[path] = (matched, tf, start, end)
+    best: dict[str, tuple[int, float, int]] = {}
+    for path, doc, matched, tf in view.sql(_CHUNK_MATCH_SQL.format(terms=_literals(terms)), [paths]):
+        key = (matched, tf, -doc)
+        if key > best.get(path, (0, 0.0, 0)):
+            best[path] = key
+    spans = chunk_docs(view, [(path, -key[2]) for path, key in best.items()])
     lines = file_lines(view, paths)
     out = []
     for path in paths:
         text = lines.get(path)
         if text is None:
             continue
-        _, _, start, end = best.get(path, (0, 0.0, 1, len(text)))
+        row = spans.get((path, -best[path][2])) if path in best else None
+        start, end = (row[4], row[5]) if row else (1, len(text))
         a, b = best_window(text, start, end, set(terms))
         out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
                              name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,

@@ -10,7 +10,7 @@ it lacking one, whatever the length normalisation does. The reported score is
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from .doctable import doc_table
+from .doctable import chunk_docs, docs_by_key
 from .filerank import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView
@@ -59,14 +59,6 @@ SELECT s.path, s.ordinal, s.symbol_id, s.stable_id, s.kind, s.name, {fq}, s.lang
        coalesce(s.signature, ''), s.start_line, s.end_line
 FROM symbols s {join} WHERE {where} ORDER BY s.path, s.ordinal
 """
-_CHUNK_DOCS_SQL = """
-SELECT c.path, c.ordinal, c.kind, coalesce(c.heading, ''), c.start_line, c.end_line, f.language
-FROM chunks c JOIN files f USING (path) WHERE {where} ORDER BY c.path, c.ordinal
-"""
-_KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
-               "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
-
-
 def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = None,
               doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> list[tuple]:
     """(path, doc_kind, doc, matched_terms, bm25, total) rows, best first."""
@@ -94,7 +86,7 @@ def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str
     sql = _SYMBOL_DOCS_SQL.replace("{fq}", "coalesce(n.fq_name, s.qualified_name)" if named
                                    else "s.qualified_name").replace(
         "{join}", "LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
-    return _docs(view, sql, "s", keys, _resident_symbols)
+    return docs_by_key(view, sql, "s", keys, _resident_symbols)
 
 
 def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
@@ -114,36 +106,11 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
     return found, missing
 
 
-def _chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    return _docs(view, _CHUNK_DOCS_SQL, "c", keys, _resident_chunks)
-
-
-def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
-    if not view.keep_text_in_memory:
-        return {}, keys
-    return doc_table(view, _CHUNK_DOCS_SQL.format(where="TRUE")).rows(keys)
-
-
-def _docs(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
-          resident) -> dict[tuple[str, int], tuple]:
-    """Rows of `sql` (keyed by path, ordinal) for `keys`: from memory when the view is
-    long-lived (`resident`), else (and for keys it lacks) with SQL."""
-    if not keys:
-        return {}
-    out, keys = resident(view, keys)
-    if not keys:
-        return out
-    rows = view.sql(sql.format(where=_KEYS_WHERE.format(t=alias)),
-                    [[k[0] for k in keys], [k[1] for k in keys]])
-    out.update(((r[0], r[1]), r) for r in rows)
-    return out
-
-
 def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = True) -> list[SearchHit]:
     """Hits of BM25 rows; `windows` False: each snippet is its span's first lines (the caller
     windows the hits it shows, `sourcetext.window_snippets`)."""
     syms = _symbol_docs(view, [(r[0], r[2]) for r in rows if r[1] == "s"])
-    chunks = _chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
+    chunks = chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
     lines = file_lines(view, [r[0] for r in rows])
     wanted = set(terms) if windows else None
     hits = []
