@@ -62,6 +62,19 @@ def _print_files(resp) -> None:
                        f"files · intent {resp.query_intent} "))
 
 
+def _search(repo: Path, store_dir: Path | None, ref: str | None, req):
+    """The answer of the daemon's warm reader for this repository when there is one, else of
+    an index opened here."""
+    from .search import search
+    from .warm import search_warm
+
+    answer = search_warm(repo, store_dir, ref, req)
+    if answer is not None:
+        return answer
+    with _open(repo, store_dir, ref) as view:
+        return search(view, req)
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--mode", type=click.Choice(MODE_CHOICES), default="auto", show_default=True,
@@ -97,7 +110,7 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
     ranking (whole-file BM25 over path, symbols and body, the chunk and symbol hits each file
     holds, files the query names, and the file's role); an identifier or a path is answered
     by its definitions and files first."""
-    from .search import SearchRequest, search
+    from .search import SearchRequest
 
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
@@ -105,11 +118,7 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
                         roles=tuple(r.strip() for r in (roles or "").split(",") if r.strip()),
                         group_by="file" if group == "files" else None)
 
-    def run():
-        with _open(repo, store_dir, ref) as view:
-            return search(view, req)
-
-    resp = run_command(as_json, run)
+    resp = run_command(as_json, lambda: _search(repo, store_dir, ref, req))
     if as_json:
         click.echo(json.dumps(resp.to_dict(), indent=2))
         return

@@ -25,7 +25,7 @@ PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.query.commands", "codeagent.query.search", "codeagent.indexer.parse:warm",
+    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm", "codeagent.indexer.parse:warm",
 )
 
 
@@ -69,7 +69,7 @@ PRELOAD = (
 
 
 
-def _code_stamp() -> dict[str, int]:
+def code_stamp() -> dict[str, int]:
     """mtime of every loaded module file of codeagent and of the dependencies it preloads."""
     roots = {name.split(".")[0].split(":")[0] for name in PRELOAD} | {"click"}
     stamp = {}
@@ -83,7 +83,7 @@ def _code_stamp() -> dict[str, int]:
     return stamp
 
 
-def _stale(stamp: dict[str, int]) -> bool:
+def stale(stamp: dict[str, int]) -> bool:
     for path, mtime in stamp.items():
         try:
             if os.stat(path).st_mtime_ns != mtime:
@@ -142,7 +142,7 @@ class _Server:
         self.listener.listen(64)
         os.replace(tmp, path)  # a dead daemon's socket file is replaced, never a live one's
         self.inode = os.stat(path)
-        self.stamp = _code_stamp()
+        self.stamp = code_stamp()
         self.context = process_context()
         self.interpreter = interpreter_env(dict(os.environ))
         self.children: dict[int, socket.socket] = {}
@@ -293,12 +293,12 @@ class _Server:
             control = request.get("control")
             if control == "status":
                 send(conn, {"status": {**self.info, "commands_running": len(self.children),
-                                        "stale": _stale(self.stamp)}})
+                                        "stale": stale(self.stamp)}})
                 return False
             if control == "stop":
                 send(conn, {"stopping": True})
                 return True
-            if _stale(self.stamp):
+            if stale(self.stamp):
                 send(conn, {"stale": True})
                 return True
             if len(fds) != 3:
