@@ -142,12 +142,26 @@ def _grep_rows(view, repo: Path, rounds: int, per_pattern: bool = False) -> list
     return rows
 
 
+def _warm_reader(exe: list[str], env: dict, repo: Path, timeout: float = 120.0) -> None:
+    """The first search through the daemon starts the repository's warm reader (query/warm.py);
+    wait until it answers, as it does for every later search of a session."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = subprocess.run([*exe, "search", "warm up", "--repo", str(repo), "--ref", "main"],
+                             env={**env, "CODEAGENT_DAEMON_DEBUG": "1"}, capture_output=True, text=True)
+        if "answered by the warm reader" in got.stderr:
+            return
+        time.sleep(0.5)
+    print("warning: the daemon's warm reader did not answer; timing cold searches")
+
+
 def _daemon_rows(repo: Path, rounds: int) -> list[list]:
     """`codeagent search` as a user runs it, handed to a running daemon."""
     exe = [sys.executable, "-m", "codeagent"]
     env = {**os.environ, "CODEAGENT_DAEMON": "1"}
     subprocess.run([*exe, "daemon", "start"], env=env, capture_output=True, check=False)
     try:
+        _warm_reader(exe, env, repo)
         ms = []
         for _ in range(rounds):
             for q in NL_QUERIES:
