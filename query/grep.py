@@ -23,7 +23,7 @@ from .index import IndexView
 from .literals import required_literals
 from .memtext import text_cursor
 from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
 
 DEFAULT_MAX_RESULTS = 50
@@ -203,9 +203,6 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
                       result_type="match", result_id=f"{p}#L{n}", match="regex")
             for p, n, line in rows[:req.limit]]
     return Candidates(hits, total, COMPLETE if complete and total <= req.limit else TRUNCATED)
-
-
-register_retriever("regex", retrieve)
 
 
 _TEXTS_SQL = """

@@ -18,7 +18,7 @@ from ..embedding import Embedder, check_same_embedder, get_embedder, resolve_emb
 from ..errors import IndexIncompatible, IndexMissing
 from .index import IndexView
 from .results import SearchHit, SearchResponse
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 
 OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
 _KINDS = ("s", "c")  # row kind codes (format.VECTOR_ROWS)
@@ -234,6 +234,3 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
     return SearchResponse(results=cand.hits, query_intent="symbol", total_candidates=cand.total,
                           metadata=view.metadata(), mode="similar",
                           took_ms=(time.perf_counter() - started) * 1000)
-
-
-register_retriever("semantic", retrieve)

@@ -127,12 +127,6 @@ def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
-# Circles on the read side that the ranking rework breaks; delete each once it is gone.
-KNOWN_CIRCLES = [
-    {"codeagent.query.search", "codeagent.query.fulltext", "codeagent.query.grep",
-     "codeagent.query.paths", "codeagent.query.symbols"},
-    {"codeagent.query.names", "codeagent.query.symbol_table"},
-]
 
 
 def test_the_import_graph_sees_the_imports_it_must():
@@ -144,9 +138,7 @@ def test_the_import_graph_sees_the_imports_it_must():
 
 
 def test_no_import_circle_among_product_modules():
-    new = [sorted(c) for c in _circles(_import_graph())
-           if not any(c <= known for known in KNOWN_CIRCLES)]
-    assert new == []
+    assert [sorted(c) for c in _circles(_import_graph())] == []
 
 
 def _product_files() -> list[Path]:
