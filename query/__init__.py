@@ -6,7 +6,9 @@
 
 Long-lived callers (the MCP server) use `IndexFollower(repo).view()` per request.
 Retrievers are named in `search.RETRIEVERS` (what each is asked and answers:
-retrieval.py); fusion is `ranking.fuse`.
+retrieval.py); fusion is `ranking.fuse`. Importing the package loads the read side whole
+(~100-200 ms): every read command and the server use most of it; the semantic retriever
+(numpy, the embedders) loads on first use.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ from pathlib import Path
 import click
 
 from ..cli import run_command
+from ..errors import NotFound
+from . import graph
+from .index import open_index
+from .navigate import file_outline, get_symbol
+from .search import SearchRequest, search
 
 MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
 
@@ -29,8 +34,6 @@ def _index_options(fn):
 
 
 def _open(repo: Path, store_dir: Path | None, ref: str | None):
-    from .index import open_index
-
     return open_index(repo, store_dir, ref)
 
 
@@ -97,8 +100,6 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
     ranking (whole-file BM25 over path, symbols and body, the chunk and symbol hits each file
     holds, files the query names, and the file's role); an identifier or a path is answered
     by its definitions and files first."""
-    from .search import SearchRequest, search
-
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
                         semantic_weight=semantic_weight,
@@ -132,9 +133,6 @@ def show_cmd(handle: str, no_source: bool, repo: Path, store_dir: Path | None, r
              as_json: bool) -> None:
     """Show one symbol (by symbol_id, stable id or qualified name), or a file's outline
     when SYMBOL is an indexed path."""
-    from ..errors import NotFound
-    from .navigate import file_outline, get_symbol
-
     def run():
         with _open(repo, store_dir, ref) as view:
             try:
@@ -178,8 +176,6 @@ def _graph_command(name: str, fn_name: str, doc: str):
     @_index_options
     def command(handle: str, depth: int, limit: int, repo: Path, store_dir: Path | None,
                 ref: str | None, as_json: bool) -> None:
-        from . import graph
-
         def run():
             with _open(repo, store_dir, ref) as view:
                 if depth == 1:

@@ -16,7 +16,9 @@ import numpy as np
 from .. import format as fmt
 from ..embedding import Embedder, check_same_embedder, get_embedder, resolve_embedder_id
 from ..errors import IndexIncompatible, IndexMissing
+from .filters import kinds_for
 from .index import IndexView
+from .navigate import resolve_symbol
 from .results import SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 
@@ -126,8 +128,6 @@ def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
 
 
 def _filters(req: SearchRequest) -> tuple[str, list]:
-    from .filters import kinds_for
-
     where, params = req.file_filter().where("path")
     kinds = kinds_for(req.kind)
     if kinds:
@@ -218,8 +218,6 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
                  **filters: str | None) -> SearchResponse:
     """Symbols and chunks whose vectors are nearest to `symbol`'s (a handle), itself excluded."""
     import time
-
-    from .navigate import resolve_symbol
 
     started = time.perf_counter()
     sym = resolve_symbol(view, symbol)

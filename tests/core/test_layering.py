@@ -48,11 +48,6 @@ def test_mcp_server_imports_only_query_and_core():
     assert _offenders("mcp_server", ("codeagent.indexer", "indexer", "codeagent.eval")) == []
 
 
-def test_core_imports_no_side_package():
-    assert _offenders("src/codeagent", ("codeagent.indexer", "codeagent.query",
-                                        "codeagent.mcp_server", "codeagent.eval")) == []
-
-
 def _modules() -> dict[str, Path]:
     """Dotted name -> file of every product module."""
     found = {}
@@ -175,6 +170,18 @@ def test_every_command_of_the_table_loads():
     assert {n: c.name for n, c in loaded.items() if c.name != n} == {}
 
 
+def test_every_preload_entry_loads():
+    """The daemon's PRELOAD names modules (and "module:function"s) that exist."""
+    import importlib
+
+    from codeagent.daemon.server import PRELOAD
+
+    for name in PRELOAD:
+        module, _, function = name.partition(":")
+        loaded = importlib.import_module(module)
+        assert not function or callable(getattr(loaded, function, None)), name
+
+
 def test_every_package_folder_is_installed():
     """pyproject.toml lists its packages explicitly: a new folder missing there would work
     in an editable install and be absent from a wheel."""
@@ -202,3 +209,43 @@ def test_modules_and_functions_stay_small():
                 if node.end_lineno - start + 1 > MAX_FUNCTION_LINES:
                     large.add(f"{rel}:{node.name}")
     assert large == set()
+
+
+def _import_blocks(tree: ast.AST):
+    """Runs of consecutive import statements inside functions, as lists of nodes."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+                if not isinstance(body, list):
+                    continue
+                run: list[ast.stmt] = []
+                for stmt in [*body, None]:
+                    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                        run.append(stmt)
+                    elif run:
+                        yield run
+                        run = []
+
+
+def _is_product(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").startswith("codeagent")
+    return any(a.name.startswith("codeagent") for a in node.names)
+
+
+def test_deferred_imports_say_why():
+    """An import of our own code inside a function, instead of at the top of its module, is
+    there for start-up time (what it would cost, measured) or an optional extra: the first
+    line of each such run of imports says why in a comment."""
+    silent = []
+    for path in _product_files():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for run in _import_blocks(ast.parse("\n".join(lines))):
+            if not any(_is_product(n) for n in run):
+                continue
+            comment = lines[run[0].lineno - 1].partition("#")[2]
+            if not re.sub(r"noqa\S*|type: ignore\S*", "", comment).strip():
+                silent.append(f"{path.relative_to(ROOT)}:{run[0].lineno}")
+    assert silent == []
