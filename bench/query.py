@@ -178,7 +178,7 @@ def run(dest: Path, rounds: int, per_pattern: bool = False, daemon: bool = False
     from codeagent.indexer.build import BuildOptions, build
     from codeagent.query import IndexFollower, search_text
     from codeagent.query.memtext import text_cursor
-    from codeagent.query.names import NameIndex
+    from codeagent.query.symbol_table import SymbolTable
 
     repo = stdlib_repo(dest)
     t = time.perf_counter()
@@ -188,7 +188,7 @@ def run(dest: Path, rounds: int, per_pattern: bool = False, daemon: bool = False
     follower = IndexFollower(repo, ref="main")
     rows = []
     with follower.view() as view:
-        warm_ups = (("name index", lambda: NameIndex.load(view)), ("text copy", lambda: text_cursor(view)),
+        warm_ups = (("name index", lambda: SymbolTable.load(view).names), ("text copy", lambda: text_cursor(view)),
                     ("first bm25 query (chunk table)", lambda: search_text(view, "warm up")))
         for label, warm in warm_ups:
             t = time.perf_counter()

@@ -16,6 +16,7 @@ from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
+from ..content import secret_patterns, use_secret_patterns
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 
@@ -427,8 +428,6 @@ def _load_secret_patterns(store: Store) -> None:
     candidate line never imports it (0.2-0.3 s). Keyed by the installed library's files."""
     import importlib.util
     import json
-
-    from ..content import secret_patterns, use_secret_patterns
 
     spec = importlib.util.find_spec("detect_secrets")
     try:

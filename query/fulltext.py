@@ -17,7 +17,7 @@ from .index import IndexView
 from .intent import classify_intent
 from .ranking import BM25_B, BM25_K1
 from .results import COMPLETE, SearchHit, SearchResponse
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table
 
@@ -156,6 +156,3 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     return text_candidates(view, req.query, filt=req.file_filter(), limit=req.limit, windows=False)
-
-
-register_retriever("text", retrieve)

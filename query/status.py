@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CodeagentError
+from ..errors import CodeagentError, IndexMissing
 from ..format.manifest import load_manifest
 from ..refs import WORKTREE_REF, freshness
 from ..sources import git_toplevel
@@ -12,8 +12,6 @@ from ..store import Store, read_log
 
 
 def store_status(repo: Path, store_dir: Path | None = None) -> dict:
-    from ..errors import IndexMissing
-
     repo = repo.resolve()
     top = git_toplevel(repo) if repo.exists() else None
     root = top or repo

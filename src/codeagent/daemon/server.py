@@ -21,52 +21,15 @@ from .trust import foreign, interpreter_env, peer, process_context
 LOCK_WAIT = 30.0  # seconds a new daemon waits for a stopping one to finish its commands
 # Imported (or, for "module:function", called) by the server before it forks children: what
 # a build or a query would load, with grammars and queries warmed by parsing a line of each.
+# Named rather than imported: the daemon is core (no side package imported) and its client
+# side runs on the standard library alone.
 PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm", "codeagent.indexer.parse:warm",
+    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm",
+    "codeagent.indexer.parse:warm",
 )
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def code_stamp() -> dict[str, int]:
@@ -107,18 +70,6 @@ def _lock(file: io.TextIOBase, wait: float) -> bool:
             if time.monotonic() > deadline or status() is not None:
                 return False
             time.sleep(0.05)
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 class _Server:
@@ -354,13 +305,5 @@ def serve_forever(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> None:
     sys.stderr.write(f"codeagent daemon {os.getpid()} listening on {server.path}\n")
     sys.stderr.flush()
     server.run()
-
-
-
-
-
-
-
-
 
 
