@@ -76,7 +76,7 @@ class IndexedRef:
     def _engine_view(self):
         if self._view is None and self._engine_error is None:
             try:
-                from ..query import open_index
+                from ..query import open_index  # the baseline mode runs without the query engine
             except ImportError as exc:
                 self._engine_error = f"query engine not importable: {exc}"
                 raise ModeUnavailable(self._engine_error) from None
@@ -98,7 +98,7 @@ class IndexedRef:
             started = time.perf_counter()
             ranked = index.search(query, depth)
             return Answer([Hit(p, s) for p, s in ranked], time.perf_counter() - started)
-        from ..query import SearchRequest, search
+        from ..query import SearchRequest, search  # the baseline mode runs without the query engine
 
         view = self._engine_view()
         started = time.perf_counter()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..indexer.build import BuildOptions, build
 from .baseline import TermCountCache
 from .cases import DocSpan, EvalCase
 from ..sources import read_git_blobs
@@ -122,8 +123,6 @@ def variant_of(clone: Path, sha: str, spans: tuple[DocSpan, ...], queries: tuple
 
 
 def _build(clone: Path, store_dir: Path, opts: RunOptions) -> float:
-    from ..indexer.build import BuildOptions, build
-
     result = build(BuildOptions(repo=clone, store_dir=store_dir, rev=EVAL_BRANCH, jobs=opts.jobs,
                                 embedder=opts.embedder, lock_wait=30.0))
     return result.seconds

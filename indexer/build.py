@@ -16,6 +16,7 @@ from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
+from ..content import secret_patterns, use_secret_patterns
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 
@@ -299,12 +300,9 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
     opts, files = _walk(builder, repo, store, cache, commit)
-    walked = {f.path for f in files}
     repairs: list[str] = []
     previous_id, previous = _previous(store, ref, repairs)
-    kept, files = _only_paths(opts, previous, files)
     entries, need = _reused_and_needed(builder, store, previous, files, repairs)
-    entries.extend(kept)
     phases = {"scan": time.perf_counter() - clock}
     with contextlib.ExitStack() as stack:
         base_copy = None
@@ -321,7 +319,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             finally:
                 builder.close()
             if not is_commit:
-                cache.retain(walked)
+                cache.retain({f.path for f in files})
 
             phases["parse"] = time.perf_counter() - clock
             clock = time.perf_counter()
@@ -403,7 +401,7 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
     if lost:
         repairs.append(f"{len(lost)} files whose shards were missing from the store were parsed "
                        f"again ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})")
-    entries: list[FileEntry] = []
+    entries, files = _only_paths(builder.opts, previous, files)
     need: list[sources.SourceFile] = []
     for f in files:
         lang = detect_language(f.path)
@@ -443,8 +441,6 @@ def _load_secret_patterns(store: Store) -> None:
     candidate line never imports it (0.2-0.3 s). Keyed by the installed library's files."""
     import importlib.util
     import json
-
-    from ..content import secret_patterns, use_secret_patterns
 
     spec = importlib.util.find_spec("detect_secrets")
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
+from ..errors import InvalidParameter
 
 
 class TerminalProgress:
@@ -104,8 +105,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
     locked by another build (see --wait), 9 a write failed (disk full, I/O error).
     """
-    from ..errors import InvalidParameter
-    from .build import BuildOptions, build
+    from .build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
 
     if rev is not None and worktree:
         run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
@@ -151,7 +151,7 @@ def _raise(exc: Exception) -> None:
 @JSON_OPT
 def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Re-hash every object and manifest; exit 7 on any mismatch or dangling name."""
-    from .maintenance import verify_store
+    from .maintenance import verify_store  # +~40 ms that a no-op build need not pay
 
     store, _ = run_command(as_json, store_for, repo, store_dir)
     report = verify_store(store)
@@ -175,7 +175,7 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
     """Delete objects that no kept manifest references; exit 5 if a --keep-refs names no index."""
-    from .maintenance import gc_store
+    from .maintenance import gc_store  # +~40 ms that a no-op build need not pay
 
     store, root = run_command(as_json, store_for, repo, store_dir)
     report = run_command(as_json, gc_store, store, list(keep_refs) or None, repo=root, dry_run=dry_run)

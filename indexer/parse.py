@@ -41,7 +41,7 @@ def parse_bytes(data: bytes, language: str, blob: str,
         reason = fmt.SKIP_SECRET
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
-    from .extract import extract
+    from .extract import extract  # with pyarrow, +~120 ms: a no-op build parses nothing
     from .extract.budget import ExtractTimeout
     from ..format.shard import encode_table
     from .shard import shard_table, table_to_ipc
@@ -62,7 +62,7 @@ def parse_job(args: tuple[bytes, str, str, int, str]) -> ParseResult:
 def warm() -> None:
     """Parse a line of each language with rules: grammars loaded, queries compiled, the shard
     writer used once. A resident process (codeagent.daemon) pays this once, not per command."""
-    from .extract.treesitter import RULE_MODULES
+    from .extract.treesitter import RULE_MODULES  # tree-sitter, +~60 ms: only a resident process warms
 
     for language in (*RULE_MODULES, "markdown", "text"):
         parse_bytes(b"a = b(c)\n", language, "0" * 64)

@@ -79,13 +79,13 @@ def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log
     import anyio
 
     if transport == "stdio":
-        from .stdio import serve_stdio
+        from .stdio import serve_stdio  # the MCP SDK, +~0.5 s: not for `codeagent --help`
 
         # The SDK's own stdio runner reads unbounded lines; ours needs the low-level server,
         # which MCPServer does not expose publicly yet.
         anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
     else:
-        import uvicorn
+        import uvicorn  # with the SDK's HTTP app, +~0.2 s: only for --transport http
 
         from .http import http_app
 
@@ -102,7 +102,7 @@ def _refuse(exc: Exception) -> None:
 
 def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,
                  profile: str):
-    from ..sources import require_repo
+    from ..sources import require_repo  # with the SDK and the query package, +~0.7 s: not for --help
     from .app import create_server
     from .state import ServerConfig, ServerState
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from mcp_types import Completion, EmptyResult, SetLevelRequestParams
 
+from ..errors import CodeagentError
+from ..query import find_symbols
 from .state import NoIndex, ServerState
 
 # MCP (syslog) levels -> Python's.
@@ -49,8 +51,6 @@ def completer(state: ServerState):
 def complete_path(state: ServerState, prefix: str) -> list[str]:
     """Visible entries of the prefix's directory whose path starts with it (directories with
     a trailing slash)."""
-    from ..errors import CodeagentError
-
     directory = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
     try:
         _rel, entries = state.sandbox.list_dir(directory)
@@ -62,8 +62,6 @@ def complete_path(state: ServerState, prefix: str) -> list[str]:
 
 def complete_symbol(state: ServerState, prefix: str) -> list[str]:
     """Qualified names of indexed symbols starting with the prefix (by name prefix first)."""
-    from ..query import find_symbols
-
     if not prefix:
         return []
     with state.optional_view() as view:

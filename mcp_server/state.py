@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import sources
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
+from ..query import IndexFollower, open_index
 from ..sandbox import Sandbox
 from .schemas import ResponseMetadata
 
@@ -46,8 +47,6 @@ class ServerState:
         self.active_job: dict | None = None  # the build a build tool is running, if any
 
     def follower(self):
-        from ..query import IndexFollower
-
         with self._lock:
             if self._follower is None:
                 self._follower = IndexFollower(self.root, self.store_dir, self.config.ref)
@@ -61,7 +60,6 @@ class ServerState:
             with self.follower().view() as v:
                 yield v
             return
-        from ..query import open_index
 
         view = open_index(self.root, self.store_dir, ref)
         try:

@@ -5,8 +5,10 @@
         response = search(view, SearchRequest("parse_args", limit=5))
 
 Long-lived callers (the MCP server) use `IndexFollower(repo).view()` per request.
-New retrievers (semantic vectors) plug in with `register_retriever`; fusion is
-`ranking.fuse`.
+Retrievers are named in `search.RETRIEVERS` (what each is asked and answers:
+retrieval.py); fusion is `ranking.fuse`. Importing the package loads the read side whole
+(~100-200 ms): every read command and the server use most of it; the semantic retriever
+(numpy, the embedders) loads on first use.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from .ranking import fuse
 from .results import (COMPLETE, PARTIAL, TRUNCATED, GraphEdge, GraphNode, GraphResponse,
                       GrepMatch, GrepResponse, Metadata, Outline, SearchHit, SearchResponse,
                       SourceSpan, SymbolDetail, SymbolInfo)
-from .search import MODES, Candidates, SearchRequest, register_retriever, search
+from .retrieval import Candidates, SearchRequest
+from .search import MODES, search
 from .fulltext import search_text
 from .symbols import find_symbols
 
 __all__ = [
     "open_index", "IndexView", "IndexFollower", "search", "SearchRequest", "MODES",
-    "register_retriever", "Candidates", "fuse", "classify_intent", "INTENTS",
+    "Candidates", "fuse", "classify_intent", "INTENTS",
     "find_symbols", "search_text", "grep", "grep_texts", "matching_files",
     "file_outline", "get_symbol", "resolve_symbol", "source_spans", "read_lines",
     "neighbors", "callers", "callees", "references", "implementations", "dependencies",

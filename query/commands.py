@@ -12,6 +12,12 @@ from pathlib import Path
 import click
 
 from ..cli import run_command
+from ..errors import NotFound
+from . import graph
+from .index import open_index
+from .navigate import file_outline, get_symbol
+from .search import SearchRequest, search
+from .warm import search_warm
 
 MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
 
@@ -29,8 +35,6 @@ def _index_options(fn):
 
 
 def _open(repo: Path, store_dir: Path | None, ref: str | None):
-    from .index import open_index
-
     return open_index(repo, store_dir, ref)
 
 
@@ -60,6 +64,16 @@ def _print_files(resp) -> None:
                 click.echo(f"        {line}")
     click.echo(_footer(resp.metadata, len(resp.files), resp.total_candidates,
                        f"files · intent {resp.query_intent} "))
+
+
+def _search(repo: Path, store_dir: Path | None, ref: str | None, req):
+    """The answer of the daemon's warm reader for this repository when there is one, else of
+    an index opened here."""
+    answer = search_warm(repo, store_dir, ref, req)
+    if answer is not None:
+        return answer
+    with _open(repo, store_dir, ref) as view:
+        return search(view, req)
 
 
 @click.command("search")
@@ -97,19 +111,13 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
     ranking (whole-file BM25 over path, symbols and body, the chunk and symbol hits each file
     holds, files the query names, and the file's role); an identifier or a path is answered
     by its definitions and files first."""
-    from .search import SearchRequest, search
-
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
                         semantic_weight=semantic_weight,
                         roles=tuple(r.strip() for r in (roles or "").split(",") if r.strip()),
                         group_by="file" if group == "files" else None)
 
-    def run():
-        with _open(repo, store_dir, ref) as view:
-            return search(view, req)
-
-    resp = run_command(as_json, run)
+    resp = run_command(as_json, lambda: _search(repo, store_dir, ref, req))
     if as_json:
         click.echo(json.dumps(resp.to_dict(), indent=2))
         return
@@ -132,9 +140,6 @@ def show_cmd(handle: str, no_source: bool, repo: Path, store_dir: Path | None, r
              as_json: bool) -> None:
     """Show one symbol (by symbol_id, stable id or qualified name), or a file's outline
     when SYMBOL is an indexed path."""
-    from ..errors import NotFound
-    from .navigate import file_outline, get_symbol
-
     def run():
         with _open(repo, store_dir, ref) as view:
             try:
@@ -178,8 +183,6 @@ def _graph_command(name: str, fn_name: str, doc: str):
     @_index_options
     def command(handle: str, depth: int, limit: int, repo: Path, store_dir: Path | None,
                 ref: str | None, as_json: bool) -> None:
-        from . import graph
-
         def run():
             with _open(repo, store_dir, ref) as view:
                 if depth == 1:

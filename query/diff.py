@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..format.manifest import FileEntry, Manifest
+from ..format.manifest import FileEntry, Manifest, load_manifest
 
 FILE_CHANGES = ("added", "removed", "modified", "moved")
 SYMBOL_CHANGES = ("added", "removed", "modified", "moved", "renamed")
@@ -187,7 +187,7 @@ def diff_manifests(a: Manifest, b: Manifest, symbols_a: Mapping[str, Sequence[Sy
 
 def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, list[SymbolFacts]]:
     """Symbols of `paths` read from their shards (each shard re-hashed on read, read once)."""
-    from ..format.shard import decode_table, read_shard
+    from ..format.shard import decode_table, read_shard  # pyarrow, +120-150 ms: `codeagent status` needs none
 
     wanted = set(paths)
     by_shard: dict[str, list[FileEntry]] = defaultdict(list)
@@ -206,8 +206,6 @@ def load_symbols(store, manifest: Manifest, paths: Iterable[str]) -> dict[str, l
 
 def diff_ids(store, a_id: str, b_id: str) -> Diff:
     """Load two manifests and the symbols their differing files need, then diff them."""
-    from ..format.manifest import load_manifest
-
     a, b = load_manifest(store, a_id), load_manifest(store, b_id)
     files = diff_files(a, b)
     paths_a, paths_b = paths_to_load(files)

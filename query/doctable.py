@@ -57,3 +57,37 @@ def doc_table(view: IndexView, sql: str) -> DocTable:
                 view.cache[key] = got
                 view.loaded(partial(doc_table, sql=sql))
     return got
+
+
+CHUNK_DOCS_SQL = """
+SELECT c.path, c.ordinal, c.kind, coalesce(c.heading, ''), c.start_line, c.end_line, f.language
+FROM chunks c JOIN files f USING (path) WHERE {where} ORDER BY c.path, c.ordinal
+"""
+KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
+              "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
+
+
+def chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+    """(path, ordinal, kind, heading, start_line, end_line, language) of each chunk key found."""
+    return docs_by_key(view, CHUNK_DOCS_SQL, "c", keys, _resident_chunks)
+
+
+def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
+    if not view.keep_text_in_memory:
+        return {}, keys
+    return doc_table(view, CHUNK_DOCS_SQL.format(where="TRUE")).rows(keys)
+
+
+def docs_by_key(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
+                resident) -> dict[tuple[str, int], tuple]:
+    """Rows of `sql` (keyed by path, ordinal) for `keys`: from memory when the view is
+    long-lived (`resident`), else (and for keys it lacks) with SQL."""
+    if not keys:
+        return {}
+    out, keys = resident(view, keys)
+    if not keys:
+        return out
+    rows = view.sql(sql.format(where=KEYS_WHERE.format(t=alias)),
+                    [[k[0] for k in keys], [k[1] for k in keys]])
+    out.update(((r[0], r[1]), r) for r in rows)
+    return out

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 
 from ..roles import CODE_EXTENSIONS, SOURCE
 from ..tokenize import tokenize, word_tokens
+from .doctable import chunk_docs
+from .filepostings import body_rows
 from .filters import FileFilter, allowed_paths
 from .index import IndexView
 from .ranking import BM25_B, BM25_K1
@@ -153,6 +155,23 @@ def query_terms(query: str) -> QueryTerms:
     return QueryTerms(weights, mentions, asked)
 
 
+MAX_CHUNK_TERMS = 32  # the chunk retriever's share of a long query
+
+
+def chunk_terms(query: str) -> list[str]:
+    """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
+    dropped when others remain; of a long query (a bug report, a traceback) the
+    MAX_CHUNK_TERMS that weigh most (`query_terms`), in query order (pure)."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    content = [t for t in terms if t not in STOPWORDS]
+    terms = content or terms
+    if len(terms) > MAX_CHUNK_TERMS:
+        weights = query_terms(query).weights
+        keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_CHUNK_TERMS])
+        terms = [t for t in terms if t in keep]
+    return terms
+
+
 @dataclass
 class FileEvidence:
     """What is known of one file for one query."""
@@ -174,7 +193,7 @@ def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float]
         s = 0.0
         norm = FILE_K1 * (1.0 - FILE_B + FILE_B * f.length / avgdl)
         name = set(word_tokens_of_name(f.path)) if NAME_WEIGHT else set()
-        for term, tf in f.tf.items():
+        for term, tf in sorted(f.tf.items()):  # one summation order, whatever the source
             d = df.get(term, 1)
             idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
             s += weights.get(term, 0.0) * idf * tf * (FILE_K1 + 1.0) / (tf + norm)
@@ -281,15 +300,6 @@ def group_by_file(hits: Sequence[SearchHit]) -> list[tuple[str, list[SearchHit]]
 
 
 # ---- reading the evidence from a view ------------------------------------------------------
-_BODY_SQL = """
-WITH p AS (
-  SELECT path, term, sum(tf)::DOUBLE AS tf FROM term_postings
-  WHERE term IN ({terms}) AND doc_kind = 'c' AND {where}
-  GROUP BY path, term),
-fl AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs
-       WHERE doc_kind = 'c' AND path IN (SELECT DISTINCT path FROM p) GROUP BY path)
-SELECT p.path, fl.dl, list(p.term), list(p.tf) FROM p JOIN fl USING (path) GROUP BY p.path, fl.dl
-"""
 
 
 def _literals(values: Iterable[str]) -> str:
@@ -335,31 +345,36 @@ def _corpus(view: IndexView) -> tuple[int, float, PathIndex]:
     return got
 
 
-_BEST_CHUNK_SQL = """
-SELECT p.path, c.start_line, c.end_line, count(*) AS matched, sum(p.tf) AS tf
-FROM term_postings p JOIN chunks c ON c.path = p.path AND c.ordinal = p.doc
-WHERE p.term IN ({terms}) AND p.doc_kind = 'c' AND p.path IN (SELECT unnest(?::VARCHAR[]))
+# Each chunk's share of the query in the given files; the best chunk's lines come from
+# `chunk_docs` (in memory for long-lived views), not from a join over every matching chunk.
+_CHUNK_MATCH_SQL = """
+SELECT path, doc, count(*) AS matched, sum(tf) AS tf FROM term_postings
+WHERE term IN ({terms}) AND doc_kind = 'c' AND path IN (SELECT unnest(?::VARCHAR[]))
 GROUP BY ALL
 """
 
 
 def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
     """A hit for each of `paths` (files ranked for their whole text, no chunk or symbol hit of
-    their own): the best window of the chunk holding most of the query's terms."""
+    their own): the best window of the chunk holding most of the query's terms (then the most
+    occurrences, then the first)."""
     if not paths:
         return []
     terms = query_terms(query).weights
-    best: dict[str, tuple[int, float, int, int]] = {}
-    for path, start, end, matched, tf in view.sql(_BEST_CHUNK_SQL.format(terms=_literals(terms)), [paths]):
-        if (matched, tf) > best.get(path, (0, 0.0))[:2]:
-            best[path] = (matched, tf, start, end)
+    best: dict[str, tuple[int, float, int]] = {}
+    for path, doc, matched, tf in view.sql(_CHUNK_MATCH_SQL.format(terms=_literals(terms)), [paths]):
+        key = (matched, tf, -doc)
+        if key > best.get(path, (0, 0.0, 0)):
+            best[path] = key
+    spans = chunk_docs(view, [(path, -key[2]) for path, key in best.items()])
     lines = file_lines(view, paths)
     out = []
     for path in paths:
         text = lines.get(path)
         if text is None:
             continue
-        _, _, start, end = best.get(path, (0, 0.0, 1, len(text)))
+        row = spans.get((path, -best[path][2])) if path in best else None
+        start, end = (row[4], row[5]) if row else (1, len(text))
         a, b = best_window(text, start, end, set(terms))
         out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
                              name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
@@ -369,11 +384,12 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
 
 
 def roles_of(view: IndexView, paths: list[str]) -> dict[str, str]:
-    """The role of each path, as the assembly decided it (`files.role`)."""
-    if not paths:
-        return {}
-    rows = view.sql("SELECT path, role FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))", [paths])
-    return {p: r or SOURCE for p, r in rows}
+    """The role of each path, as the assembly decided it (`files.role`); every file's role is
+    read once per view."""
+    roles = view.cache.get("file_roles")
+    if roles is None:
+        roles = view.cache["file_roles"] = {p: r or SOURCE for p, r in view.sql("SELECT path, role FROM files")}
+    return {p: roles[p] for p in paths if p in roles}
 
 
 def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
@@ -387,14 +403,14 @@ def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
         return []
     n_docs, avgdl, paths = _corpus(view)
     where, params = (filt or FileFilter()).where("path")
-    rows = view.sql(_BODY_SQL.format(terms=_literals(qt.weights), where=where), params)
+    allowed = allowed_paths(view, filt) if filt is not None else None
+    rows = body_rows(view, list(qt.weights), where, params, allowed)
     evidence: dict[str, FileEvidence] = {}
     df: dict[str, int] = {}
     for path, dl, terms, tfs in rows:
         evidence[path] = FileEvidence(path, float(dl), dict(zip(terms, tfs)))
         for t in terms:
             df[t] = df.get(t, 0) + 1
-    allowed = allowed_paths(view, filt) if filt is not None else None
     for term in qt.weights:
         for path in paths.by_token.get(term, ()):
             if allowed is None or path in allowed:

@@ -10,21 +10,18 @@ it lacking one, whatever the length normalisation does. The reported score is
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from ..tokenize import tokenize
-from .doctable import doc_table
-from .filerank import STOPWORDS
-from .filerank import query_terms as weighted_terms
+from .doctable import chunk_docs, docs_by_key
+from .filerank import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView
 from .intent import classify_intent
 from .ranking import BM25_B, BM25_K1
 from .results import COMPLETE, SearchHit, SearchResponse
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
-MAX_QUERY_TERMS = 32
 
 # df comes from the same scan of the query terms' postings (one posting per document and
 # term), so term_df may be a table or a view without costing a second scan. Terms are
@@ -62,28 +59,6 @@ SELECT s.path, s.ordinal, s.symbol_id, s.stable_id, s.kind, s.name, {fq}, s.lang
        coalesce(s.signature, ''), s.start_line, s.end_line
 FROM symbols s {join} WHERE {where} ORDER BY s.path, s.ordinal
 """
-_CHUNK_DOCS_SQL = """
-SELECT c.path, c.ordinal, c.kind, coalesce(c.heading, ''), c.start_line, c.end_line, f.language
-FROM chunks c JOIN files f USING (path) WHERE {where} ORDER BY c.path, c.ordinal
-"""
-_KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
-               "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
-
-
-def query_terms(query: str) -> list[str]:
-    """Distinct query tokens (identifier-aware); stop words dropped when others remain; of a
-    long query (a bug report, a traceback) the MAX_QUERY_TERMS that weigh most
-    (`filerank.query_terms`: identifiers over plain words over boilerplate), in query order."""
-    terms = list(dict.fromkeys(tokenize(query)))
-    content = [t for t in terms if t not in STOPWORDS]
-    terms = content or terms
-    if len(terms) > MAX_QUERY_TERMS:
-        weights = weighted_terms(query).weights
-        keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_QUERY_TERMS])
-        terms = [t for t in terms if t in keep]
-    return terms
-
-
 def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = None,
               doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> list[tuple]:
     """(path, doc_kind, doc, matched_terms, bm25, total) rows, best first."""
@@ -111,7 +86,7 @@ def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str
     sql = _SYMBOL_DOCS_SQL.replace("{fq}", "coalesce(n.fq_name, s.qualified_name)" if named
                                    else "s.qualified_name").replace(
         "{join}", "LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
-    return _docs(view, sql, "s", keys, _resident_symbols)
+    return docs_by_key(view, sql, "s", keys, _resident_symbols)
 
 
 def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
@@ -131,36 +106,13 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
     return found, missing
 
 
-def _chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    return _docs(view, _CHUNK_DOCS_SQL, "c", keys, _resident_chunks)
-
-
-def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
-    if not view.keep_text_in_memory:
-        return {}, keys
-    return doc_table(view, _CHUNK_DOCS_SQL.format(where="TRUE")).rows(keys)
-
-
-def _docs(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
-          resident) -> dict[tuple[str, int], tuple]:
-    """Rows of `sql` (keyed by path, ordinal) for `keys`: from memory when the view is
-    long-lived (`resident`), else (and for keys it lacks) with SQL."""
-    if not keys:
-        return {}
-    out, keys = resident(view, keys)
-    if not keys:
-        return out
-    rows = view.sql(sql.format(where=_KEYS_WHERE.format(t=alias)),
-                    [[k[0] for k in keys], [k[1] for k in keys]])
-    out.update(((r[0], r[1]), r) for r in rows)
-    return out
-
-
-def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHit]:
+def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = True) -> list[SearchHit]:
+    """Hits of BM25 rows; `windows` False: each snippet is its span's first lines (the caller
+    windows the hits it shows, `sourcetext.window_snippets`)."""
     syms = _symbol_docs(view, [(r[0], r[2]) for r in rows if r[1] == "s"])
-    chunks = _chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
+    chunks = chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
     lines = file_lines(view, [r[0] for r in rows])
-    wanted = set(terms)
+    wanted = set(terms) if windows else None
     hits = []
     for path, kind, doc, matched, bm25, _ in rows:
         score = matched + bm25 / (1.0 + bm25)
@@ -180,10 +132,11 @@ def _hits(view: IndexView, rows: list[tuple], terms: list[str]) -> list[SearchHi
 
 
 def text_candidates(view: IndexView, query: str, *, filt: FileFilter | None = None,
-                    doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> Candidates:
+                    doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10,
+                    windows: bool = True) -> Candidates:
     terms = query_terms(query)
     rows = bm25_rows(view, terms, filt=filt, doc_kinds=doc_kinds, limit=limit)
-    return Candidates(_hits(view, rows, terms), rows[0][5] if rows else 0, COMPLETE)
+    return Candidates(_hits(view, rows, terms, windows), rows[0][5] if rows else 0, COMPLETE)
 
 
 def search_text(view: IndexView, query: str, *, language: str | None = None,
@@ -202,8 +155,4 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
-    return text_candidates(view, req.query, filt=req.file_filter(),
-                           limit=req.limit)
-
-
-register_retriever("text", retrieve)
+    return text_candidates(view, req.query, filt=req.file_filter(), limit=req.limit, windows=False)

@@ -19,11 +19,11 @@ from typing import NamedTuple
 from ..errors import InvalidParameter
 from .filters import FileFilter, allowed_paths, make_filter
 from .globs import escape_re2
-from .index import IndexView
+from .index import IndexView, _timeout
 from .literals import required_literals
 from .memtext import text_cursor
 from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
 
 DEFAULT_MAX_RESULTS = 50
@@ -205,9 +205,6 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     return Candidates(hits, total, COMPLETE if complete and total <= req.limit else TRUNCATED)
 
 
-register_retriever("regex", retrieve)
-
-
 _TEXTS_SQL = """
 WITH f AS (SELECT path, string_split(text, chr(10)) AS lines
            FROM (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS text)),
@@ -244,8 +241,6 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
     `deadline` (time.monotonic) raises Timeout once passed, checked between batches."""
     import duckdb
 
-    from .index import _timeout
-
     _check(pattern, context, max_results, 1)
     if not regex:  # a literal needs no regex engine: substring search, in Python
         rows = _literal_rows(texts, pattern, case_sensitive, max_results, deadline, timeout)
@@ -274,8 +269,6 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
 
 def _literal_rows(texts: list[tuple[str, str]], pattern: str, case_sensitive: bool,
                   max_results: int, deadline: float | None, timeout: float) -> list[tuple]:
-    from .index import _timeout
-
     needle = pattern if case_sensitive else pattern.casefold()
     rows: list[tuple] = []
     for i, (path, text) in enumerate(texts):

@@ -24,6 +24,7 @@ from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
 from ..store import Store
+from .freshness import worktree_freshness
 from .results import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -153,8 +154,6 @@ class IndexView:
     def freshness(self) -> str:
         """fresh | stale | unknown: does the index still describe the work tree or the ref,
         as they are now? (query.freshness keeps the answer while nothing it read changed.)"""
-        from .freshness import worktree_freshness
-
         try:
             return worktree_freshness(self.store, self.repo, self.manifest_id).state
         except Exception:

@@ -2,8 +2,9 @@
 
 A DuckDB scan costs milliseconds per query on a large repository; dictionaries keyed by
 lower-cased name, qualified name and sub-token, a sorted name list (prefix via bisect) and
-a trigram index (fuzzy candidates) answer in microseconds. The index lives as long as the
-view, so a long-lived server pays for it once per manifest.
+a trigram index (fuzzy candidates) answer in microseconds. The index is built with the
+view's symbol table (`SymbolTable.load(view).names`) and lives as long as the view, so a
+long-lived server pays for it once per manifest.
 """
 
 from __future__ import annotations
@@ -11,14 +12,31 @@ from __future__ import annotations
 import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from ..tokenize import split_identifier
-from .index import IndexView
-from .symbol_table import SymbolRow, SymbolTable
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
 
 MAX_FUZZY_GRAMS = 14
+
+
+class SymbolRow(NamedTuple):
+    """One symbol's hot fields (the symbol table fills them; the name index holds them)."""
+
+    symbol_id: str
+    stable_id: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    fq_name: str
+    signature: str
+    line_start: int
+    line_end: int
+    top_level: bool
+    in_tests: bool
 
 
 def fold_qualified(name: str) -> str:
@@ -101,10 +119,6 @@ class NameIndex:
         self._subtokens: dict[str, set[str]] | None = None
         self._trigrams: dict[tuple[str, int], list[str]] | None = None
 
-    @classmethod
-    def load(cls, view: IndexView) -> "NameIndex":
-        """The view's name index, built with its symbol table on first use."""
-        return SymbolTable.load(view).names
 
     def exact_qualified(self, query: str) -> list[int]:
         return list(self.by_qualified.get(fold_qualified(query), ()))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..tokenize import tokenize
 from .index import IndexView
 from .results import COMPLETE, SearchHit
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 
 _PATHS_SQL = """
@@ -49,6 +49,3 @@ def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidat
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     return path_candidates(view, req.query, req)
-
-
-register_retriever("path", retrieve)

@@ -1,24 +1,27 @@
 """`search`: one entry point over every retriever, with modes and intent-steered fusion.
 
-Extension point: a retriever is `fn(view, request) -> Candidates`, registered under a name
-with `register_retriever`. Modes `symbol`, `text`, `regex`, `path` call one retriever;
+A retriever is `fn(view, request) -> Candidates` (retrieval.py), named in the table
+`RETRIEVERS`. Modes `symbol`, `text`, `regex`, `path`, `semantic` call one retriever;
 `auto` and `hybrid` fuse several with `ranking.fuse`, weighted by the query intent.
-The semantic retriever (vectors) registers itself as "semantic" when its module is imported.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ..errors import IndexMissing, InvalidParameter
-from ..plugins import import_optional
 from . import filerank, ranking
-from .filters import FileFilter, check_roles, checked_kind, checked_language, make_filter
+from .filters import check_roles, checked_kind, checked_language
+from .fulltext import retrieve as text_retriever
+from .grep import retrieve as regex_retriever
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
+from .paths import retrieve as path_retriever
 from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
+from .retrieval import Candidates, Retriever, SearchRequest
+from .sourcetext import window_snippets
+from .symbols import retrieve as symbol_retriever
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
@@ -32,68 +35,18 @@ FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
 SPANS_PER_FILE = 3
 HITS_PER_FILE = 1
 GROUPS = (None, "file")
-# Modules that register more retrievers when imported (missing ones are skipped).
-RETRIEVER_MODULES = ("codeagent.query.semantic",)
 
 
-@dataclass(frozen=True)
-class SearchRequest:
-    query: str
-    mode: str = "auto"
-    language: str | None = None
-    kind: str | None = None
-    path: str | None = None  # glob
-    extension: str | None = None  # "py" or ".py"; comma-separated for several
-    limit: int = 10
-    semantic_weight: float | None = None  # 0..1, hybrid/auto fusion
-    case_sensitive: bool = False  # regex mode
-    intent: str | None = None  # override classify_intent
-    roles: tuple[str, ...] = ()  # only files of these roles (codeagent.roles)
-    group_by: str | None = None  # "file": also answer ranked files with their best spans
+def _semantic(view: IndexView, req: SearchRequest) -> Candidates:
+    from . import semantic  # numpy and the embedders: +65-140 ms on importing codeagent.query
 
-    def file_filter(self) -> FileFilter:
-        return make_filter(self.language, self.path, self.extension, self.roles)
-
-    def extensions(self) -> list[str]:
-        if not self.extension:
-            return []
-        return [e.strip().lstrip(".").lower() for e in self.extension.split(",") if e.strip()]
+    return semantic.retrieve(view, req)
 
 
-@dataclass
-class Candidates:
-    """A retriever's answer: hits best first, how many matched in all, whether it is whole."""
-
-    hits: list[SearchHit]
-    total: int
-    completeness: str = COMPLETE
-    notes: list[str] = field(default_factory=list)
-
-
-Retriever = Callable[[IndexView, SearchRequest], Candidates]
-RETRIEVERS: dict[str, Retriever] = {}
-
-
-def register_retriever(name: str, fn: Retriever) -> Retriever:
-    """Add (or replace) a named retriever; usable as a mode and in fusion."""
-    RETRIEVERS[name] = fn
-    return fn
-
-
-def _load_builtin() -> None:
-    from . import fulltext, grep, paths, symbols  # noqa: F401  (they register themselves)
-
-    import_optional(RETRIEVER_MODULES)
-
-
-def _run(name: str, view: IndexView, req: SearchRequest) -> Candidates:
-    fn = RETRIEVERS.get(name)
-    if fn is None:
-        if name == "semantic":
-            raise IndexMissing("semantic search is not available: this index has no vectors",
-                               hint="build with an embedder (`codeagent build --embedder NAME`)")
-        raise InvalidParameter(f"unknown search mode {name!r}; choose one of {', '.join(MODES)}")
-    return fn(view, req)
+# mode -> its retriever; `auto` and `hybrid` fuse several.
+RETRIEVERS: dict[str, Retriever] = {"symbol": symbol_retriever, "text": text_retriever,
+                                    "regex": regex_retriever, "path": path_retriever,
+                                    "semantic": _semantic}
 
 
 def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -> Candidates:
@@ -107,7 +60,7 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
         if weights.get(name, 0.0) <= 0:
             continue
         try:
-            cand = _run(name, view, wide)
+            cand = RETRIEVERS[name](view, wide)
         except IndexMissing:
             if req.mode == "hybrid" and name == "semantic":
                 raise
@@ -175,7 +128,6 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         raise InvalidParameter(f"unknown group_by {request.group_by!r}; use 'file' or leave it out")
     request = replace(request, language=checked_language(view, request.language),
                       kind=checked_kind(view, request.kind))
-    _load_builtin()
     started = time.perf_counter()
     intent = request.intent or classify_intent(request.query)
     asked = request
@@ -190,11 +142,11 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     elif request.mode == "hybrid":
         cand = _fused(view, request, intent, ["symbol", "text", "semantic"])
     else:
-        cand = _run(request.mode, view, request)
+        cand = RETRIEVERS[request.mode](view, request)
     completeness = cand.completeness
     if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":
         completeness = TRUNCATED
-    results = cand.hits[:request.limit]
+    results = window_snippets(view, cand.hits[:request.limit], set(filerank.chunk_terms(request.query)))
     files = None
     if asked.group_by == "file":
         files = _file_results(view, results, asked.limit)

@@ -16,9 +16,11 @@ import numpy as np
 from .. import format as fmt
 from ..embedding import Embedder, check_same_embedder, get_embedder, resolve_embedder_id
 from ..errors import IndexIncompatible, IndexMissing
+from .filters import kinds_for
 from .index import IndexView
+from .navigate import resolve_symbol
 from .results import SearchHit, SearchResponse
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 
 OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
 _KINDS = ("s", "c")  # row kind codes (format.VECTOR_ROWS)
@@ -126,8 +128,6 @@ def query_embedder(view: IndexView, embedder: str | None = None) -> Embedder:
 
 
 def _filters(req: SearchRequest) -> tuple[str, list]:
-    from .filters import kinds_for
-
     where, params = req.file_filter().where("path")
     kinds = kinds_for(req.kind)
     if kinds:
@@ -219,8 +219,6 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
     """Symbols and chunks whose vectors are nearest to `symbol`'s (a handle), itself excluded."""
     import time
 
-    from .navigate import resolve_symbol
-
     started = time.perf_counter()
     sym = resolve_symbol(view, symbol)
     art = vector_artifact(view)
@@ -234,6 +232,3 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
     return SearchResponse(results=cand.hits, query_intent="symbol", total_candidates=cand.total,
                           metadata=view.metadata(), mode="similar",
                           took_ms=(time.perf_counter() - started) * 1000)
-
-
-register_retriever("semantic", retrieve)

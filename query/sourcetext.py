@@ -6,8 +6,13 @@ always found at its claimed lines.
 
 from __future__ import annotations
 
+import re
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
+from dataclasses import replace
+from functools import lru_cache
+from itertools import accumulate
 
 from ..errors import NotFound
 from ..tokenize import tokenize
@@ -71,7 +76,8 @@ def best_window(lines: list[str], line_start: int, line_end: int, terms: set[str
     line_end = min(line_end, len(lines))
     if line_end - line_start + 1 <= size or not terms:
         return line_start, min(line_end, line_start + size - 1)
-    hits = [_line_hits(lines[i - 1], terms) for i in range(line_start, line_end + 1)]
+    line_start = max(line_start, 1)
+    hits = _line_hits(lines[line_start - 1:line_end], terms)
     best, best_at = -1, line_start
     window = sum(hits[:size])
     for i in range(0, len(hits) - size + 1):
@@ -82,14 +88,33 @@ def best_window(lines: list[str], line_start: int, line_end: int, terms: set[str
     return best_at, best_at + size - 1
 
 
-def _line_hits(line: str, terms: set[str]) -> int:
-    """How many of the query's terms the line holds: a substring test on the lowered line
-    first (most lines hold none, and tokenising every line of a long span was most of a
-    search's time), then the line's own tokens."""
-    lowered = line.lower()
-    if not any(t in lowered for t in terms):
-        return 0
-    return len(terms.intersection(tokenize(line)))
+@lru_cache(maxsize=256)
+def _terms_pattern(terms: frozenset[str]) -> re.Pattern:
+    return re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
+
+
+def _line_hits(lines: list[str], terms: set[str]) -> list[int]:
+    """How many of the query's terms each line holds (its own tokens). Most lines hold none:
+    one scan of the lowered span for the terms as substrings finds the lines worth
+    tokenising (tokenising every line of a long span was most of a search's time)."""
+    text = "\n".join(lines).lower()
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    counts = [0] * len(lines)
+    seen = -1
+    for m in _terms_pattern(frozenset(terms)).finditer(text):
+        i = bisect_right(starts, m.start()) - 1
+        if i != seen:
+            seen = i
+            counts[i] = len(terms.intersection(tokenize(lines[i])))
+    return counts
+
+
+def window_snippets(view: IndexView, hits: list, terms: set[str], match: str = "bm25") -> list:
+    """`hits` with the snippet of each `match` hit cut at the window of its span holding most
+    of `terms`: retrievers asked for many candidates leave that to the few hits shown."""
+    lines = file_lines(view, [h.path for h in hits if h.match == match])
+    return [replace(h, snippet=snippet(lines[h.path], h.line_start, h.line_end, terms))
+            if h.match == match and h.path in lines else h for h in hits]
 
 
 def snippet(lines: list[str], line_start: int, line_end: int, terms: set[str] | None = None,

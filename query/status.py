@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CodeagentError
+from ..errors import CodeagentError, IndexMissing
 from ..format.manifest import Manifest, load_manifest
 from ..refs import WORKTREE_REF
 from ..sources import git_toplevel
@@ -24,8 +24,6 @@ def manifest_status(store: Store, root: Path, manifest_id: str,
 
 
 def store_status(repo: Path, store_dir: Path | None = None) -> dict:
-    from ..errors import IndexMissing
-
     repo = repo.resolve()
     top = git_toplevel(repo) if repo.exists() else None
     root = top or repo

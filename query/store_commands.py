@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
+from .. import sources
 from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
+from ..errors import IndexMissing
+from ..format.manifest import load_manifest
+from ..refs import resolve
+from ..store import read_log
+from .diff import diff_ids
+from .status import store_status
 
 _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed": "="}
 
@@ -16,9 +23,6 @@ _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed"
 def resolve_manifest(store, spec: str, repo: Path | None) -> tuple[str | None, str]:
     """(ref, manifest id) for a store ref, branch, tag or manifest id; failing that, a git
     revision (HEAD~2, a sha) whose commit some built manifest indexed."""
-    from ..errors import IndexMissing
-    from ..refs import resolve
-
     try:
         return resolve(store, spec, repo)
     except IndexMissing as missing:
@@ -29,10 +33,6 @@ def resolve_manifest(store, spec: str, repo: Path | None) -> tuple[str | None, s
 
 
 def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
-    from .. import sources
-    from ..format.manifest import load_manifest
-    from ..store import read_log
-
     try:
         _, sha = sources.resolve_ref(repo, spec)
     except Exception:
@@ -57,8 +57,6 @@ def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
 
 def diff_specs(repo: Path, store_dir: Path | None, a: str, b: str):
     """The Diff between two user-spelled manifests of the store of `repo`."""
-    from .diff import diff_ids
-
     store, base = store_for(repo, store_dir)
     _, a_id = resolve_manifest(store, a, base)
     _, b_id = resolve_manifest(store, b, base)
@@ -135,8 +133,6 @@ def diff_cmd(a: str, b: str, repo: Path, store_dir: Path | None, limit: int, as_
 @JSON_OPT
 def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Refs in the store, their manifests and counts, store size, work-tree freshness."""
-    from .status import store_status
-
     data = run_command(as_json, store_status, repo, store_dir)
     if as_json:
         click.echo(json.dumps(data, indent=2))

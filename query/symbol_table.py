@@ -20,9 +20,10 @@ import threading
 import weakref
 from collections.abc import Callable
 from functools import partial
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from .index import IndexView
+from .names import NameIndex, SymbolRow
 from .results import SymbolInfo
 
 _load_locks: dict[str, threading.Lock] = {}
@@ -55,20 +56,6 @@ T = TypeVar("T")
 COLUMNS = ("symbol_id", "stable_id", "parent_id", "path", "qualified_name", "name")
 
 
-class SymbolRow(NamedTuple):
-    symbol_id: str
-    stable_id: str
-    path: str
-    language: str
-    kind: str
-    name: str
-    qualified_name: str
-    fq_name: str
-    signature: str
-    line_start: int
-    line_end: int
-    top_level: bool
-    in_tests: bool
 
 
 def has_names(view: IndexView) -> bool:
@@ -142,8 +129,6 @@ class SymbolTable:
         self._exact: dict[str, dict] = {}
         self._lock = threading.Lock()
         self.incoming: dict[int, int] | None = None  # row -> edges into it (reference counts)
-        from .names import NameIndex
-
         self.names = NameIndex(self.rows, zip(*(table.column(k).to_pylist() for k in KEYS)))
 
     @classmethod

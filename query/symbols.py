@@ -17,11 +17,13 @@ from ..errors import InvalidParameter
 from ..tokenize import split_identifier
 from .filters import FileFilter, allowed_paths, kinds_for, make_filter
 from .index import IndexView
+from .intent import SYMBOL
 from .names import NameIndex, SymbolRow
 from .ref_table import RefTable
 from .results import COMPLETE, PARTIAL, SearchHit, SearchResponse
-from .search import Candidates, SearchRequest, register_retriever
+from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
+from .symbol_table import SymbolTable
 
 MATCHES = ("auto", "exact", "prefix", "fuzzy")
 _PRIMARY_KINDS = {"function", "method", "class", "struct", "interface", "trait", "enum", "type",
@@ -141,7 +143,7 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
     if match not in MATCHES:
         raise InvalidParameter(f"unknown match {match!r}; choose one of {', '.join(MATCHES)}")
     filt = filt or FileFilter()
-    index = NameIndex.load(view)
+    index = SymbolTable.load(view).names
     c = _Collector(index, allowed_paths(view, FileFilter(None, filt.glob, filt.extensions)),
                    kinds_for(kind), language)
     _collect(index, query, match, c, limit)
@@ -169,8 +171,6 @@ def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: s
     match: exact (qualified name or name), prefix, fuzzy (typos, sub-tokens), or auto (all,
     fuzzy only when the better tiers leave room). Filters: language, kind, path glob, extension.
     """
-    from .intent import SYMBOL
-
     if not name.strip():
         raise InvalidParameter("empty symbol name")
     cand = symbol_candidates(view, name, match=match, language=language, kind=kind,
@@ -185,6 +185,3 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     return symbol_candidates(view, req.query, language=req.language, kind=req.kind,
                              filt=make_filter(None, req.path, req.extension, req.roles), limit=req.limit,
                              include_references=req.mode == "symbol")
-
-
-register_retriever("symbol", retrieve)

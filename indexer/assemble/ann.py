@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import format as fmt
+from ...embedding import parse_embedder_id
 from ...format.manifest import Manifest
 from ...store import Store
 from .vectors import load_block
@@ -151,7 +152,6 @@ def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, wo
     """Write the manifest's vector files into its assembled directory (nothing without vectors)."""
     if not manifest.embedder_id or not manifest.extras.get("vectors"):
         return
-    from ...embedding import parse_embedder_id
 
     dim = parse_embedder_id(manifest.embedder_id)[2]
     prev = _previous(prev_dir, manifest.embedder_id)

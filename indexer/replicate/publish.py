@@ -17,6 +17,7 @@ from ...format.manifest import load_manifest
 from ...refs import WORKTREE_REF, resolve
 from ...sources import current_branch, git_toplevel
 from ...store import Store
+from .bundle import BundleBackend
 from .remote import Remote, open_remote
 from .transfer import Progress, TransferStats, upload_manifest, upload_objects
 
@@ -89,8 +90,6 @@ def publish(repo: Path, dest: str, spec: str | None = None, *, store_dir: Path |
 def bundle(repo: Path, out: Path, specs: list[str] | None = None, *, store_dir: Path | None = None,
            progress: Progress = lambda *a: None) -> PublishResult:
     """Write the indexes of `specs` (default: the current branch) into one tar file `out`."""
-    from .bundle import BundleBackend
-
     started = time.perf_counter()
     store, top = open_store(repo, store_dir)
     targets = [publish_ref(store, top, s) for s in (specs or [None])]

@@ -28,6 +28,10 @@ from typing import Protocol
 
 from ...errors import InvalidParameter, RemoteError
 from ...hashing import is_object_id
+from .arrow import ArrowBackend
+from .bundle import BundleBackend
+from .http import HttpBackend
+from .local import DirectoryBackend
 
 REMOTE_FORMAT = 1
 MARKER = "CODEAGENT-REMOTE"
@@ -208,8 +212,6 @@ def open_remote(spec: str, *, create: bool = False) -> Remote:
         raise InvalidParameter("empty remote", hint="pass a directory, URL or .tar bundle")
     scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
     if scheme in ("http", "https"):
-        from .http import HttpBackend
-
         return Remote(HttpBackend(spec))
     if scheme == "file":
         from urllib.parse import unquote, urlparse
@@ -217,13 +219,8 @@ def open_remote(spec: str, *, create: bool = False) -> Remote:
         spec = unquote(urlparse(spec).path)
         scheme = ""
     if scheme:
-        from .arrow import ArrowBackend
-
         return Remote(ArrowBackend.from_uri(spec))
     if is_bundle_spec(spec):
-        from .bundle import BundleBackend
-
         return Remote(BundleBackend(Path(spec), create=create))
-    from .local import DirectoryBackend
 
     return Remote(DirectoryBackend(Path(spec), create=create))

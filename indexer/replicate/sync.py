@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import format as fmt
+from ...embedding import KNOWN_EMBEDDERS, get_embedder, parse_embedder_id
 from ...errors import CodeagentError, IndexIncompatible
 from ...format.manifest import Manifest
-from ...sources import git_toplevel
+from ...refs import WORKTREE_REF
+from ...sources import git_toplevel, resolve_ref
 from ...store import Store, StoreLock, append_log
+from ..build import BuildOptions, build
 from .remote import open_remote
 from .resolve import MAX_ANCESTORS, SyncTarget, choose
 from .transfer import ATTEMPTS, Progress, TransferStats, fetch_into_store, fetch_manifest
@@ -78,8 +81,6 @@ def check_readable(manifest: Manifest) -> None:
             f"this codeagent reads {fmt.EXTRACTOR_VERSION}",
             hint="upgrade codeagent to the version CI uses, or build locally with `codeagent build`")
     if manifest.embedder_id:
-        from ...embedding import KNOWN_EMBEDDERS, get_embedder, parse_embedder_id
-
         name = parse_embedder_id(manifest.embedder_id)[0] if "-v" in manifest.embedder_id else ""
         if name not in KNOWN_EMBEDDERS:
             raise IndexIncompatible(f"the published index's vectors come from embedder "
@@ -94,8 +95,6 @@ def check_commit(manifest: Manifest, required: str | None, repo: Path | None) ->
         return
     want = required.lower()
     if repo is not None and not all(c in "0123456789abcdef" for c in want):
-        from ...sources import resolve_ref
-
         want = resolve_ref(repo, required)[1]
     if len(want) < 7 or not (manifest.commit or "").startswith(want):
         raise IndexIncompatible(
@@ -182,7 +181,7 @@ def sync(opts: SyncOptions) -> SyncResult:
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],
              result: SyncResult, progress: Progress, jobs: int) -> None:
-    from ..assemble.pipeline import assemble, prune_assembled
+    from ..assemble.pipeline import assemble, prune_assembled  # pyarrow, DuckDB: +250-350 ms, only to install
 
     seed_actions(store, manifest)
     t0 = time.perf_counter()
@@ -199,9 +198,6 @@ def _build_on_top(opts: SyncOptions, repo: Path, store: Store, synced_id: str) -
     """Index the work tree. With no work-tree index yet, the synced one is its starting point,
     so the build reuses its entries and patches a copy of its database instead of assembling
     every file again; the build swaps the ref to the work tree's own manifest."""
-    from ...refs import WORKTREE_REF
-    from ..build import BuildOptions, build
-
     with StoreLock(store, wait=opts.lock_wait):
         if store.read_ref(WORKTREE_REF) is None:
             store.set_ref(WORKTREE_REF, synced_id)

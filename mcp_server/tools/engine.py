@@ -18,6 +18,10 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
+from ...format.manifest import load_manifest
+from ...query import open_index
+from ...query.status import manifest_status
+from ...store import Store, read_log
 from .files import iso
 from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from ..state import ServerState, metadata_of
@@ -38,7 +42,6 @@ class StatusTools:
             if ref is None:
                 with self.state.view() as view:
                     return self._status(view)
-            from ...query import open_index
 
             with open_index(self.state.root, self.state.store_dir, ref) as view:
                 return self._status(view)
@@ -53,9 +56,6 @@ class StatusTools:
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        from ...query.status import manifest_status
-        from ...store import read_log
-
         m = manifest_status(view.store, self.state.root, view.manifest_id)
         counts = dict(m["counts"])
         counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
@@ -161,9 +161,6 @@ class BuildTools:
     def _file_states(self, manifest_id: str | None, paths: list[str]) -> list[FileState]:
         """What the new index holds for each asked-for path (indexed, skipped and why, or
         absent: deleted, ignored or never a file)."""
-        from ...format.manifest import load_manifest
-        from ...store import Store
-
         if manifest_id is None:
             return []
         entries = {f.path: f for f in load_manifest(Store(self.state.store_dir), manifest_id).files}

@@ -12,6 +12,10 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ...errors import BinaryFile, CodeagentError, InvalidParameter
+from ...query import grep_texts, matching_files
+from ...query.freshness import worktree_freshness
+from ...query.globs import glob_matcher as matcher
+from ...query.overview import overview
 from ...sandbox import Entry, looks_binary, sniff_mime
 from ..budget import skipped
 from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
@@ -38,7 +42,6 @@ def glob_matcher(glob: str | None):
     """A path predicate for a user's glob (linear time: no backtracking on hostile globs)."""
     if not glob:
         return lambda path: True
-    from ...query.globs import glob_matcher as matcher
 
     return matcher(glob)
 
@@ -160,8 +163,6 @@ class FileTools:
         """Grep the work tree for a literal string or an RE2 regex; returns matching
         lines with context. Use it for exact text (error messages, TODOs, config keys);
         prefer search_code for concepts and identifiers."""
-        from ...query import grep_texts
-
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_ms / 1000
         with self.state.optional_view() as view:
@@ -215,8 +216,6 @@ class FileTools:
                 if e.type == "file" and match(e.path)]
         if isinstance(view, NoIndex) or view.ref != "worktree":
             return live, len(live)
-        from ...query import matching_files
-        from ...query.freshness import worktree_freshness
 
         may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
                                    glob=glob)
@@ -229,8 +228,6 @@ class FileTools:
     ) -> RepoOverview:
         """Top directories, file counts and languages of the repository. Use it first
         in an unfamiliar repository."""
-        from ...query.overview import overview
-
         tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
         entries = (e for e, _level in self.sandbox.walk("")) if include_stats else ()
         with self.state.optional_view() as view:

@@ -11,6 +11,8 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from ...query import (SearchRequest, callees, callers, dependencies, dependents, implementations,
+                      references, search, traverse)
 from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits
 from ..budget import skipped
 from ..schemas import Edge, Graph, Node, Research, ResearchHop, symbol_of
@@ -51,37 +53,27 @@ class GraphTools:
     def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Who calls this symbol; each edge says how sure it is (exact or name-matched).
         Use it for impact analysis before changing a function."""
-        from ...query import callers
-
         return self._run(callers, ref, symbol_id, limit=limit + skipped())
 
     def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """What this symbol calls. Use it to follow what a function does."""
-        from ...query import callees
-
         return self._run(callees, ref, symbol_id, limit=limit + skipped())
 
     def get_references(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Everything that uses this symbol: calls, type references, imports,
         inheritance. Use it to find all usages."""
-        from ...query import references
-
         return self._run(references, ref, symbol_id, limit=limit + skipped())
 
     def get_implementations(self, symbol_id: Handle, limit: GraphLimit = 200,
                             ref: Ref = None) -> Graph:
         """Classes that implement or extend this interface or base class, and
         overrides. Use it for polymorphic code."""
-        from ...query import implementations
-
         return self._run(implementations, ref, symbol_id, limit=limit + skipped())
 
     def get_dependencies(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
                          limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Outgoing edges of a symbol (optionally one edge type). Use it for what a
         symbol depends on."""
-        from ...query import dependencies
-
         return self._run(dependencies, ref, symbol_id, edge_type=edge_type,
                          limit=limit + skipped())
 
@@ -89,8 +81,6 @@ class GraphTools:
                        limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Incoming edges of a symbol (optionally one edge type). Use it for what
         depends on a symbol."""
-        from ...query import dependents
-
         return self._run(dependents, ref, symbol_id, edge_type=edge_type,
                          limit=limit + skipped())
 
@@ -104,8 +94,6 @@ class GraphTools:
         By default and for "what calls X" it walks callers; `flow` walks callees,
         `architecture` imports and inheritance, `patterns` implementers, `dependencies`
         every outgoing edge. Use it for questions that span several files."""
-        from ...query import SearchRequest, search, traverse
-
         direction, kinds, seed_query = research_plan(query, focus)
         with self.state.view(ref) as view:
             resp = await anyio.to_thread.run_sync(lambda: _deadlined(

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...errors import InvalidParameter
+from ...query import file_outline, get_symbol, resolve_symbol, source_spans
 from ..schemas import FileOutline, Span, SpanList, SymbolDetailOut, symbol_of
 from ..state import ServerState, metadata_of
 from .search import QUERY_TIMEOUT, Handle, Ref
@@ -26,8 +27,6 @@ class NavigationTools:
         """One symbol in full: signature, doc, spans, children and reference count (its
         source with include_source). Use it on a symbol_id from a search to understand an API
         before reading its source."""
-        from ...query import get_symbol
-
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             d = get_symbol(view, symbol_id)
             return SymbolDetailOut(symbol=symbol_of(d.symbol),
@@ -38,8 +37,6 @@ class NavigationTools:
     def get_source_spans(self, symbol_id: Handle, with_text: bool = True, ref: Ref = None) -> SpanList:
         """Every source location of a symbol, primary first; with_text adds the
         source. Use it to read a symbol's code without knowing its file and lines."""
-        from ...query import resolve_symbol, source_spans
-
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             sym = resolve_symbol(view, symbol_id)
             spans = source_spans(view, sym.symbol_id, with_text=with_text)
@@ -54,8 +51,6 @@ class NavigationTools:
     ) -> FileOutline:
         """The symbols a file defines, in line order, with signatures and spans (no
         source). Use it to see a file's structure before reading parts of it."""
-        from ...query import file_outline
-
         rel = self.state.sandbox.normalize(path)
         self.state.sandbox.check_lexical(rel)
         if not rel:

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ...errors import IndexMissing
+from ...query import SearchRequest, find_symbols, read_lines, search, search_text
 from ..budget import skipped
 from ..schemas import FileHit, Hit, NextAction, SearchResults
 from ..state import ServerState, metadata_of
@@ -58,8 +59,6 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
 
 
 def _add_context(view, out: list[Hit], before: int, after: int) -> None:
-    from ...query import read_lines
-
     for h in out:
         if before and h.line_start > 1:
             h.context_before = read_lines(view, h.path, max(1, h.line_start - before), h.line_start - 1)
@@ -107,8 +106,6 @@ class SearchTools:
         default search, and with group_by="file" to ask which files to open for a task or a
         bug report; hits carry symbol_id handles for get_symbol, get_callers,
         get_file_outline."""
-        from ...query import SearchRequest, search
-
         started = time.perf_counter()
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
                             extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight,
@@ -125,8 +122,6 @@ class SearchTools:
     ) -> SearchResults:
         """Symbol definitions by name: exact, prefix, sub-token and fuzzy matches.
         Use it when you know (part of) a function, class or method name."""
-        from ...query import find_symbols
-
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
@@ -138,8 +133,6 @@ class SearchTools:
     ) -> SearchResults:
         """file:line of a symbol's definitions and then its references, by name or
         qualified name. Use it to jump to where something is defined or used."""
-        from ...query import find_symbols
-
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
@@ -152,8 +145,6 @@ class SearchTools:
         """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
         several only for overloads or same-named definitions. Use it when you know the full
         name; nothing else matches."""
-        from ...query import find_symbols
-
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
@@ -167,8 +158,6 @@ class SearchTools:
     ) -> SearchResults:
         """Full-text search over documentation sections (Markdown, reStructuredText). Use
         it for how-to and design questions the docs answer."""
-        from ...query import search_text
-
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = search_text(view, query, path=path_filter, extension=DOC_EXTENSIONS,
@@ -179,7 +168,7 @@ class SearchTools:
         """Symbols whose embedding is closest to this one's. Use it to find code that
         does the same thing elsewhere (needs an index built with an embedder)."""
         try:
-            from ...query import semantic  # type: ignore[attr-defined]
+            from ...query import semantic  # type: ignore[attr-defined]  # numpy, the embedders: +65-140 ms, only when asked
         except ImportError:
             semantic = None
         fn = getattr(semantic, "find_similar", None)

@@ -227,3 +227,41 @@ def test_a_socket_directory_open_to_others_is_not_trusted(running):
         folder.chmod(0o700)
     assert served() == before
     assert run("--version").returncode == 0 and served() == before + 1
+
+
+def _readers(folder: Path) -> list[Path]:
+    return sorted(folder.glob("q-*.sock"))
+
+
+def test_searches_through_the_daemon_are_answered_by_a_warm_reader(running, git_repo, tmp_path):
+    """The first search starts the repository's warm reader; later ones get its answer, the
+    same as an in-process search's, and see a rebuilt index; it goes when the daemon goes."""
+    git_repo.write_many({"app/main.py": "def main():\n    return parse_headers()\n\n\n"
+                                        "def parse_headers(raw=''):\n    return dict(raw)\n",
+                         "app/util.py": "def helper():\n    return 1\n"})
+    git_repo.commit("init")
+    assert run("build", cwd=git_repo.path).returncode == 0
+    folder = Path(running["socket"]).parent
+    first = run("search", "parse the headers", "--json", cwd=git_repo.path)
+    assert first.returncode == 0, first.stderr
+    sock = wait_for(lambda: _readers(folder), what="the warm reader")[0]
+    warm = run("search", "parse the headers", "--json", cwd=git_repo.path, env={"CODEAGENT_DAEMON_DEBUG": "1"})
+    assert "answered by the warm reader" in warm.stderr, warm.stderr
+    local = run("search", "parse the headers", "--json", cwd=git_repo.path, env={"CODEAGENT_DAEMON": "0"})
+    a, b = json.loads(warm.stdout), json.loads(local.stdout)
+    for answer in (a, b):
+        answer.pop("took_ms", None)
+        answer.get("metadata", {}).pop("latency_ms", None)
+    assert a == b and a["results"][0]["path"] == "app/main.py"
+    missing = run("search", "x", "--ref", "no-such-branch", cwd=git_repo.path)
+    assert missing.returncode != 0 and "no-such-branch" in missing.stderr + missing.stdout
+
+    git_repo.write_many({"app/retry.py": "def retry_after_timeout():\n    return 2\n"})
+    git_repo.commit("retry")
+    assert run("build", cwd=git_repo.path).returncode == 0
+    again = run("search", "retry_after_timeout", "--json", cwd=git_repo.path, env={"CODEAGENT_DAEMON_DEBUG": "1"})
+    assert "answered by the warm reader" in again.stderr, again.stderr
+    assert json.loads(again.stdout)["results"][0]["path"] == "app/retry.py"
+
+    daemon.stop()
+    wait_for(lambda: not sock.exists(), what="the warm reader to leave with the daemon")

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeagent.query import open_index, search_text
-from codeagent.query.fulltext import STOPWORDS, query_terms
+from codeagent.query.filerank import STOPWORDS
+from codeagent.query.fulltext import query_terms
 from codeagent.query.ranking import bm25_term, idf
 
 from .conftest import build_repo
@@ -133,7 +134,7 @@ def test_long_lived_view_answers_like_a_one_shot_view(poly_repo):
 
 def test_doc_table_reads_keys_it_lacks_with_sql(poly_repo):
     from codeagent.query.doctable import doc_table
-    from codeagent.query.fulltext import _chunk_docs
+    from codeagent.query.doctable import chunk_docs
 
     with open_index(poly_repo.path, ref="main") as mem:
         mem.keep_text_in_memory = True
@@ -141,4 +142,4 @@ def test_doc_table_reads_keys_it_lacks_with_sql(poly_repo):
         found, missing = table.rows([("app/server.py", 0), ("app/server.py", 10_000), ("nope.py", 0)])
         assert list(found) == [("app/server.py", 0)]
         assert missing == [("app/server.py", 10_000), ("nope.py", 0)]
-        assert _chunk_docs(mem, [("nope.py", 0)]) == {}
+        assert chunk_docs(mem, [("nope.py", 0)]) == {}

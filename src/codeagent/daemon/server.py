@@ -21,55 +21,18 @@ from .trust import foreign, interpreter_env, peer, process_context
 LOCK_WAIT = 30.0  # seconds a new daemon waits for a stopping one to finish its commands
 # Imported (or, for "module:function", called) by the server before it forks children: what
 # a build or a query would load, with grammars and queries warmed by parsing a line of each.
+# Named rather than imported: the daemon is core (no side package imported) and its client
+# side runs on the standard library alone.
 PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.query.commands", "codeagent.query.search", "codeagent.indexer.parse:warm",
+    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm",
+    "codeagent.indexer.parse:warm",
 )
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def _code_stamp() -> dict[str, int]:
+def code_stamp() -> dict[str, int]:
     """mtime of every loaded module file of codeagent and of the dependencies it preloads."""
     roots = {name.split(".")[0].split(":")[0] for name in PRELOAD} | {"click"}
     stamp = {}
@@ -83,7 +46,7 @@ def _code_stamp() -> dict[str, int]:
     return stamp
 
 
-def _stale(stamp: dict[str, int]) -> bool:
+def stale(stamp: dict[str, int]) -> bool:
     for path, mtime in stamp.items():
         try:
             if os.stat(path).st_mtime_ns != mtime:
@@ -109,18 +72,6 @@ def _lock(file: io.TextIOBase, wait: float) -> bool:
             time.sleep(0.05)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 class _Server:
     """The daemon's state: its listening socket, lock, running children and counters."""
 
@@ -142,7 +93,7 @@ class _Server:
         self.listener.listen(64)
         os.replace(tmp, path)  # a dead daemon's socket file is replaced, never a live one's
         self.inode = os.stat(path)
-        self.stamp = _code_stamp()
+        self.stamp = code_stamp()
         self.context = process_context()
         self.interpreter = interpreter_env(dict(os.environ))
         self.children: dict[int, socket.socket] = {}
@@ -293,12 +244,12 @@ class _Server:
             control = request.get("control")
             if control == "status":
                 send(conn, {"status": {**self.info, "commands_running": len(self.children),
-                                        "stale": _stale(self.stamp)}})
+                                        "stale": stale(self.stamp)}})
                 return False
             if control == "stop":
                 send(conn, {"stopping": True})
                 return True
-            if _stale(self.stamp):
+            if stale(self.stamp):
                 send(conn, {"stale": True})
                 return True
             if len(fds) != 3:
@@ -354,13 +305,5 @@ def serve_forever(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> None:
     sys.stderr.write(f"codeagent daemon {os.getpid()} listening on {server.path}\n")
     sys.stderr.flush()
     server.run()
-
-
-
-
-
-
-
-
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .minilm import MiniLMEmbedder, model_dir
+
 DIM = 128
 BATCH = 512
 
@@ -45,8 +47,6 @@ def reduce(vectors: np.ndarray, dim: int = DIM) -> tuple[np.ndarray, np.ndarray]
 
 
 def main(out: Path) -> None:
-    from .minilm import MiniLMEmbedder, model_dir
-
     model = MiniLMEmbedder()
     vocab = (model_dir() / "vocab.txt").read_text(encoding="utf-8").splitlines()
     table, scale = reduce(piece_vectors(model, vocab))

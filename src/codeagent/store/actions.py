@@ -7,15 +7,25 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from .. import format as fmt
 from ..errors import InvalidParameter, StoreWriteFailed
 from ..hashing import is_object_id
 from .atomic import TMP_PREFIX, atomic_write
 
-if TYPE_CHECKING:
-    from .objects import Store
+
+class _PackWriter(Protocol):
+    """What the action cache needs of its Store (objects.py) to write a pack."""
+
+    root: Path
+    durable: bool
+    _tmp: str  # the store's temp directory
+
+    def _make_fanout(self, directory: str) -> None: ...
+
+    def _written(self, path: str) -> None: ...
 
 
 class ActionsMixin:
@@ -80,7 +90,7 @@ class _ActionCache:
     one "key TAB value" line per entry, later packs (by name) winning. Stores from before packs
     kept one file per entry (actions/<2 hex>/<key>); those are still read, never written."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: _PackWriter) -> None:
         self.store = store
         self.base = os.path.join(store.root, fmt.ACTIONS_DIR)
         self.packs_dir = os.path.join(self.base, fmt.ACTION_PACKS_DIR)
