@@ -35,6 +35,7 @@ from .dirwatch import DirWatch
 # Besides the files: what decides which files the work tree has.
 WATCHED = (".gitignore", ".git/index", ".git/info/exclude", *RULE_FILES)
 INOTIFY = True  # False: stat signatures only (as where inotify is missing)
+MAX_KEPT = 8  # answers kept per process (a server follows one or two manifests)
 RACY_NS = 100_000_000  # mtimes this close to the signature's moment may not show a later write
 
 
@@ -141,13 +142,14 @@ def _compare(store: Store, repo: Path, key: tuple[str, str], paths: tuple[str, .
 
 
 def _keep(key: tuple[str, str], known: _Known) -> None:
-    """Keep `known` (under _lock); a store keeps the answers of its few newest manifests."""
-    old = _known.get(key)
+    """Keep `known` (under _lock): the newest answers of a process, each holding a watch (an
+    inotify instance and a descriptor, both limited per user)."""
+    old = _known.pop(key, None)
     if old is not None and old.watch is not None and old.watch is not known.watch:
         old.watch.close()
     _known[key] = known
-    for stale in [k for k in _known if k[0] == key[0] and k != key][:-4]:
-        gone = _known.pop(stale)
+    while len(_known) > MAX_KEPT:
+        gone = _known.pop(next(iter(_known)))
         if gone.watch is not None:
             gone.watch.close()
 
