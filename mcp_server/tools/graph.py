@@ -1,5 +1,5 @@
 """Graph tools (callers, callees, references, implementations, dependencies, dependents) and
-`code_research`, the multi-hop walk that reports progress after each hop."""
+`code_research`, the multi-hop walk that reports progress after each seed's walk."""
 
 from __future__ import annotations
 

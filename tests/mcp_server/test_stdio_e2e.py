@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import time
 
 import pytest
@@ -98,7 +100,9 @@ async def _check_research(c) -> None:
     research = ok(await c.call_tool("code_research", {"query": "main", "depth": 2, "focus": "flow"},
                                     progress_callback=on_progress))
     assert research["seeds"] and research["hops"]
-    assert len(progress) >= 1 + len(research["hops"]), progress
+    assert [p for p, _ in progress] == sorted({p for p, _ in progress}), progress  # only increases
+    walked = re.fullmatch(r"walked (\d+) of (\d+) seeds", progress[-1][1] or "")
+    assert walked and walked[1] == walked[2] and len(progress) == 1 + int(walked[2]), progress
 
 
 async def test_build_swap_during_a_session(indexed_repo):
