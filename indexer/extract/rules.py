@@ -151,6 +151,13 @@ class Rules:
     # node types the language's hooks look at beyond the tables above; None = every node
     hook_types: frozenset[str] | None = frozenset()
 
+    def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
+        """Macro invocations whose body holds items, as (start, open, close, end) byte offsets
+        of the invocation and its delimiters: the extractor blanks all but the body and parses
+        again, so the items inside are indexed where they stand. `parse_items(start, end)`
+        says whether those bytes parse as items on their own. Default: none."""
+        return []
+
     def interesting(self) -> frozenset[str] | None:
         """Node types worth calling the hooks for (the walker skips the rest cheaply)."""
         if self.hook_types is None:
