@@ -137,6 +137,20 @@ def _raw_refs(where: str) -> str:
     FROM refs WHERE kind <> 'import' AND {where}"""
 
 
+# The full key a path-qualified target names (`crate::a::f`, `self::f`, `super::f` made
+# absolute from the file's Rust module; `ns::f`, `pkg.mod.f` as written), "" for a bare name.
+# Targets arrive folded (`self::f` reads `self.f`): a Rust `self.f` that no member of the
+# enclosing type resolves (tier 2 comes first) is tried as `self::f`.
+_PATH_KEY = """CASE WHEN r0.head = r0.last THEN ''
+    WHEN r0.language <> 'rust' THEN r0.tkey
+    WHEN r0.head = 'crate' THEN split_part(m.mkey, '.', 1) || substr(r0.tkey, 6)
+    WHEN r0.head = 'self' THEN m.mkey || substr(r0.tkey, 5)
+    WHEN r0.head = 'super' THEN
+        coalesce(nullif(array_to_string(string_split(m.mkey, '.')[:-2], '.'), ''), m.mkey)
+        || substr(r0.tkey, 6)
+    ELSE r0.tkey END"""
+
+
 def _project(source: str) -> str:
     """g_refs rows (resolution inputs) for the raw references in `source`; rid is the refs
     rowid (a row is projected at most once; row_number() OVER () cost ~0.3 s on the stdlib)."""
@@ -144,8 +158,10 @@ def _project(source: str) -> str:
 SELECT r0.*, substr(tkey, length(head) + 1) AS rest,
     coalesce(src.qkey, '') AS src_qkey, src.encl_class,
     CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
-         WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape
+         WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape,
+    {_PATH_KEY} AS path_key
 FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
+LEFT JOIN g_modules m ON m.path = r0.path
 LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
 
 
@@ -258,6 +274,11 @@ cand AS (
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
     JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    UNION ALL
+    SELECT r.rid, d.symbol_id, 6, 0, 'exact'
+    FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
 )
 SELECT rid, symbol_id, conf FROM cand
 QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC) = 1

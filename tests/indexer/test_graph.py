@@ -437,3 +437,29 @@ def test_an_edit_that_moves_no_graph_input_leaves_the_graph_as_it_was(project, t
         for sql in ("SELECT symbol_id, fq_name, start_line FROM symbol_names ORDER BY ALL",
                     "SELECT * FROM import_bindings ORDER BY ALL", "SELECT * FROM modules ORDER BY ALL"):
             assert _query(incremental, sql) == _query(fresh_db, sql), message
+
+
+def test_path_qualified_calls_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "src/lib.rs": "mod runtime;\npub fn start() { crate::runtime::context::spawn(1); }\n",
+        "src/runtime/context.rs": ("pub(crate) fn spawn(x: u32) -> u32 { self::helper(x) }\n"
+                                   "fn helper(x: u32) -> u32 { super::blocking::run(x) }\n"),
+        "src/runtime/blocking.rs": "pub fn run(x: u32) -> u32 { x }\n",
+        "cpp/net.hpp": "namespace net { namespace tcp { int connect(int port); } }\n",
+        "cpp/main.cpp": "#include \"net.hpp\"\nint main() { return net::tcp::connect(80); }\n",
+        "app/__init__.py": "",
+        "app/core/__init__.py": "",
+        "app/core/jobs.py": "def enqueue(x):\n    return x\n",
+        "app/cli.py": "import app.core.jobs\n\ndef main():\n    app.core.jobs.enqueue(1)\n",
+    })
+    git_repo.commit("paths")
+    _, db = _build(git_repo)
+    edges = _edges(db, "calls")
+    assert ("calls", "exact", "crate::start", "crate::runtime::context::spawn",
+            "crate.runtime.context.spawn") in edges
+    assert ("calls", "exact", "crate::runtime::context::spawn", "crate::runtime::context::helper",
+            "self.helper") in edges
+    assert ("calls", "exact", "crate::runtime::context::helper", "crate::runtime::blocking::run",
+            "super.blocking.run") in edges
+    assert ("calls", "exact", "main", "net.tcp.connect", "net.tcp.connect") in edges
+    assert ("calls", "exact", "app.cli.main", "app.core.jobs.enqueue", "app.core.jobs.enqueue") in edges
