@@ -23,7 +23,10 @@ _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type",
           "protocol", "record", "typedef", "object", "delegate")
 _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
     "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
-REF_KINDS = {"call": _CALLABLE, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
+# Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
+# through scopes and imports only: by name alone a variable is too weak a guess.
+_CALLED_VALUES = ("variable", "constant")
+REF_KINDS = {"call": _CALLABLE + _CALLED_VALUES, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
              "reference": _ANY}
 EDGE_KIND = {"call": "calls", "inherit": "inherits", "implement": "implements"}
 
@@ -237,52 +240,57 @@ _PREP = _BINDINGS + _BIND_DIFF + _EXPORTS + _REDO + _ANC_TABLE
 _PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_project('(' + _raw_refs('TRUE') + ')')};"
               + _ANC_TABLE)
 
+# Among equally good exact targets, a stub (.pyi, .d.ts) or a variable rebinding a name
+# (`C = decorate(C)`) gives way to the definition itself.
+_WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
+         " + CASE WHEN ends_with(dpath, '.pyi') OR ends_with(dpath, '.d.ts') THEN 1 ELSE 0 END)")
+
 # Candidate targets of the references selected by $FILTER; the best exact tier wins. (r is
 # inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
 _RESOLVE = f"""
 CREATE OR REPLACE TEMP TABLE g_exact AS
 WITH r AS NOT MATERIALIZED (SELECT * FROM g_refs WHERE $FILTER),
 cand AS (
-    SELECT r.rid, d.symbol_id, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
     FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv = '' AND (d.qkey = r.tkey OR (
         ends_with(d.qkey, '.' || r.tkey)
         AND starts_with(r.src_qkey || '.', left(d.qkey, length(d.qkey) - length(r.tkey)))
         AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
-                 AND d.parent_id IS DISTINCT FROM r.source_id)))
+                 AND (d.parent_id IS DISTINCT FROM r.source_id OR d.start_line >= r.start_line))))
     UNION ALL
-    SELECT r.rid, d.symbol_id, 2, 100 - a.depth, a.conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 2, 100 - a.depth, a.conf
     FROM r JOIN g_anc a ON a.cls = r.encl_class
     JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
-    SELECT r.rid, d.symbol_id, 3, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
     LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, 4, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, 5, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact'
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
     JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, 6, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact'
     FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
 )
-SELECT rid, symbol_id, conf FROM cand
-QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC) = 1
-    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, symbol_id) <= $CAP;
+SELECT rid, symbol_id, conf FROM (SELECT *, {_WEAK} AS weak FROM cand)
+QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak) = 1
+    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, symbol_id) <= $CAP;
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
     SELECT r.* FROM g_refs r
@@ -293,6 +301,7 @@ d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
+        AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
         AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
     WHERE g.name IN (SELECT last FROM u)),

@@ -142,6 +142,8 @@ class JsRules(Rules):
         t = node.type
         if t == "import_statement" or (t == "export_statement" and node.child_by_field_name("source")):
             return self._imports(node)
+        if t == "export_statement":
+            return self._default_export(node)
         if t == "call_expression":
             fn = node.child_by_field_name("function")
             args = node.child_by_field_name("arguments")
@@ -162,6 +164,19 @@ class JsRules(Rules):
                 "nested_type_identifier", "type_parameter"):
             return []
         return super().references(node)
+
+    def _default_export(self, node: Node) -> list[Ref]:
+        """`export default name` / `export default function name`: an import of `name` from
+        this very module under the alias `default`, so `import x from './m'` finds it."""
+        if not any(c.type == "default" for c in node.children):
+            return []
+        value = node.child_by_field_name("value")
+        if value is None:
+            decl = node.child_by_field_name("declaration")
+            value = decl.child_by_field_name("name") if decl is not None else None
+        if value is None or value.type not in ("identifier", "type_identifier"):
+            return []
+        return [Ref("import", text(value), value, alias="default")]
 
     def _heritage(self, node: Node) -> list[Ref]:
         out = []

@@ -463,3 +463,23 @@ def test_path_qualified_calls_resolve_exact(git_repo) -> None:
             "super.blocking.run") in edges
     assert ("calls", "exact", "main", "net.tcp.connect", "net.tcp.connect") in edges
     assert ("calls", "exact", "app.cli.main", "app.core.jobs.enqueue", "app.core.jobs.enqueue") in edges
+
+
+def test_typescript_barrels_namespaces_and_default_exports_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "source/core/request.ts": "export function send(url: string): string { return url; }\n",
+        "source/index.ts": ("export * from './core/request.js';\n"
+                            "function create() { return () => 1; }\n"
+                            "const got = create();\nexport default got;\n"),
+        "source/widget.ts": "export default class Widget { draw(): void {} }\n",
+        "test/app.ts": ("import * as api from '../source/index.js';\n"
+                        "import got from '../source/index.js';\n"
+                        "import Widget from '../source/widget.js';\n"
+                        "export function run() { api.send('x'); got(); return new Widget(); }\n"),
+    })
+    git_repo.commit("ts")
+    _, db = _build(git_repo)
+    edges = _edges(db, "calls")
+    assert ("calls", "exact", "test/app.run", "source/core/request.send", "api.send") in edges
+    assert ("calls", "exact", "test/app.run", "source.got", "got") in edges
+    assert ("calls", "exact", "test/app.run", "source/widget.Widget", "Widget") in edges

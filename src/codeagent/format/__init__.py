@@ -26,7 +26,8 @@ EXTRACTOR_VERSION history:
   5: text in which detect-secrets finds a secret (a private key, a token) is a `secret` skip,
      not a shard: content indexed by 4 could hold one.
   6: Rust items inside item-level macro invocations (`cfg_rt! { pub fn f() {} }`) are
-     definitions; the invocations themselves are no longer `call` references.
+     definitions; the invocations themselves are no longer `call` references. JavaScript/
+     TypeScript `export default name` is an `import` reference of `name` aliased `default`.
 """
 
 from __future__ import annotations

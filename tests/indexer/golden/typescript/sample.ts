@@ -64,3 +64,7 @@ namespace Internal {
     db.truncate(User.TABLE);
   }
 }
+
+export * from "./models.js";
+export * as audit from "./audit.js";
+export default isAdmin;
