@@ -136,7 +136,7 @@ _RECV = """CASE WHEN head IN ('self', 'cls', 'this') OR (language = 'rust' AND h
 def _raw_refs(where: str) -> str:
     return f"""
     SELECT rowid AS rid, path, ordinal, language, kind, target, source_id, start_line, tkey, head,
-        last, {_RECV} AS recv
+        last, {_RECV} AS recv, CASE WHEN kind = 'call' THEN coalesce(module, '') ELSE '' END AS rtype
     FROM refs WHERE kind <> 'import' AND {where}"""
 
 
@@ -406,13 +406,40 @@ DROP TABLE g_redo; DROP TABLE g_members;
 
 _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 
+# Calls on a receiver whose type the source writes (the extractor's rtype: `x: Foo`,
+# `x = Foo()`, a typed field) and that no exact tier resolved: the type is what the file's
+# own exact edges resolve that name to; the method is looked up in it and its ancestors.
+_TYPED = f"""
+CREATE OR REPLACE TEMP TABLE g_rtypes AS
+SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
+FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
+WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
+  AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '');
+CREATE OR REPLACE TEMP TABLE g_typed AS
+SELECT r.rid, d.symbol_id, a.conf
+FROM g_refs r JOIN g_rtypes t ON t.path = r.path AND t.tname = r.rtype
+JOIN g_anc a ON a.cls = t.type_id
+JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
+JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+WHERE r.rtype <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
+QUALIFY rank() OVER (PARTITION BY r.rid ORDER BY a.depth) = 1
+    AND row_number() OVER (PARTITION BY r.rid ORDER BY a.depth, d.symbol_id) <= $CAP;
+DELETE FROM edges USING (SELECT DISTINCT r.path, r.start_line, r.target FROM g_typed JOIN g_refs r USING (rid)) x
+WHERE edges.kind = 'calls' AND edges.confidence = 'name' AND edges.src_path = x.path
+    AND edges.src_line = x.start_line AND edges.target = x.target;
+INSERT INTO edges
+SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path, 'calls', x.conf, r.target
+FROM g_typed x JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
+DROP TABLE g_rtypes; DROP TABLE g_typed;
+"""
+
 
 def edges_sql(full: bool) -> str:
     """The edge statements. A full recompute resolves every reference once (nothing to
     compare with, no self/super reference left out of g_refs); an incremental one only the
     affected ones, and the imports/overrides edges of every file only when not quiet."""
     resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS + ("" if full else _SELF_REDO)
-               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})"))
+               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED)
     if full:
         return _PREP_FULL + resolve + _DERIVED.replace("$REDONE", "").replace("$CHANGED", "")
     return (_PREP + resolve + _QUIET

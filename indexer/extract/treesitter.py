@@ -17,6 +17,7 @@ from . import (lang_c, lang_csharp, lang_go, lang_java, lang_js, lang_kotlin, la
 from .budget import PARSE_BUDGET_S, ExtractTimeout
 from .chunks import code_chunks
 from .generic import GenericRules
+from .receivers import typed_receivers
 from .rules import SOURCE, Rules
 from .walk import walk
 
@@ -126,5 +127,10 @@ def extract_tree(source: bytes, language: str) -> Extraction | None:
     for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):
         symbol_at.setdefault((node.start_byte, node.end_byte), i)
         symbol_at.setdefault((sym.span.start_byte, sym.span.end_byte), i)
-    return Extraction(symbols=walked.symbols, references=walked.references,
+    token = SOURCE.set(source)
+    try:
+        refs = typed_receivers(tree.root_node, tree.language, language, walked.symbols, walked.references)
+    finally:
+        SOURCE.reset(token)
+    return Extraction(symbols=walked.symbols, references=refs,
                       chunks=code_chunks(tree.root_node, source, symbol_at))

@@ -483,3 +483,33 @@ def test_typescript_barrels_namespaces_and_default_exports_resolve_exact(git_rep
     assert ("calls", "exact", "test/app.run", "source/core/request.send", "api.send") in edges
     assert ("calls", "exact", "test/app.run", "source.got", "got") in edges
     assert ("calls", "exact", "test/app.run", "source/widget.Widget", "Widget") in edges
+
+
+def test_typed_receivers_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "svc/__init__.py": "",
+        "svc/store.py": ("class Store:\n    def save(self, x):\n        return x\n\n"
+                         "class Cache(Store):\n    pass\n\n"
+                         "class Other:\n    def save(self, x):\n        return x\n"),
+        "svc/app.py": ("from svc.store import Store, Cache\n\n"
+                       "class App:\n    backup: Store\n\n"
+                       "    def __init__(self):\n        self.cache = Cache()\n\n"
+                       "    def run(self, s: Store):\n        s.save(1)\n        self.cache.save(2)\n"
+                       "        self.backup.save(3)\n        c = Cache()\n        c.save(4)\n"),
+        "web/user.ts": "export class User { save(): void {} }\nexport class Admin { save(): void {} }\n",
+        "web/page.ts": ("import { User } from './user';\n"
+                        "export class Page {\n  constructor(private owner: User) {}\n"
+                        "  show(u: User) { u.save(); this.owner.save(); const v = new User(); v.save(); }\n}\n"),
+    })
+    git_repo.commit("typed")
+    _, db = _build(git_repo)
+    calls = {e for e in _edges(db, "calls") if e[4].endswith("save")}
+    assert calls == {
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "s.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "self.cache.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "self.backup.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "c.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "u.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "this.owner.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "v.save"),
+    }, calls

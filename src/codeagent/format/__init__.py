@@ -28,6 +28,8 @@ EXTRACTOR_VERSION history:
   6: Rust items inside item-level macro invocations (`cfg_rt! { pub fn f() {} }`) are
      definitions; the invocations themselves are no longer `call` references. JavaScript/
      TypeScript `export default name` is an `import` reference of `name` aliased `default`.
+     A call's `module` holds its receiver's type where the source writes it (Python and
+     JavaScript/TypeScript: `x: Foo`, `x = Foo()`, `new Foo()`, typed `self`/`this` fields).
 """
 
 from __future__ import annotations

@@ -68,3 +68,10 @@ namespace Internal {
 export * from "./models.js";
 export * as audit from "./audit.js";
 export default isAdmin;
+
+export async function promoteAll(users: Repository<User>, admin: User): Promise<void> {
+  const first = new User("1", "a");
+  await first.save();
+  admin.promote(Role.Admin);
+  users.all();
+}

@@ -1,0 +1,119 @@
+"""Receiver types written in the source (no type checker): `x.m()` after `x: Foo`, `x = Foo()`,
+`new Foo()`, and `self.x.m()` / `this.x.m()` after a field typed or constructed the same way.
+
+A call reference whose receiver has such a type gets the type's name in its `module` field
+(otherwise unused by calls); the symbol graph looks the method up in that type.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tree_sitter import Language, Node, Query, QueryCursor
+
+from ...types import NO_PARENT, Reference, Symbol
+from .rules import SEP, callee_name, text
+
+_TS_TYPE = "[(type_identifier) (nested_type_identifier) (generic_type name: (_) @type)] @type"
+_TS_TYPES = "\n".join(p.replace("TYPE", _TS_TYPE) for p in (
+    "(required_parameter pattern: (identifier) @var type: (type_annotation TYPE))",
+    "(optional_parameter pattern: (identifier) @var type: (type_annotation TYPE))",
+    "(variable_declarator name: (identifier) @var type: (type_annotation TYPE))",
+    "(public_field_definition name: (property_identifier) @field type: (type_annotation TYPE))",
+    "(required_parameter (accessibility_modifier) pattern: (identifier) @field type: (type_annotation TYPE))",
+    "(optional_parameter (accessibility_modifier) pattern: (identifier) @field type: (type_annotation TYPE))"))
+_JS_NEW = """
+(variable_declarator name: (identifier) @var value: (new_expression constructor: [(identifier) (member_expression)] @ctor))
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @field) right: (new_expression constructor: [(identifier) (member_expression)] @ctor))
+"""
+_TS_FIELD_NEW = """
+(public_field_definition name: (property_identifier) @field value: (new_expression constructor: [(identifier) (member_expression)] @ctor))
+"""
+_PY = """
+(typed_parameter (identifier) @var type: (type [(identifier) (attribute)] @type))
+(typed_default_parameter name: (identifier) @var type: (type [(identifier) (attribute)] @type))
+(assignment left: (identifier) @var type: (type [(identifier) (attribute)] @type))
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @ctor))
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) type: (type [(identifier) (attribute)] @type))
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) right: (call function: [(identifier) (attribute)] @ctor))
+"""
+QUERIES = {"python": _PY, "javascript": _JS_NEW, "typescript": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW,
+           "tsx": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW}
+_SELF = frozenset({"self", "this"})
+_SCOPES = frozenset({"function", "method", "constructor"})
+_TYPES = frozenset({"class", "struct", "interface", "object", "enum"})
+
+
+@lru_cache(maxsize=None)
+def _query(language: Language, name: str) -> Query | None:
+    source = QUERIES.get(name)
+    return Query(language, source) if source else None
+
+
+def _owner(symbols: list[Symbol], starts: list[int], at: int) -> int:
+    """The innermost function or type symbol whose span holds byte `at` (NO_PARENT: none)."""
+    best, best_size = NO_PARENT, None
+    for i in starts:
+        s = symbols[i].span
+        if s.start_byte <= at < s.end_byte and (best_size is None or s.end_byte - s.start_byte < best_size):
+            best, best_size = i, s.end_byte - s.start_byte
+    return best
+
+
+def _type_of(captures: dict[str, list[Node]]) -> str:
+    if "type" in captures:  # a generic type's name comes before the whole generic type
+        return callee_name(text(min(captures["type"], key=lambda n: n.end_byte - n.start_byte)))
+    ctor = callee_name(text(captures["ctor"][0]))
+    last = ctor.rsplit(SEP, 1)[-1]
+    return ctor if last[:1].isupper() else ""  # `Foo()` builds a Foo; `make()` says nothing
+
+
+def _class_of(symbols: list[Symbol], i: int) -> int:
+    while i != NO_PARENT and symbols[i].kind not in _TYPES:
+        i = symbols[i].parent
+    return i
+
+
+def typed_receivers(root: Node, language: Language, name: str, symbols: list[Symbol],
+                    refs: list[Reference]) -> list[Reference]:
+    """`refs` with the receiver type of each `x.m()` / `self.x.m()` call that has one."""
+    query = _query(language, name)
+    if query is None or not any(r.kind == "call" and SEP in r.target for r in refs):
+        return refs
+    owners = [i for i, s in enumerate(symbols) if s.kind in _SCOPES or s.kind in _TYPES]
+    local: dict[tuple[int, str], str] = {}
+    field: dict[tuple[int, str], str] = {}
+    for _, caps in QueryCursor(query).matches(root):
+        type_name = _type_of(caps)
+        if not type_name:
+            continue
+        if "var" in caps:
+            node = caps["var"][0]
+            owner = _owner(symbols, owners, node.start_byte)
+            if owner == NO_PARENT or symbols[owner].kind in _SCOPES:
+                local.setdefault((owner, text(node)), type_name)
+            else:  # `client: Client` in a class body
+                field.setdefault((owner, text(node)), type_name)
+            continue
+        node = caps["field"][0]
+        if "self" in caps and text(caps["self"][0]) not in _SELF:
+            continue
+        cls = _class_of(symbols, _owner(symbols, owners, node.start_byte))
+        if cls != NO_PARENT:
+            field.setdefault((cls, text(node)), type_name)
+    if not local and not field:
+        return refs
+    out = []
+    for r in refs:
+        parts = r.target.split(SEP) if r.kind == "call" and not r.module else ()
+        found = ""
+        if len(parts) == 3 and parts[0] in _SELF:
+            found = field.get((_class_of(symbols, r.source), parts[1]), "")
+        elif len(parts) == 2 and parts[0] not in _SELF:
+            scope = r.source
+            while scope != NO_PARENT and not found:
+                found = local.get((scope, parts[0]), "")
+                scope = symbols[scope].parent
+            found = found or local.get((NO_PARENT, parts[0]), "")
+        out.append(r._replace(module=found) if found else r)
+    return out
