@@ -23,6 +23,12 @@ _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type",
           "protocol", "record", "typedef", "object", "delegate")
 _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
     "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
+# Receiver types no repository defines: a method call on one is not name-matched either.
+BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
+                 "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
+                 "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
+                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64")
+
 # Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
 # through scopes and imports only: by name alone a variable is too weak a guess.
 _CALLED_VALUES = ("variable", "constant")
@@ -295,8 +301,10 @@ CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
     SELECT r.* FROM g_refs r
     WHERE $FILTER AND r.last <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
-      AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND b.local = r.head
-                      AND NOT b.internal AND r.recv = '')),
+      AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND NOT b.internal
+                      AND ((b.local = r.head AND r.recv = '')
+                           OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
+      AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n

@@ -37,7 +37,25 @@ _PY = """
 (assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) type: (type [(identifier) (attribute)] @type))
 (assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) right: (call function: [(identifier) (attribute)] @ctor))
 """
-QUERIES = {"python": _PY, "javascript": _JS_NEW, "typescript": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW,
+_GO_TYPE = ("[(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)] @type)"
+            " (generic_type type: [(type_identifier) (qualified_type)] @type)] @type")
+_GO = "\n".join(p.replace("TYPE", _GO_TYPE) for p in (
+    "(parameter_declaration name: (identifier) @var type: TYPE)",
+    "(var_spec name: (identifier) @var type: TYPE)",
+    "(field_declaration name: (field_identifier) @field type: TYPE)",
+    "(short_var_declaration left: (expression_list . (identifier) @var) right: (expression_list . "
+    "[(composite_literal type: (type_identifier) @type) "
+    "(unary_expression operand: (composite_literal type: (type_identifier) @type))]))"))
+_JAVA_TYPE = ("[(type_identifier) (scoped_type_identifier)"
+              " (generic_type [(type_identifier) (scoped_type_identifier)] @type)] @type")
+_JAVA = "\n".join(p.replace("TYPE", _JAVA_TYPE) for p in (
+    "(formal_parameter type: TYPE name: (identifier) @var)",
+    "(local_variable_declaration type: TYPE declarator: (variable_declarator name: (identifier) @var))",
+    "(field_declaration type: TYPE declarator: (variable_declarator name: (identifier) @field))",
+    "(variable_declarator name: (identifier) @var value: (object_creation_expression type: TYPE))"))
+# Languages where a method sees its type's fields by bare name (`client.get()` in Java).
+FIELDS_IN_SCOPE = frozenset({"java"})
+QUERIES = {"python": _PY, "go": _GO, "java": _JAVA, "javascript": _JS_NEW, "typescript": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW,
            "tsx": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW}
 _SELF = frozenset({"self", "this"})
 _SCOPES = frozenset({"function", "method", "constructor"})
@@ -61,8 +79,9 @@ def _owner(symbols: list[Symbol], starts: list[int], at: int) -> int:
 
 
 def _type_of(captures: dict[str, list[Node]]) -> str:
-    if "type" in captures:  # a generic type's name comes before the whole generic type
-        return callee_name(text(min(captures["type"], key=lambda n: n.end_byte - n.start_byte)))
+    if "type" in captures:  # the innermost capture: `Foo` of `*Foo`, `List<Foo>`'s `List`
+        found = callee_name(text(min(captures["type"], key=lambda n: n.end_byte - n.start_byte)))
+        return "" if found == "var" else found
     ctor = callee_name(text(captures["ctor"][0]))
     last = ctor.rsplit(SEP, 1)[-1]
     return ctor if last[:1].isupper() else ""  # `Foo()` builds a Foo; `make()` says nothing
@@ -103,17 +122,30 @@ def typed_receivers(root: Node, language: Language, name: str, symbols: list[Sym
             field.setdefault((cls, text(node)), type_name)
     if not local and not field:
         return refs
+    types = {s.name: i for i, s in enumerate(symbols) if s.kind in _TYPES}
+    bare_fields = name in FIELDS_IN_SCOPE
+
+    def type_of(head: str, source: int) -> str:
+        """The type of `head` where `source` uses it: a local, else (Java) a field."""
+        scope = source
+        while scope != NO_PARENT:
+            found = local.get((scope, head))
+            if found:
+                return found
+            scope = symbols[scope].parent
+        found = local.get((NO_PARENT, head), "")
+        if not found and bare_fields:
+            found = field.get((_class_of(symbols, source), head), "")
+        return found
+
     out = []
     for r in refs:
         parts = r.target.split(SEP) if r.kind == "call" and not r.module else ()
         found = ""
-        if len(parts) == 3 and parts[0] in _SELF:
-            found = field.get((_class_of(symbols, r.source), parts[1]), "")
+        if len(parts) == 3:  # self.x.m(), s.db.Query() with s a typed receiver
+            owner = _class_of(symbols, r.source) if parts[0] in _SELF else types.get(type_of(parts[0], r.source), NO_PARENT)
+            found = field.get((owner, parts[1]), "") if owner != NO_PARENT else ""
         elif len(parts) == 2 and parts[0] not in _SELF:
-            scope = r.source
-            while scope != NO_PARENT and not found:
-                found = local.get((scope, parts[0]), "")
-                scope = symbols[scope].parent
-            found = found or local.get((NO_PARENT, parts[0]), "")
+            found = type_of(parts[0], r.source)
         out.append(r._replace(module=found) if found else r)
     return out

@@ -513,3 +513,21 @@ def test_typed_receivers_resolve_exact(git_repo) -> None:
         ("calls", "exact", "web/page.Page.show", "web/user.User.save", "this.owner.save"),
         ("calls", "exact", "web/page.Page.show", "web/user.User.save", "v.save"),
     }, calls
+
+
+def test_go_and_java_receivers_and_external_types(git_repo) -> None:
+    git_repo.write_many({
+        "srv/server.go": ("package srv\n\nimport \"net/http\"\n\ntype DB struct{}\n\n"
+                          "func (d *DB) Query() {}\n\ntype Server struct { db *DB }\n\n"
+                          "func (s *Server) Handle(w http.ResponseWriter) { s.db.Query(); w.Header() }\n"),
+        "srv/mock_test.go": "package srv\n\ntype mockWriter struct{}\n\nfunc (m mockWriter) Header() {}\n",
+        "src/main/java/a/Db.java": "package a;\npublic class Db { public void close() {} }\n",
+        "src/main/java/a/Other.java": "package a;\npublic class Other { public void close() {} }\n",
+        "src/main/java/a/S.java": "package a;\npublic class S { private Db db; void run() { db.close(); } }\n",
+    })
+    git_repo.commit("go/java")
+    _, db = _build(git_repo)
+    calls = _edges(db, "calls")
+    assert ("calls", "exact", "srv.Server.Handle", "srv.DB.Query", "s.db.Query") in calls
+    assert not [e for e in calls if e[4] == "w.Header"]  # http.ResponseWriter is not mockWriter
+    assert {e for e in calls if e[4] == "db.close"} == {("calls", "exact", "a.S.run", "a.Db.close", "db.close")}

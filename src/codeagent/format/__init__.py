@@ -29,7 +29,8 @@ EXTRACTOR_VERSION history:
      definitions; the invocations themselves are no longer `call` references. JavaScript/
      TypeScript `export default name` is an `import` reference of `name` aliased `default`.
      A call's `module` holds its receiver's type where the source writes it (Python and
-     JavaScript/TypeScript: `x: Foo`, `x = Foo()`, `new Foo()`, typed `self`/`this` fields).
+     JavaScript/TypeScript, Go, Java: `x: Foo`, `x = Foo()`, `new Foo()`, `x := &Foo{}`,
+     `Foo x`, typed `self`/`this`/receiver fields).
 """
 
 from __future__ import annotations
