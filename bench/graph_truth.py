@@ -237,9 +237,11 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
             tag = json.loads(line)
         except ValueError:
             continue
-        if tag.get("_type") != "tag" or tag.get("kind") in CTAGS_SKIP or "line" not in tag:
+        if tag.get("_type") != "tag" or tag.get("kind") in CTAGS_SKIP or "line" not in tag \
+                or tag["name"].startswith(("<", "__anon")):  # lambdas, anonymous types
             continue
-        if any(part in ("vendor", "node_modules") for part in tag["path"].split("/")):
+        if any(part in ("vendor", "node_modules") for part in tag["path"].split("/")) \
+                or (repo / tag["path"]).is_symlink():  # ctags follows links; an index stores them as links
             continue
         out.add((tag["path"].removeprefix("./"), tag["name"], tag["line"]))
     return out

@@ -24,11 +24,12 @@ def _function_value(node: Node) -> Node | None:
 
 
 def _declared_member(node: Node) -> bool:
-    """Interface members and type-alias object members, not inline object types."""
+    """Interface members, type-alias object members and the members of a class declared
+    without bodies (`declare class`, overloads), not inline object types."""
     holder = node.parent
     if holder is None:
         return False
-    if holder.type == "interface_body":
+    if holder.type in ("interface_body", "class_body"):
         return True
     return holder.type == "object_type" and holder.parent is not None and holder.parent.type in (
         "interface_declaration", "type_alias_declaration")

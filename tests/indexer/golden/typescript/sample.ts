@@ -75,3 +75,8 @@ export async function promoteAll(users: Repository<User>, admin: User): Promise<
   admin.promote(Role.Admin);
   users.all();
 }
+
+declare class Legacy {
+  constructor(url: string);
+  ping(timeout?: number): boolean;
+}
