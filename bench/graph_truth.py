@@ -243,6 +243,8 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
         if any(part in ("vendor", "node_modules") for part in tag["path"].split("/")) \
                 or (repo / tag["path"]).is_symlink():  # ctags follows links; an index stores them as links
             continue
+        if language == "kotlin" and tag.get("kind") == "method" and "fun" not in tag.get("pattern", "fun"):
+            continue  # ctags' Kotlin parser also reports loop variables and lambda parameters
         out.add((tag["path"].removeprefix("./"), tag["name"], tag["line"]))
     return out
 
