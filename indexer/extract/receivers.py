@@ -2,7 +2,9 @@
 `new Foo()`, and `self.x.m()` / `this.x.m()` after a field typed or constructed the same way.
 
 A call reference whose receiver has such a type gets the type's name in its `module` field
-(otherwise unused by calls); the symbol graph looks the method up in that type.
+(otherwise unused by calls); the symbol graph looks the method up in that type. Python's
+rules declare the types during the walk (DECLARES references, no second pass over the
+tree); the other languages' come from one query over the tree.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from functools import lru_cache
 from tree_sitter import Language, Node, Query, QueryCursor
 
 from ...types import NO_PARENT, Reference, Symbol
-from .rules import SEP, callee_name, text
+from .rules import DECLARES, SEP, callee_name, text
 
 _TS_TYPE = "[(type_identifier) (nested_type_identifier) (generic_type name: (_) @type)] @type"
 _TS_TYPES = "\n".join(p.replace("TYPE", _TS_TYPE) for p in (
@@ -28,14 +30,6 @@ _JS_NEW = """
 """
 _TS_FIELD_NEW = """
 (public_field_definition name: (property_identifier) @field value: (new_expression constructor: [(identifier) (member_expression)] @ctor))
-"""
-_PY = """
-(typed_parameter (identifier) @var type: (type [(identifier) (attribute)] @type))
-(typed_default_parameter name: (identifier) @var type: (type [(identifier) (attribute)] @type))
-(assignment left: (identifier) @var type: (type [(identifier) (attribute)] @type))
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @ctor))
-(assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) type: (type [(identifier) (attribute)] @type))
-(assignment left: (attribute object: (identifier) @self attribute: (identifier) @field) right: (call function: [(identifier) (attribute)] @ctor))
 """
 _GO_TYPE = ("[(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)] @type)"
             " (generic_type type: [(type_identifier) (qualified_type)] @type)] @type")
@@ -55,7 +49,7 @@ _JAVA = "\n".join(p.replace("TYPE", _JAVA_TYPE) for p in (
     "(variable_declarator name: (identifier) @var value: (object_creation_expression type: TYPE))"))
 # Languages where a method sees its type's fields by bare name (`client.get()` in Java).
 FIELDS_IN_SCOPE = frozenset({"java"})
-QUERIES = {"python": _PY, "go": _GO, "java": _JAVA, "javascript": _JS_NEW, "typescript": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW,
+QUERIES = {"go": _GO, "java": _JAVA, "javascript": _JS_NEW, "typescript": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW,
            "tsx": _TS_TYPES + _JS_NEW + _TS_FIELD_NEW}
 _SELF = frozenset({"self", "this"})
 _SCOPES = frozenset({"function", "method", "constructor"})
@@ -95,14 +89,25 @@ def _class_of(symbols: list[Symbol], i: int) -> int:
 
 def typed_receivers(root: Node, language: Language, name: str, symbols: list[Symbol],
                     refs: list[Reference]) -> list[Reference]:
-    """`refs` with the receiver type of each `x.m()` / `self.x.m()` call that has one."""
+    """`refs` with the receiver type of each `x.m()` / `self.x.m()` call that has one (and
+    without the rules' DECLARES references)."""
+    declared = [r for r in refs if r.kind == DECLARES]
+    if declared:
+        refs = [r for r in refs if r.kind != DECLARES]
     query = _query(language, name)
-    if query is None or not any(r.kind == "call" and SEP in r.target for r in refs):
+    if (query is None and not declared) or not any(r.kind == "call" and SEP in r.target for r in refs):
         return refs
-    owners = [i for i, s in enumerate(symbols) if s.kind in _SCOPES or s.kind in _TYPES]
     local: dict[tuple[int, str], str] = {}
     field: dict[tuple[int, str], str] = {}
-    for _, caps in QueryCursor(query).matches(root):
+    for r in declared:
+        if r.module == "self" or (r.source != NO_PARENT and symbols[r.source].kind in _TYPES):
+            cls = _class_of(symbols, r.source)
+            if cls != NO_PARENT:
+                field.setdefault((cls, r.alias), r.target)
+        else:
+            local.setdefault((r.source, r.alias), r.target)
+    owners = [i for i, s in enumerate(symbols) if s.kind in _SCOPES or s.kind in _TYPES]
+    for _, caps in QueryCursor(query).matches(root) if query is not None else ():
         type_name = _type_of(caps)
         if not type_name:
             continue

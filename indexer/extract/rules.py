@@ -57,6 +57,11 @@ class Ref:
     alias: str = ""
 
 
+# A pseudo reference kind: "`alias` has type `target`" (module "self": a field of the enclosing
+# type), made by rules that declare types during the walk; receivers.py consumes them, they
+# never reach a shard.
+DECLARES = "declares"
+
 # The bytes of the tree being walked: a tree parsed through a read callback (to bound its
 # time) has none attached, and its node.text would call back into Python for every node.
 SOURCE: ContextVar[bytes | None] = ContextVar("codeagent_extract_source", default=None)
