@@ -216,14 +216,18 @@ _ANC_TABLE = "CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, dept
 _REDO_OTHERS = """path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected)
     AND (EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
                  AND d.target = refs.target)
-         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head))"""
+         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head)
+         OR (kind = 'call' AND coalesce(module, '') <> ''
+             AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM ctypes)))"""
 _REDO = f"""
 CREATE OR REPLACE TEMP TABLE g_redo AS
 WITH dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
                WHERE kind IN {_in(RESOLVE_KINDS)}
                  AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old')),
 moved AS (SELECT DISTINCT path, local FROM import_bindings
-          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules))
+          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules)),
+ctypes AS (SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class may have new bases
+           WHERE path IN (SELECT path FROM g_changed) AND kind IN {_in(CLASS_KINDS)})
 {_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
 UNION ALL
 {_raw_refs(_REDO_OTHERS)};

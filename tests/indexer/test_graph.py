@@ -226,6 +226,10 @@ EDITS = [
     ("import a module not in the repo yet", {"late_use.py": "import later\n\ndef f():\n"
                                                               "    return later.mystery()\n"}),
     ("the module appears", {"later.py": "X = 1\n"}),
+    ("typed receivers", {"typed.py": ("from extra import Leaf\nfrom pkg.util import Base\n\n"
+                                      "def g(x: Leaf, b: Base):\n    x.run()\n    x.step()\n    b.step()\n")}),
+    ("the receiver's type gets another base", {"extra.py": "class Leaf:\n    def run(self):\n        return 1\n"}),
+    ("and its method goes", {"pkg/util.py": PROJECT["pkg/util.py"].replace("def step", "def stop")}),
 ]
 
 
