@@ -423,10 +423,12 @@ _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 # own exact edges resolve that name to; the method is looked up in it and its ancestors.
 _TYPED = f"""
 CREATE OR REPLACE TEMP TABLE g_rtypes AS
-SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
-FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
-WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
-  AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '');
+SELECT * FROM (
+    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
+    FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
+    WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
+      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> ''))
+QUALIFY count(*) OVER (PARTITION BY path, tname) = 1;  -- a name two classes share says nothing
 CREATE OR REPLACE TEMP TABLE g_typed AS
 SELECT r.rid, d.symbol_id, a.conf
 FROM g_refs r JOIN g_rtypes t ON t.path = r.path AND t.tname = r.rtype
