@@ -9,6 +9,7 @@ tree); the other languages' come from one query over the tree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tree_sitter import Language, Node, Query, QueryCursor
@@ -87,6 +88,55 @@ def _class_of(symbols: list[Symbol], i: int) -> int:
     return i
 
 
+@dataclass
+class _Types:
+    """What one file says of names' types: locals by (scope symbol, name), fields by (type
+    symbol, name)."""
+
+    symbols: list[Symbol]
+    bare_fields: bool  # a method sees its type's fields by bare name (FIELDS_IN_SCOPE)
+    local: dict[tuple[int, str], str] = field(default_factory=dict)
+    fields: dict[tuple[int, str], str] = field(default_factory=dict)
+
+    def declare(self, owner: int, name: str, type_name: str, is_field: bool) -> None:
+        if is_field:
+            cls = _class_of(self.symbols, owner)
+            if cls != NO_PARENT:
+                self.fields.setdefault((cls, name), type_name)
+        else:
+            self.local.setdefault((owner, name), type_name)
+
+    def of(self, head: str, source: int) -> str:
+        """The type of `head` where `source` uses it: a local, else (Java) a field."""
+        scope = source
+        while scope != NO_PARENT:
+            found = self.local.get((scope, head))
+            if found:
+                return found
+            scope = self.symbols[scope].parent
+        found = self.local.get((NO_PARENT, head), "")
+        if not found and self.bare_fields:
+            found = self.fields.get((_class_of(self.symbols, source), head), "")
+        return found
+
+
+def _from_query(types: _Types, query: Query, root: Node) -> None:
+    symbols = types.symbols
+    owners = [i for i, s in enumerate(symbols) if s.kind in _SCOPES or s.kind in _TYPES]
+    for _, caps in QueryCursor(query).matches(root):
+        type_name = _type_of(caps)
+        if not type_name:
+            continue
+        if "var" in caps:
+            node = caps["var"][0]
+            owner = _owner(symbols, owners, node.start_byte)
+            # `client: Client` in a class body is a field
+            types.declare(owner, text(node), type_name, owner != NO_PARENT and symbols[owner].kind in _TYPES)
+        elif "self" not in caps or text(caps["self"][0]) in _SELF:
+            node = caps["field"][0]
+            types.declare(_owner(symbols, owners, node.start_byte), text(node), type_name, True)
+
+
 def typed_receivers(root: Node, language: Language, name: str, symbols: list[Symbol],
                     refs: list[Reference]) -> list[Reference]:
     """`refs` with the receiver type of each `x.m()` / `self.x.m()` call that has one (and
@@ -97,60 +147,24 @@ def typed_receivers(root: Node, language: Language, name: str, symbols: list[Sym
     query = _query(language, name)
     if (query is None and not declared) or not any(r.kind == "call" and SEP in r.target for r in refs):
         return refs
-    local: dict[tuple[int, str], str] = {}
-    field: dict[tuple[int, str], str] = {}
+    types = _Types(symbols, name in FIELDS_IN_SCOPE)
     for r in declared:
-        if r.module == "self" or (r.source != NO_PARENT and symbols[r.source].kind in _TYPES):
-            cls = _class_of(symbols, r.source)
-            if cls != NO_PARENT:
-                field.setdefault((cls, r.alias), r.target)
-        else:
-            local.setdefault((r.source, r.alias), r.target)
-    owners = [i for i, s in enumerate(symbols) if s.kind in _SCOPES or s.kind in _TYPES]
-    for _, caps in QueryCursor(query).matches(root) if query is not None else ():
-        type_name = _type_of(caps)
-        if not type_name:
-            continue
-        if "var" in caps:
-            node = caps["var"][0]
-            owner = _owner(symbols, owners, node.start_byte)
-            if owner == NO_PARENT or symbols[owner].kind in _SCOPES:
-                local.setdefault((owner, text(node)), type_name)
-            else:  # `client: Client` in a class body
-                field.setdefault((owner, text(node)), type_name)
-            continue
-        node = caps["field"][0]
-        if "self" in caps and text(caps["self"][0]) not in _SELF:
-            continue
-        cls = _class_of(symbols, _owner(symbols, owners, node.start_byte))
-        if cls != NO_PARENT:
-            field.setdefault((cls, text(node)), type_name)
-    if not local and not field:
+        types.declare(r.source, r.alias, r.target,
+                      r.module == "self" or (r.source != NO_PARENT and symbols[r.source].kind in _TYPES))
+    if query is not None:
+        _from_query(types, query, root)
+    if not types.local and not types.fields:
         return refs
-    types = {s.name: i for i, s in enumerate(symbols) if s.kind in _TYPES}
-    bare_fields = name in FIELDS_IN_SCOPE
-
-    def type_of(head: str, source: int) -> str:
-        """The type of `head` where `source` uses it: a local, else (Java) a field."""
-        scope = source
-        while scope != NO_PARENT:
-            found = local.get((scope, head))
-            if found:
-                return found
-            scope = symbols[scope].parent
-        found = local.get((NO_PARENT, head), "")
-        if not found and bare_fields:
-            found = field.get((_class_of(symbols, source), head), "")
-        return found
-
+    classes = {s.name: i for i, s in enumerate(symbols) if s.kind in _TYPES}
     out = []
     for r in refs:
         parts = r.target.split(SEP) if r.kind == "call" and not r.module else ()
         found = ""
         if len(parts) == 3:  # self.x.m(), s.db.Query() with s a typed receiver
-            owner = _class_of(symbols, r.source) if parts[0] in _SELF else types.get(type_of(parts[0], r.source), NO_PARENT)
-            found = field.get((owner, parts[1]), "") if owner != NO_PARENT else ""
+            owner = (_class_of(symbols, r.source) if parts[0] in _SELF
+                     else classes.get(types.of(parts[0], r.source), NO_PARENT))
+            found = types.fields.get((owner, parts[1]), "") if owner != NO_PARENT else ""
         elif len(parts) == 2 and parts[0] not in _SELF:
-            found = type_of(parts[0], r.source)
+            found = types.of(parts[0], r.source)
         out.append(r._replace(module=found) if found else r)
     return out
