@@ -38,7 +38,7 @@ def _open(repo: Path, store_dir: Path | None, ref: str | None):
     return open_index(repo, store_dir, ref)
 
 
-def _footer(meta, shown: int, total: int, extra: str = "") -> str:
+def _footer(meta, shown: int, total: int | str, extra: str = "") -> str:
     ref = meta.ref or "manifest"
     return (f"-- {shown} of {total} {extra}· {ref} @ {meta.manifest_id[:12]} "
             f"({meta.freshness}, {meta.completeness})")
@@ -180,16 +180,16 @@ def _graph_command(name: str, fn_name: str, doc: str):
                   help="Follow edges this many hops.")
     @click.option("--limit", type=click.IntRange(1, 10000), default=100, show_default=True,
                   help="Node budget.")
+    @click.option("--no-tests", is_flag=True,
+                  help="Leave out symbols in test, mock and fixture files (their file role).")
     @_index_options
-    def command(handle: str, depth: int, limit: int, repo: Path, store_dir: Path | None,
-                ref: str | None, as_json: bool) -> None:
+    def command(handle: str, depth: int, limit: int, no_tests: bool, repo: Path,
+                store_dir: Path | None, ref: str | None, as_json: bool) -> None:
         def run():
             with _open(repo, store_dir, ref) as view:
-                if depth == 1:
-                    return getattr(graph, fn_name)(view, handle, limit=limit)
                 direction, kinds = graph.PRESETS[fn_name]
                 return graph.traverse(view, handle, direction=direction, edge_types=kinds,
-                                      depth=depth, max_nodes=limit)
+                                      depth=depth, max_nodes=limit, include_tests=not no_tests)
 
         resp = run_command(as_json, run)
         if as_json:
@@ -198,18 +198,15 @@ def _graph_command(name: str, fn_name: str, doc: str):
         root = resp.root
         click.echo(click.style(f"{name} of {root.kind} {root.fq_name}", bold=True)
                    + f"  ({root.path}:{root.line_start})")
-        via = {}
-        for e in resp.edges:
-            via.setdefault(e.src_id if resp.direction == "in" else e.dst_id, e)
-        for node in resp.nodes:
-            e = via.get(node.symbol_id)
+        for node, e in graph.tree_order(resp):
             where = f"{e.path}:{e.line}" if e else f"{node.path}:{node.line_start}"
             conf = f" ({e.confidence})" if e else ""
             indent = "  " * node.depth
             click.echo(f"{indent}{node.kind:<10} {node.qualified_name}  at {where}{conf}"
                        + (f"  [{node.symbol_id}]" if node.symbol_id else ""))
-        click.echo(_footer(resp.metadata, len(resp.nodes), len(resp.nodes),
-                           "(truncated) " if resp.truncated else ""))
+        shown = len(resp.nodes)
+        click.echo(_footer(resp.metadata, shown, f"more than {shown}" if resp.truncated else shown,
+                           "(truncated: raise --limit) " if resp.truncated else ""))
 
     return command
 

@@ -10,6 +10,7 @@ name only). Exact edges come first.
 from __future__ import annotations
 
 from ..errors import IndexIncompatible, InvalidParameter
+from ..roles import FIXTURE, MOCK, TEST
 from .edge_table import EDGE_ORDER, EdgeTable
 from .index import IndexView
 from .navigate import resolve_symbol
@@ -20,6 +21,9 @@ EDGE_KINDS = ("calls", "references", "imports", "inherits", "implements", "overr
 DIRECTIONS = ("in", "out", "both")
 USE_KINDS = ["calls", "references", "imports", "inherits", "implements"]
 MAX_DEPTH = 10
+# File roles left out by include_tests=False (`--no-tests`).
+TEST_ROLES = (TEST, MOCK, FIXTURE)
+_NOT_TEST = "coalesce({path}, '') NOT IN (SELECT path FROM files WHERE role IN ('" + "', '".join(TEST_ROLES) + "'))"
 # Named one-hop queries: (direction, edge kinds); multi-hop versions reuse them.
 PRESETS: dict[str, tuple[str, list[str] | None]] = {
     "callers": ("in", ["calls"]), "callees": ("out", ["calls"]),
@@ -69,6 +73,36 @@ def _edge_rows(view: IndexView, ids: list[str], direction: str, kinds: list[str]
             rows += [(*r, d) for r in table.rows(ids, key, kinds, limit)]
         else:
             rows += view.sql(_EDGES_SQL.format(dir=d, key=key, kinds=kind_sql, limit=int(limit)), params)
+    return rows
+
+
+# The first edge (in EDGE_ORDER) to each symbol one edge away that is not yet known.
+_FIRST_EDGES_SQL = """
+SELECT e.src_id, e.dst_id, e.kind, e.confidence, e.src_path, e.src_line, coalesce(e.target, ''),
+       e.dst_path, '{dir}' AS dir
+FROM edges e WHERE e.{key} IN (SELECT unnest(?::VARCHAR[])) AND {kinds}
+    AND {far} NOT IN (SELECT unnest(?::VARCHAR[])) AND {tests}
+QUALIFY row_number() OVER (PARTITION BY {far} ORDER BY """ + EDGE_ORDER + """) = 1
+ORDER BY """ + EDGE_ORDER + """
+LIMIT {limit}
+"""
+# the near end's column, the key _Walk.add gives the far end and the far end's path
+_FAR = {"in": ("dst_id", "coalesce(e.src_id, 'in:' || e.src_path)", "e.src_path"),
+        "out": ("src_id", "coalesce(e.dst_id, 'out:' || coalesce(e.dst_path, e.target, ''))", "e.dst_path")}
+
+
+def _first_edges(view: IndexView, ids: list[str], direction: str, kinds: list[str] | None,
+                 known: list[str], limit: int, include_tests: bool) -> list[tuple]:
+    """One edge to each of up to `limit` symbols one edge away whose key is not in `known`:
+    the nodes a cut list of edges (many call sites of few callers) left out."""
+    kind_sql = ("e.kind IN (SELECT unnest(?::VARCHAR[]))" if kinds else "e.kind <> 'contains'")
+    params: list = [ids] + ([kinds] if kinds else []) + [known]
+    rows: list[tuple] = []
+    for d, (key, far, far_path) in _FAR.items():
+        if direction in (d, "both"):
+            tests = "TRUE" if include_tests else _NOT_TEST.format(path=far_path)
+            rows += view.sql(_FIRST_EDGES_SQL.format(dir=d, far=far, key=key, kinds=kind_sql, tests=tests,
+                                                     limit=int(limit)), params)
     return rows
 
 
@@ -129,10 +163,20 @@ class _Walk:
         return frontier
 
 
+def _test_paths(view: IndexView) -> set[str]:
+    return {r[0] for r in view.sql(f"SELECT path FROM files WHERE role IN ({', '.join('?' for _ in TEST_ROLES)})",
+                                   list(TEST_ROLES))}
+
+
+def _far_path(row: tuple) -> str | None:
+    return row[4] if row[8] == "in" else row[7]
+
+
 def traverse(view: IndexView, symbol: str, *, direction: str = "out",
              edge_types: list[str] | None = None, depth: int = 2,
-             max_nodes: int = 200) -> GraphResponse:
-    """Breadth-first walk up to `depth` hops; truncated=True when `max_nodes` cut it."""
+             max_nodes: int = 200, include_tests: bool = True) -> GraphResponse:
+    """Breadth-first walk up to `depth` hops; truncated=True when `max_nodes` cut it.
+    include_tests=False leaves out symbols in test, mock and fixture files (files.role)."""
     kinds = _check(direction, edge_types)
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidParameter(f"depth must be between 1 and {MAX_DEPTH}")
@@ -141,16 +185,23 @@ def traverse(view: IndexView, symbol: str, *, direction: str = "out",
     _require_edges(view)
     root = resolve_symbol(view, symbol)
     walk = _Walk(root, max_nodes)
+    excluded = set() if include_tests else _test_paths(view)
     frontier, seen = [root.symbol_id], {root.symbol_id}
     for level in range(1, depth + 1):
         if not frontier:
             break
         budget = (max_nodes - len(walk.nodes)) * 4 + 50
         rows = _edge_rows(view, frontier, direction, kinds, budget + 1)
-        if len(rows) > budget:
-            walk.truncated = True
-            rows = rows[:budget]
+        cut = len(rows) > budget
+        rows = rows[:budget]
+        if excluded:
+            rows = [r for r in rows if _far_path(r) not in excluded]
         nxt = walk.add(view, rows, level)
+        if cut and not walk.truncated:  # call sites were cut: add the nodes they hid
+            known = [*walk.nodes, root.symbol_id]
+            extra = _first_edges(view, frontier, direction, kinds, known, max_nodes - len(walk.nodes) + 1,
+                                 include_tests)
+            nxt += walk.add(view, extra, level)
         frontier = [n for n in dict.fromkeys(nxt) if n not in seen]
         seen.update(frontier)
         if walk.truncated:
@@ -160,24 +211,64 @@ def traverse(view: IndexView, symbol: str, *, direction: str = "out",
                          metadata=view.metadata(TRUNCATED if walk.truncated else COMPLETE))
 
 
+def tree_order(resp: GraphResponse) -> list[tuple[GraphNode, GraphEdge | None]]:
+    """The nodes of a one-way traversal depth first, each under the node it was reached
+    from, with the edge that reached it (None for a node no edge explains)."""
+    if resp.direction == "both":
+        return [(n, None) for n in resp.nodes]
+    inward = resp.direction == "in"
+
+    def far_key(e: GraphEdge) -> str:
+        if inward:
+            return e.src_id or f"in:{e.path}"
+        return e.dst_id or f"out:{e.dst_path or e.target}"
+
+    def node_key(n: GraphNode) -> str:
+        return n.symbol_id or (f"in:{n.path}" if inward else f"out:{n.path or n.qualified_name}")
+
+    first: dict[str, GraphEdge] = {}
+    for e in resp.edges:
+        first.setdefault(far_key(e), e)
+    root_id = resp.root.symbol_id if resp.root else None
+    children: dict[str | None, list[GraphNode]] = {}
+    for n in resp.nodes:
+        e = first.get(node_key(n))
+        parent = (e.dst_id if inward else e.src_id) if e else root_id
+        children.setdefault(parent, []).append(n)
+    out: list[tuple[GraphNode, GraphEdge | None]] = []
+    stack = list(reversed(children.pop(root_id, [])))
+    while stack:
+        n = stack.pop()
+        out.append((n, first.get(node_key(n))))
+        if n.symbol_id:
+            stack.extend(reversed(children.pop(n.symbol_id, [])))
+    listed = {id(n) for n, _ in out}
+    out += [(n, first.get(node_key(n))) for n in resp.nodes if id(n) not in listed]
+    return out
+
+
 def neighbors(view: IndexView, symbol: str, *, direction: str = "in",
-              edge_types: list[str] | None = None, limit: int = 200) -> GraphResponse:
+              edge_types: list[str] | None = None, limit: int = 200,
+              include_tests: bool = True) -> GraphResponse:
     """Symbols one edge away from `symbol` (a handle, see navigate.resolve_symbol)."""
     return traverse(view, symbol, direction=direction, edge_types=edge_types, depth=1,
-                    max_nodes=limit)
+                    max_nodes=limit, include_tests=include_tests)
 
 
-def callers(view: IndexView, symbol: str, *, limit: int = 200) -> GraphResponse:
-    return neighbors(view, symbol, direction="in", edge_types=["calls"], limit=limit)
+def callers(view: IndexView, symbol: str, *, limit: int = 200, include_tests: bool = True) -> GraphResponse:
+    return neighbors(view, symbol, direction="in", edge_types=["calls"], limit=limit,
+                     include_tests=include_tests)
 
 
-def callees(view: IndexView, symbol: str, *, limit: int = 200) -> GraphResponse:
-    return neighbors(view, symbol, direction="out", edge_types=["calls"], limit=limit)
+def callees(view: IndexView, symbol: str, *, limit: int = 200, include_tests: bool = True) -> GraphResponse:
+    return neighbors(view, symbol, direction="out", edge_types=["calls"], limit=limit,
+                     include_tests=include_tests)
 
 
-def references(view: IndexView, symbol: str, *, limit: int = 200) -> GraphResponse:
+def references(view: IndexView, symbol: str, *, limit: int = 200, include_tests: bool = True) -> GraphResponse:
     """Everything that uses `symbol`: calls, type references, imports, inheritance."""
-    return neighbors(view, symbol, direction="in", edge_types=USE_KINDS, limit=limit)
+    return neighbors(view, symbol, direction="in", edge_types=USE_KINDS, limit=limit,
+                     include_tests=include_tests)
 
 
 def implementations(view: IndexView, symbol: str, *, limit: int = 200) -> GraphResponse:

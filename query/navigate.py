@@ -54,6 +54,16 @@ def _by_module_name(view: IndexView, handle: str, limit: int) -> list[SymbolInfo
                          [handle, handle], limit)
 
 
+def _by_name_suffix(view: IndexView, handle: str, limit: int) -> list[SymbolInfo]:
+    """Symbols whose module-qualified name ends with the dotted (or `::`) `handle`:
+    `context.spawn` finds `tokio::runtime::context::spawn`, as search would."""
+    folded = handle.replace("::", ".").replace("#", ".").strip(".")
+    if "." not in folded:
+        return []
+    return symbols_where(view, "symbol_id IN (SELECT symbol_id FROM symbol_names WHERE "
+                               "ends_with(fq_key, ?))", ["." + folded], limit)
+
+
 def _describe(cands: list[SymbolInfo]) -> str:
     return "; ".join(f"{c.qualified_name} ({c.kind}, {c.path}:{c.line_start}, id {c.symbol_id})"
                      for c in cands[:10])
@@ -78,6 +88,7 @@ def resolve_symbol(view: IndexView, handle: str) -> SymbolInfo:
         tiers.insert(1, lambda: symbols_with(view, "qualified_name", folded))
     if has_fq_keys(view):
         tiers.insert(0, lambda: _by_module_name(view, handle, 50))
+        tiers.append(lambda: _by_name_suffix(view, handle, 50))
     for tier in tiers:
         found = tier()
         if len(found) == 1:

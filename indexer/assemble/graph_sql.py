@@ -23,7 +23,16 @@ _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type",
           "protocol", "record", "typedef", "object", "delegate")
 _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
     "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
-REF_KINDS = {"call": _CALLABLE, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
+# Receiver types no repository defines: a method call on one is not name-matched either.
+BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
+                 "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
+                 "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
+                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64")
+
+# Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
+# through scopes and imports only: by name alone a variable is too weak a guess.
+_CALLED_VALUES = ("variable", "constant")
+REF_KINDS = {"call": _CALLABLE + _CALLED_VALUES, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
              "reference": _ANY}
 EDGE_KIND = {"call": "calls", "inherit": "inherits", "implement": "implements"}
 
@@ -133,8 +142,22 @@ _RECV = """CASE WHEN head IN ('self', 'cls', 'this') OR (language = 'rust' AND h
 def _raw_refs(where: str) -> str:
     return f"""
     SELECT rowid AS rid, path, ordinal, language, kind, target, source_id, start_line, tkey, head,
-        last, {_RECV} AS recv
+        last, {_RECV} AS recv, CASE WHEN kind = 'call' THEN coalesce(module, '') ELSE '' END AS rtype
     FROM refs WHERE kind <> 'import' AND {where}"""
+
+
+# The full key a path-qualified target names (`crate::a::f`, `self::f`, `super::f` made
+# absolute from the file's Rust module; `ns::f`, `pkg.mod.f` as written), "" for a bare name.
+# Targets arrive folded (`self::f` reads `self.f`): a Rust `self.f` that no member of the
+# enclosing type resolves (tier 2 comes first) is tried as `self::f`.
+_PATH_KEY = """CASE WHEN r0.head = r0.last THEN ''
+    WHEN r0.language <> 'rust' THEN r0.tkey
+    WHEN r0.head = 'crate' THEN split_part(m.mkey, '.', 1) || substr(r0.tkey, 6)
+    WHEN r0.head = 'self' THEN m.mkey || substr(r0.tkey, 5)
+    WHEN r0.head = 'super' THEN
+        coalesce(nullif(array_to_string(string_split(m.mkey, '.')[:-2], '.'), ''), m.mkey)
+        || substr(r0.tkey, 6)
+    ELSE r0.tkey END"""
 
 
 def _project(source: str) -> str:
@@ -144,8 +167,10 @@ def _project(source: str) -> str:
 SELECT r0.*, substr(tkey, length(head) + 1) AS rest,
     coalesce(src.qkey, '') AS src_qkey, src.encl_class,
     CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
-         WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape
+         WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape,
+    {_PATH_KEY} AS path_key
 FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
+LEFT JOIN g_modules m ON m.path = r0.path
 LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
 
 
@@ -191,14 +216,18 @@ _ANC_TABLE = "CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, dept
 _REDO_OTHERS = """path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected)
     AND (EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
                  AND d.target = refs.target)
-         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head))"""
+         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head)
+         OR (kind = 'call' AND coalesce(module, '') <> ''
+             AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM ctypes)))"""
 _REDO = f"""
 CREATE OR REPLACE TEMP TABLE g_redo AS
 WITH dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
                WHERE kind IN {_in(RESOLVE_KINDS)}
                  AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old')),
 moved AS (SELECT DISTINCT path, local FROM import_bindings
-          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules))
+          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules)),
+ctypes AS (SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class may have new bases
+           WHERE path IN (SELECT path FROM g_changed) AND kind IN {_in(CLASS_KINDS)})
 {_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
 UNION ALL
 {_raw_refs(_REDO_OTHERS)};
@@ -221,57 +250,70 @@ _PREP = _BINDINGS + _BIND_DIFF + _EXPORTS + _REDO + _ANC_TABLE
 _PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_project('(' + _raw_refs('TRUE') + ')')};"
               + _ANC_TABLE)
 
+# Among equally good exact targets, a stub (.pyi, .d.ts) or a variable rebinding a name
+# (`C = decorate(C)`) gives way to the definition itself.
+_WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
+         " + CASE WHEN ends_with(dpath, '.pyi') OR ends_with(dpath, '.d.ts') THEN 1 ELSE 0 END)")
+
 # Candidate targets of the references selected by $FILTER; the best exact tier wins. (r is
 # inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
 _RESOLVE = f"""
 CREATE OR REPLACE TEMP TABLE g_exact AS
 WITH r AS NOT MATERIALIZED (SELECT * FROM g_refs WHERE $FILTER),
 cand AS (
-    SELECT r.rid, d.symbol_id, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
     FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv = '' AND (d.qkey = r.tkey OR (
         ends_with(d.qkey, '.' || r.tkey)
         AND starts_with(r.src_qkey || '.', left(d.qkey, length(d.qkey) - length(r.tkey)))
         AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
-                 AND d.parent_id IS DISTINCT FROM r.source_id)))
+                 AND (d.parent_id IS DISTINCT FROM r.source_id OR d.start_line >= r.start_line))))
     UNION ALL
-    SELECT r.rid, d.symbol_id, 2, 100 - a.depth, a.conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 2, 100 - a.depth, a.conf
     FROM r JOIN g_anc a ON a.cls = r.encl_class
     JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
-    SELECT r.rid, d.symbol_id, 3, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
     LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, 4, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact'
     FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, 5, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact'
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
     JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    UNION ALL
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact'
+    FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
+    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
 )
-SELECT rid, symbol_id, conf FROM cand
-QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC) = 1
-    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, symbol_id) <= $CAP;
+SELECT rid, symbol_id, conf FROM (SELECT *, {_WEAK} AS weak FROM cand)
+QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak) = 1
+    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, symbol_id) <= $CAP;
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
     SELECT r.* FROM g_refs r
     WHERE $FILTER AND r.last <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
-      AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND b.local = r.head
-                      AND NOT b.internal AND r.recv = '')),
+      AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND NOT b.internal
+                      AND ((b.local = r.head AND r.recv = '')
+                           OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
+      AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
+        AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
         AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
     WHERE g.name IN (SELECT last FROM u)),
@@ -376,13 +418,42 @@ DROP TABLE g_redo; DROP TABLE g_members;
 
 _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 
+# Calls on a receiver whose type the source writes (the extractor's rtype: `x: Foo`,
+# `x = Foo()`, a typed field) and that no exact tier resolved: the type is what the file's
+# own exact edges resolve that name to; the method is looked up in it and its ancestors.
+_TYPED = f"""
+CREATE OR REPLACE TEMP TABLE g_rtypes AS
+SELECT * FROM (
+    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
+    FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
+    WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
+      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> ''))
+QUALIFY count(*) OVER (PARTITION BY path, tname) = 1;  -- a name two classes share says nothing
+CREATE OR REPLACE TEMP TABLE g_typed AS
+SELECT r.rid, d.symbol_id, a.conf
+FROM g_refs r JOIN g_rtypes t ON t.path = r.path AND t.tname = r.rtype
+JOIN g_anc a ON a.cls = t.type_id
+JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
+JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+WHERE r.rtype <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
+QUALIFY rank() OVER (PARTITION BY r.rid ORDER BY a.depth) = 1
+    AND row_number() OVER (PARTITION BY r.rid ORDER BY a.depth, d.symbol_id) <= $CAP;
+DELETE FROM edges USING (SELECT DISTINCT r.path, r.start_line, r.target FROM g_typed JOIN g_refs r USING (rid)) x
+WHERE edges.kind = 'calls' AND edges.confidence = 'name' AND edges.src_path = x.path
+    AND edges.src_line = x.start_line AND edges.target = x.target;
+INSERT INTO edges
+SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path, 'calls', x.conf, r.target
+FROM g_typed x JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
+DROP TABLE g_rtypes; DROP TABLE g_typed;
+"""
+
 
 def edges_sql(full: bool) -> str:
     """The edge statements. A full recompute resolves every reference once (nothing to
     compare with, no self/super reference left out of g_refs); an incremental one only the
     affected ones, and the imports/overrides edges of every file only when not quiet."""
     resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS + ("" if full else _SELF_REDO)
-               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})"))
+               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED)
     if full:
         return _PREP_FULL + resolve + _DERIVED.replace("$REDONE", "").replace("$CHANGED", "")
     return (_PREP + resolve + _QUIET

@@ -187,7 +187,11 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
         mod = resolve_python_relative(target, fm.package)
         return ImportBinding(alias or mod.split(".", 1)[0], mod if alias else mod.split(".", 1)[0], mod)
     if lang in JS_LANGUAGES:
+        if not module and alias == "default":  # `export default name` (the extractor's form)
+            return ImportBinding("default", f"{key(fm.module)}.{target}", key(fm.module))
         mod = resolve_js_relative(module or target, fm.package)
+        if target == "*" and not alias and module:  # `export * from './x.js'`: re-exports all
+            return ImportBinding("*", mod, mod)
         if not module or target in ("", "*", module):
             return ImportBinding(alias or mod.rsplit("/", 1)[-1], mod, mod)
         return ImportBinding(alias or target, f"{mod}.{target}", mod)

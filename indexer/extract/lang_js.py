@@ -24,11 +24,12 @@ def _function_value(node: Node) -> Node | None:
 
 
 def _declared_member(node: Node) -> bool:
-    """Interface members and type-alias object members, not inline object types."""
+    """Interface members, type-alias object members and the members of a class declared
+    without bodies (`declare class`, overloads), not inline object types."""
     holder = node.parent
     if holder is None:
         return False
-    if holder.type == "interface_body":
+    if holder.type in ("interface_body", "class_body"):
         return True
     return holder.type == "object_type" and holder.parent is not None and holder.parent.type in (
         "interface_declaration", "type_alias_declaration")
@@ -142,6 +143,8 @@ class JsRules(Rules):
         t = node.type
         if t == "import_statement" or (t == "export_statement" and node.child_by_field_name("source")):
             return self._imports(node)
+        if t == "export_statement":
+            return self._default_export(node)
         if t == "call_expression":
             fn = node.child_by_field_name("function")
             args = node.child_by_field_name("arguments")
@@ -162,6 +165,19 @@ class JsRules(Rules):
                 "nested_type_identifier", "type_parameter"):
             return []
         return super().references(node)
+
+    def _default_export(self, node: Node) -> list[Ref]:
+        """`export default name` / `export default function name`: an import of `name` from
+        this very module under the alias `default`, so `import x from './m'` finds it."""
+        if not any(c.type == "default" for c in node.children):
+            return []
+        value = node.child_by_field_name("value")
+        if value is None:
+            decl = node.child_by_field_name("declaration")
+            value = decl.child_by_field_name("name") if decl is not None else None
+        if value is None or value.type not in ("identifier", "type_identifier"):
+            return []
+        return [Ref("import", text(value), value, alias="default")]
 
     def _heritage(self, node: Node) -> list[Ref]:
         out = []

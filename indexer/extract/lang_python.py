@@ -6,7 +6,7 @@ import inspect
 
 from tree_sitter import Node
 
-from .rules import Def, Ref, Rules, callee_name, header_line, node_bytes, one_line, text
+from .rules import DECLARES, Def, Ref, Rules, callee_name, header_line, node_bytes, one_line, text
 
 _DECORATOR_MODIFIERS = {
     "staticmethod": "static", "classmethod": "classmethod", "abstractmethod": "abstract",
@@ -53,9 +53,45 @@ _FLOW = frozenset({
 _FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
 
 
+def _declared_type(node: Node | None, constructed: bool) -> str:
+    """`Foo` of an annotation `Foo` / `m.Foo`, or of a call `Foo(...)` (a capitalised callee)."""
+    if node is None:
+        return ""
+    if constructed:
+        fn = node.child_by_field_name("function") if node.type == "call" else None
+        if fn is None or fn.type not in ("identifier", "attribute"):
+            return ""
+        name = text(fn)
+        return name if name.rsplit(".", 1)[-1][:1].isupper() else ""
+    inner = node.named_child(0) if node.named_child_count == 1 else None
+    return text(inner) if inner is not None and inner.type in ("identifier", "attribute") else ""
+
+
+def _declares(node: Node) -> list[Ref]:
+    """What a typed parameter or an assignment says of a name's type (receivers.DECLARES)."""
+    if node.type != "assignment":
+        name = node.child_by_field_name("name") if node.type == "typed_default_parameter" else (
+            node.named_child(0) if node.named_child_count else None)
+        kind = _declared_type(node.child_by_field_name("type"), False)
+        return [Ref(DECLARES, kind, name, alias=text(name))] if kind and name is not None \
+            and name.type == "identifier" else []
+    left = node.child_by_field_name("left")
+    kind = _declared_type(node.child_by_field_name("type"), False) or _declared_type(
+        node.child_by_field_name("right"), True)
+    if not kind or left is None:
+        return []
+    if left.type == "identifier":
+        return [Ref(DECLARES, kind, left, alias=text(left))]
+    obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute")
+    if left.type == "attribute" and obj is not None and attr is not None and text(obj) in ("self", "cls"):
+        return [Ref(DECLARES, kind, attr, module="self", alias=text(attr))]
+    return []
+
+
 class PythonRules(Rules):
     hook_types = frozenset({
-        "assignment", "import_statement", "import_from_statement", "decorator"
+        "assignment", "import_statement", "import_from_statement", "decorator",
+        "typed_parameter", "typed_default_parameter"
     })
     definitions = {
         "function_definition": ("function", "method"),
@@ -169,8 +205,10 @@ class PythonRules(Rules):
 
     def references(self, node: Node) -> list[Ref]:
         t = node.type
-        if t == "assignment" or t == "function_definition":  # most of the nodes visited
+        if t == "function_definition":  # most of the nodes visited
             return []
+        if t == "assignment" or t == "typed_parameter" or t == "typed_default_parameter":
+            return _declares(node)
         if t == "call":
             return self.call_references(node, "function")
         if t == "import_statement":

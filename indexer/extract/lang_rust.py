@@ -53,6 +53,10 @@ def _use_refs(arg: Node) -> list[Ref]:
     return out
 
 
+# Nodes whose children are items: where a macro invocation may stand for items.
+_ITEM_HOLDERS = frozenset({"source_file", "declaration_list", "mod_item", "impl_item", "trait_item"})
+
+
 class RustRules(Rules):
     hook_types = frozenset({
         "impl_item", "use_declaration", "macro_invocation", "trait_bounds",
@@ -77,6 +81,23 @@ class RustRules(Rules):
             name, name_node = _type_name(node.child_by_field_name("type"))
             return Def("impl", name, name_node) if name_node is not None else None
         return super().definition(node, parent_kind)
+
+    def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
+        """`cfg_rt! { pub fn f() {} }` and any other `name! { items }` at item level."""
+        out = []
+        stack = [root]
+        while stack:
+            for child in stack.pop().named_children:
+                if child.type in _ITEM_HOLDERS:
+                    stack.append(child)
+                elif child.type == "macro_invocation":
+                    body = child.named_children[-1] if child.named_child_count else None
+                    if body is None or body.type != "token_tree" or body.child_count < 2:
+                        continue
+                    first, last = body.children[0], body.children[-1]
+                    if first.type == "{" and last.type == "}" and parse_items(first.end_byte, last.start_byte):
+                        out.append((child.start_byte, first.end_byte, last.start_byte, child.end_byte))
+        return out
 
     def _attributes(self, node: Node) -> list[Node]:
         out = []

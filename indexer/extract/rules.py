@@ -57,6 +57,11 @@ class Ref:
     alias: str = ""
 
 
+# A pseudo reference kind: "`alias` has type `target`" (module "self": a field of the enclosing
+# type), made by rules that declare types during the walk; receivers.py consumes them, they
+# never reach a shard.
+DECLARES = "declares"
+
 # The bytes of the tree being walked: a tree parsed through a read callback (to bound its
 # time) has none attached, and its node.text would call back into Python for every node.
 SOURCE: ContextVar[bytes | None] = ContextVar("codeagent_extract_source", default=None)
@@ -150,6 +155,13 @@ class Rules:
     span_wrappers = frozenset({"decorated_definition"})
     # node types the language's hooks look at beyond the tables above; None = every node
     hook_types: frozenset[str] | None = frozenset()
+
+    def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
+        """Macro invocations whose body holds items, as (start, open, close, end) byte offsets
+        of the invocation and its delimiters: the extractor blanks all but the body and parses
+        again, so the items inside are indexed where they stand. `parse_items(start, end)`
+        says whether those bytes parse as items on their own. Default: none."""
+        return []
 
     def interesting(self) -> frozenset[str] | None:
         """Node types worth calling the hooks for (the walker skips the rest cheaply)."""

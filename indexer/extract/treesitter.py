@@ -17,6 +17,7 @@ from . import (lang_c, lang_csharp, lang_go, lang_java, lang_js, lang_kotlin, la
 from .budget import PARSE_BUDGET_S, ExtractTimeout
 from .chunks import code_chunks
 from .generic import GenericRules
+from .receivers import typed_receivers
 from .rules import SOURCE, Rules
 from .walk import walk
 
@@ -80,19 +81,56 @@ def parse(source: bytes, language: str, budget_s: float = PARSE_BUDGET_S) -> Tre
         raise
 
 
+# Rounds of macro unwrapping (each one a parse of the file): macros nested deeper stay opaque.
+_MACRO_ROUNDS = 4
+
+
+def _holds_items(source: bytes, language: str, start: int, end: int) -> bool:
+    """True when source[start:end] parses, on its own and without an error, as items."""
+    tree = parse(source[start:end], language)
+    if tree is None or tree.root_node.has_error:
+        return False
+    return any(c.type.endswith("_item") or c.type == "macro_invocation"
+               for c in tree.root_node.named_children)
+
+
+def _unwrap_item_macros(tree: Tree, source: bytes, language: str, rules: Rules) -> Tree:
+    """The tree of `source` with every item-holding macro invocation's name and delimiters
+    blanked (byte offsets unchanged), so its items parse as items."""
+    blanked = source
+    for _ in range(_MACRO_ROUNDS):
+        found = rules.item_macros(tree.root_node, lambda a, b: _holds_items(blanked, language, a, b))
+        if not found:
+            break
+        buf = bytearray(blanked)
+        for start, opened, closed, end in found:
+            for a, b in ((start, opened), (closed, end)):
+                buf[a:b] = bytes(c if c in b"\r\n" else 32 for c in buf[a:b])
+        blanked = bytes(buf)
+        tree = parse(blanked, language)
+    return tree
+
+
 def extract_tree(source: bytes, language: str) -> Extraction | None:
     """Definitions, references and syntax-aware chunks of `source`, or None without a grammar."""
     tree = parse(source, language)
     if tree is None:
         return None
+    rules = rules_for(language)
+    tree = _unwrap_item_macros(tree, source, language, rules)
     token = SOURCE.set(source)
     try:
-        walked = walk(tree.root_node, rules_for(language), tree.language)
+        walked = walk(tree.root_node, rules, tree.language)
     finally:
         SOURCE.reset(token)
     symbol_at = {}
     for i, (sym, node) in enumerate(zip(walked.symbols, walked.nodes)):
         symbol_at.setdefault((node.start_byte, node.end_byte), i)
         symbol_at.setdefault((sym.span.start_byte, sym.span.end_byte), i)
-    return Extraction(symbols=walked.symbols, references=walked.references,
+    token = SOURCE.set(source)
+    try:
+        refs = typed_receivers(tree.root_node, tree.language, language, walked.symbols, walked.references)
+    finally:
+        SOURCE.reset(token)
+    return Extraction(symbols=walked.symbols, references=refs,
                       chunks=code_chunks(tree.root_node, source, symbol_at))

@@ -23,6 +23,7 @@ CALLERS_OF = re.compile(r"\b(?:who|what|which\s+\w+)\s+(?:calls|uses|invokes)\s+
 CALLEES_OF = re.compile(r"\bwhat\s+does\s+(?P<name>[\w.:]+)\s+call\b", re.I)
 EdgeKind = Literal["calls", "references", "imports", "inherits", "implements", "overrides", "contains"]
 GraphLimit = Annotated[int, Field(ge=1, le=1000, description="Most neighbours returned")]
+IncludeTests = Annotated[bool, Field(description="False leaves out symbols in test, mock and fixture files")]
 
 # focus -> (direction, edge kinds) followed from the seeds; no focus walks callers.
 FOCUS = {
@@ -50,14 +51,16 @@ class GraphTools:
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return graph_out(fn(view, symbol_id, **kwargs), view)
 
-    def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
+    def get_callers(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None,
+                    include_tests: IncludeTests = True) -> Graph:
         """Who calls this symbol; each edge says how sure it is (exact or name-matched).
         Use it for impact analysis before changing a function."""
-        return self._run(callers, ref, symbol_id, limit=limit + skipped())
+        return self._run(callers, ref, symbol_id, limit=limit + skipped(), include_tests=include_tests)
 
-    def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
+    def get_callees(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None,
+                    include_tests: IncludeTests = True) -> Graph:
         """What this symbol calls. Use it to follow what a function does."""
-        return self._run(callees, ref, symbol_id, limit=limit + skipped())
+        return self._run(callees, ref, symbol_id, limit=limit + skipped(), include_tests=include_tests)
 
     def get_references(self, symbol_id: Handle, limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Everything that uses this symbol: calls, type references, imports,

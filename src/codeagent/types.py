@@ -48,7 +48,8 @@ class Reference(NamedTuple):
 
     `source` is the index of the innermost enclosing symbol (NO_PARENT at top level).
     `target` is the name as written (`os.path.join`, `Base`); `module` names the imported
-    module for imports (`os.path` for `from os.path import join`).
+    module for imports (`os.path` for `from os.path import join`) and, for a call on a
+    receiver whose type the source writes (`x: Foo` ... `x.m()`), that type's name.
     """
 
     kind: str

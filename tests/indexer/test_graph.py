@@ -226,6 +226,10 @@ EDITS = [
     ("import a module not in the repo yet", {"late_use.py": "import later\n\ndef f():\n"
                                                               "    return later.mystery()\n"}),
     ("the module appears", {"later.py": "X = 1\n"}),
+    ("typed receivers", {"typed.py": ("from extra import Leaf\nfrom pkg.util import Base\n\n"
+                                      "def g(x: Leaf, b: Base):\n    x.run()\n    x.step()\n    b.step()\n")}),
+    ("the receiver's type gets another base", {"extra.py": "class Leaf:\n    def run(self):\n        return 1\n"}),
+    ("and its method goes", {"pkg/util.py": PROJECT["pkg/util.py"].replace("def step", "def stop")}),
 ]
 
 
@@ -437,3 +441,97 @@ def test_an_edit_that_moves_no_graph_input_leaves_the_graph_as_it_was(project, t
         for sql in ("SELECT symbol_id, fq_name, start_line FROM symbol_names ORDER BY ALL",
                     "SELECT * FROM import_bindings ORDER BY ALL", "SELECT * FROM modules ORDER BY ALL"):
             assert _query(incremental, sql) == _query(fresh_db, sql), message
+
+
+def test_path_qualified_calls_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "src/lib.rs": "mod runtime;\npub fn start() { crate::runtime::context::spawn(1); }\n",
+        "src/runtime/context.rs": ("pub(crate) fn spawn(x: u32) -> u32 { self::helper(x) }\n"
+                                   "fn helper(x: u32) -> u32 { super::blocking::run(x) }\n"),
+        "src/runtime/blocking.rs": "pub fn run(x: u32) -> u32 { x }\n",
+        "cpp/net.hpp": "namespace net { namespace tcp { int connect(int port); } }\n",
+        "cpp/main.cpp": "#include \"net.hpp\"\nint main() { return net::tcp::connect(80); }\n",
+        "app/__init__.py": "",
+        "app/core/__init__.py": "",
+        "app/core/jobs.py": "def enqueue(x):\n    return x\n",
+        "app/cli.py": "import app.core.jobs\n\ndef main():\n    app.core.jobs.enqueue(1)\n",
+    })
+    git_repo.commit("paths")
+    _, db = _build(git_repo)
+    edges = _edges(db, "calls")
+    assert ("calls", "exact", "crate::start", "crate::runtime::context::spawn",
+            "crate.runtime.context.spawn") in edges
+    assert ("calls", "exact", "crate::runtime::context::spawn", "crate::runtime::context::helper",
+            "self.helper") in edges
+    assert ("calls", "exact", "crate::runtime::context::helper", "crate::runtime::blocking::run",
+            "super.blocking.run") in edges
+    assert ("calls", "exact", "main", "net.tcp.connect", "net.tcp.connect") in edges
+    assert ("calls", "exact", "app.cli.main", "app.core.jobs.enqueue", "app.core.jobs.enqueue") in edges
+
+
+def test_typescript_barrels_namespaces_and_default_exports_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "source/core/request.ts": "export function send(url: string): string { return url; }\n",
+        "source/index.ts": ("export * from './core/request.js';\n"
+                            "function create() { return () => 1; }\n"
+                            "const got = create();\nexport default got;\n"),
+        "source/widget.ts": "export default class Widget { draw(): void {} }\n",
+        "test/app.ts": ("import * as api from '../source/index.js';\n"
+                        "import got from '../source/index.js';\n"
+                        "import Widget from '../source/widget.js';\n"
+                        "export function run() { api.send('x'); got(); return new Widget(); }\n"),
+    })
+    git_repo.commit("ts")
+    _, db = _build(git_repo)
+    edges = _edges(db, "calls")
+    assert ("calls", "exact", "test/app.run", "source/core/request.send", "api.send") in edges
+    assert ("calls", "exact", "test/app.run", "source.got", "got") in edges
+    assert ("calls", "exact", "test/app.run", "source/widget.Widget", "Widget") in edges
+
+
+def test_typed_receivers_resolve_exact(git_repo) -> None:
+    git_repo.write_many({
+        "svc/__init__.py": "",
+        "svc/store.py": ("class Store:\n    def save(self, x):\n        return x\n\n"
+                         "class Cache(Store):\n    pass\n\n"
+                         "class Other:\n    def save(self, x):\n        return x\n"),
+        "svc/app.py": ("from svc.store import Store, Cache\n\n"
+                       "class App:\n    backup: Store\n\n"
+                       "    def __init__(self):\n        self.cache = Cache()\n\n"
+                       "    def run(self, s: Store):\n        s.save(1)\n        self.cache.save(2)\n"
+                       "        self.backup.save(3)\n        c = Cache()\n        c.save(4)\n"),
+        "web/user.ts": "export class User { save(): void {} }\nexport class Admin { save(): void {} }\n",
+        "web/page.ts": ("import { User } from './user';\n"
+                        "export class Page {\n  constructor(private owner: User) {}\n"
+                        "  show(u: User) { u.save(); this.owner.save(); const v = new User(); v.save(); }\n}\n"),
+    })
+    git_repo.commit("typed")
+    _, db = _build(git_repo)
+    calls = {e for e in _edges(db, "calls") if e[4].endswith("save")}
+    assert calls == {
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "s.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "self.cache.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "self.backup.save"),
+        ("calls", "exact", "svc.app.App.run", "svc.store.Store.save", "c.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "u.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "this.owner.save"),
+        ("calls", "exact", "web/page.Page.show", "web/user.User.save", "v.save"),
+    }, calls
+
+
+def test_go_and_java_receivers_and_external_types(git_repo) -> None:
+    git_repo.write_many({
+        "srv/server.go": ("package srv\n\nimport \"net/http\"\n\ntype DB struct{}\n\n"
+                          "func (d *DB) Query() {}\n\ntype Server struct { db *DB }\n\n"
+                          "func (s *Server) Handle(w http.ResponseWriter) { s.db.Query(); w.Header() }\n"),
+        "srv/mock_test.go": "package srv\n\ntype mockWriter struct{}\n\nfunc (m mockWriter) Header() {}\n",
+        "src/main/java/a/Db.java": "package a;\npublic class Db { public void close() {} }\n",
+        "src/main/java/a/Other.java": "package a;\npublic class Other { public void close() {} }\n",
+        "src/main/java/a/S.java": "package a;\npublic class S { private Db db; void run() { db.close(); } }\n",
+    })
+    git_repo.commit("go/java")
+    _, db = _build(git_repo)
+    calls = _edges(db, "calls")
+    assert ("calls", "exact", "srv.Server.Handle", "srv.DB.Query", "s.db.Query") in calls
+    assert not [e for e in calls if e[4] == "w.Header"]  # http.ResponseWriter is not mockWriter
+    assert {e for e in calls if e[4] == "db.close"} == {("calls", "exact", "a.S.run", "a.Db.close", "db.close")}

@@ -25,12 +25,18 @@ EXTRACTOR_VERSION history:
   4: shard Parquet compressed with LZ4 instead of zstd (same rows; cheaper to write).
   5: text in which detect-secrets finds a secret (a private key, a token) is a `secret` skip,
      not a shard: content indexed by 4 could hold one.
+  6: Rust items inside item-level macro invocations (`cfg_rt! { pub fn f() {} }`) are
+     definitions; the invocations themselves are no longer `call` references. JavaScript/
+     TypeScript `export default name` is an `import` reference of `name` aliased `default`.
+     A call's `module` holds its receiver's type where the source writes it (Python and
+     JavaScript/TypeScript, Go, Java: `x: Foo`, `x = Foo()`, `new Foo()`, `x := &Foo{}`,
+     `Foo x`, typed `self`/`this`/receiver fields).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401

@@ -67,3 +67,24 @@ mod tests {
         super::DEFAULT_CAPACITY
     }
 }
+
+cfg_metrics! {
+    /// Counts refusals.
+    pub struct Refusals {
+        count: u64,
+    }
+
+    cfg_unstable! {
+        pub fn refusals(bucket: &TokenBucket) -> u64 {
+            crate::metrics::counter::read(bucket)
+        }
+    }
+}
+
+impl TokenBucket {
+    cfg_metrics! {
+        pub fn report(&self) -> u64 {
+            self::refusals(self)
+        }
+    }
+}

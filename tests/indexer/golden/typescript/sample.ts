@@ -64,3 +64,19 @@ namespace Internal {
     db.truncate(User.TABLE);
   }
 }
+
+export * from "./models.js";
+export * as audit from "./audit.js";
+export default isAdmin;
+
+export async function promoteAll(users: Repository<User>, admin: User): Promise<void> {
+  const first = new User("1", "a");
+  await first.save();
+  admin.promote(Role.Admin);
+  users.all();
+}
+
+declare class Legacy {
+  constructor(url: string);
+  ping(timeout?: number): boolean;
+}
