@@ -37,6 +37,7 @@ COMMANDS = {
     "bundle": "codeagent.indexer.replicate.commands:bundle_cmd",
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon.commands:daemon_cmd",
+    "watch": "codeagent.indexer.watch_commands:watch_cmd",
 }
 
 
