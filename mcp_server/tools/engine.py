@@ -64,7 +64,8 @@ class StatusTools:
         fresh = freshness(view.store, self.state.root, manifest).to_dict()
         builds = read_log(view.store, "builds", limit=10)
         last = max((b.get("at") or 0 for b in builds), default=0)
-        return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,
+        return Status(healthy=True, index_status="indexing" if self.state.running_build() else "ready",
+                      ref=view.ref, manifest_id=view.manifest_id,
                       commit=manifest.commit, schema_version=manifest.schema_version,
                       source=manifest.source, counts=counts,
                       languages=sorted(counts.get("by_language", {})),
@@ -72,7 +73,7 @@ class StatusTools:
                       refs=sorted(view.store.list_refs()),
                       last_indexed_at=iso(last) if last else None,
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
-                      active_job=self.state.active_job,
+                      active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=metadata_of(view).model_copy(update={"freshness": fresh["state"]}))
 
@@ -82,7 +83,7 @@ class StatusTools:
         return Status(healthy=status == "not_indexed", index_status=status, ref=self.state.config.ref,
                       manifest_id=None, commit=None, schema_version=None,
                       freshness={"state": "unknown", "detail": f"{exc.message} ({exc.hint})"},
-                      active_job=self.state.active_job,
+                      active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=ResponseMetadata(schema_status=schema))
 
