@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -26,11 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import sources
+from ..cli import child_command
 from ..errors import CodeagentError, NotARepository
 from ..repo_config import RULE_FILES
 
 DEFAULT_QUIET_MS = 100
 DEFAULT_MAX_WAIT_MS = 2000
+GIT_BUSY_WAIT = 30.0  # seconds a build waits for a git command holding the index lock
 # Files whose change may change what the build includes, wherever .gitignore says otherwise.
 RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
 
@@ -80,6 +81,29 @@ class ChangeFilter:
         ignored = self._git_ignored([p for p in rel if not p.startswith(".git/")])
         return [p for p in rel if p not in ignored or p.rsplit("/", 1)[-1] in RULE_NAMES]
 
+    def settled_before(self, rel: list[str], since_ns: int) -> bool:
+        """Did every path last change before `since_ns` (a build started then saw them)? A
+        deleted path cannot say when: False."""
+        for p in rel:
+            try:
+                st = os.lstat(os.path.join(self.root, p))
+            except OSError:
+                return False
+            if max(st.st_mtime_ns, st.st_ctime_ns) >= since_ns:
+                return False
+        return True
+
+    def wait_for_git(self, stop: threading.Event | None) -> None:
+        """Wait (a bounded while) for a git command holding the index lock, such as a
+        checkout still writing files: its changes then make one build, not several."""
+        lock = os.path.join(self.git_dir, "index.lock")
+        deadline = time.monotonic() + GIT_BUSY_WAIT
+        while os.path.exists(lock) and time.monotonic() < deadline:
+            if stop is not None and stop.wait(0.05):
+                return
+            if stop is None:
+                time.sleep(0.05)
+
     def _git_ignored(self, rel: list[str]) -> set[str]:
         """Paths .gitignore ignores (tracked files never are, as `git ls-files` lists them)."""
         if not self.is_git or not rel:
@@ -92,19 +116,19 @@ class ChangeFilter:
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
 
-def build_command(root: Path, store_dir: Path | None) -> list[str]:
-    """The child process of one incremental work-tree build (JSON on stdout)."""
-    cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--worktree", "--json",
-           "--wait", "60"]
-    return cmd + (["--store", str(store_dir)] if store_dir else [])
+def build_command(root: Path, store_dir: Path | None) -> tuple[list[str], str]:
+    """(argv, cwd) of one incremental work-tree build's child process (JSON on stdout)."""
+    store = ["--store", str(store_dir)] if store_dir else []
+    return child_command("build", str(root), "--worktree", "--json", "--wait", "60", *store)
 
 
 def run_build(root: Path, store_dir: Path | None) -> WatchEvent:
     """Build the work tree in a child process; its result as a build_done or build_failed
     event. A Ctrl-C (or any error here) kills the child before it propagates."""
     started = time.monotonic()
-    proc = subprocess.Popen(build_command(root, store_dir), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    argv, cwd = build_command(root, store_dir)
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
     try:
         out, err = proc.communicate()
     except BaseException:
@@ -141,21 +165,25 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
         raise NotARepository(f"{root} is not a directory")
     changes_filter = ChangeFilter(root, store_root)
     store_arg = opts.store_dir.resolve() if opts.store_dir else None
-    emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
-    # yield_on_timeout: the first (empty) batch comes once the watch is in place, so the
-    # initial build cannot miss a change made while it runs
+    # yield_on_timeout: the first (empty) batch comes once the watch is in place: `watching`
+    # is said then, and the initial build cannot miss a change made while it runs
     batches = fs_watch(root, watch_filter=changes_filter.quick, debounce=opts.max_wait_ms,
                        step=opts.quiet_ms, stop_event=opts.stop, raise_interrupt=True,
                        rust_timeout=500, yield_on_timeout=True)
-    catch_up = opts.initial_build
+    catch_up, last_build_ns, started = opts.initial_build, 0, False
     for batch in batches:
+        if not started:
+            started = True
+            emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
         paths = changes_filter.relevant(path for _, path in batch)
-        if not paths and not catch_up:
-            continue
+        if not catch_up and (not paths or changes_filter.settled_before(paths, last_build_ns)):
+            continue  # nothing relevant, or changes the previous build already read
         catch_up = False
+        changes_filter.wait_for_git(opts.stop)
         if paths:
             emit({"event": "changes", "count": len(paths), "sample": paths[:3]})
         emit({"event": "build_started", "changes": len(paths)})
+        last_build_ns = time.time_ns()
         emit(run_build(root, store_arg))
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,6 +21,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from ..cli import child_command
 from .state import ServerState
 
 INDEX_URI = "codeagent://index"
@@ -29,9 +29,9 @@ log = logging.getLogger("codeagent.mcp.watch")
 Send = Callable[[SessionMessage], Awaitable[None]]
 
 
-def watch_command(state: ServerState) -> list[str]:
-    return [sys.executable, "-m", "codeagent", "watch", str(state.root), "--json",
-            "--store", str(state.store_dir), "--stop-on-stdin-eof"]
+def watch_command(state: ServerState) -> tuple[list[str], str]:
+    return child_command("watch", str(state.root), "--json", "--store", str(state.store_dir),
+                         "--stop-on-stdin-eof")
 
 
 def index_updated() -> SessionMessage:
@@ -57,7 +57,8 @@ async def follow_watcher(state: ServerState, send: Send | None) -> None:
     """Run the watcher child until cancelled; `send` delivers notifications (None: the
     transport has no way to push them)."""
     state.watch = {"building": None, "last": None}
-    async with await anyio.open_process(watch_command(state), stderr=None) as proc:
+    argv, cwd = watch_command(state)
+    async with await anyio.open_process(argv, cwd=cwd, stderr=None) as proc:
         try:
             buf = b""
             async for chunk in proc.stdout:

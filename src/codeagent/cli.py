@@ -90,6 +90,15 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module_name), attr)
 
 
+def child_command(*args: str) -> tuple[list[str], str]:
+    """(argv, working directory) of a `codeagent` child process. The directory is the one the
+    package is installed in: `python -m` puts the working directory first on sys.path, and a
+    repository's own modules (the stdlib corpus' json/, a project's codeagent/) must never
+    shadow the ones codeagent imports."""
+    return ([sys.executable, "-m", "codeagent", *args],
+            str(Path(__file__).resolve().parent.parent))
+
+
 def emit_error(exc: CodeagentError, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}, indent=2))

@@ -167,3 +167,24 @@ def test_a_failed_build_is_reported_and_watching_goes_on(git_repo):
 def test_out_of_range_timings_are_argument_errors(cli, git_repo, quiet):
     result = cli("watch", str(git_repo.path), "--quiet-ms", quiet)
     assert result.returncode == 2 and "--quiet-ms" in result.stderr
+
+
+def test_a_branch_switch_is_one_build_that_changes_the_index(git_repo):
+    git_repo.write_many({f"m/f{i}.py": f"def on_main_{i}():\n    return {i}\n" for i in range(400)})
+    git_repo.commit("main")
+    git_repo.checkout("other", create=True)
+    git_repo.write_many({f"m/f{i}.py": f"def on_other_{i}():\n    return {i}\n" for i in range(400)})
+    git_repo.commit("other")
+    git_repo.checkout("main")
+    w = Watcher(git_repo.path, "--stop-on-stdin-eof")
+    try:
+        w.next("build_done")
+        git_repo.checkout("other")
+        builds = w.builds_until_quiet()
+        assert [b["event"] for b in builds] == ["build_done"] * len(builds)
+        assert sum(b["changed"] for b in builds) == 1, builds
+        assert _symbols(git_repo.path, "on_other_399") == ["m/f399.py"]
+        assert _symbols(git_repo.path, "on_main_0") == []
+    finally:
+        code, err = w.stop()
+    assert code == 0, err
