@@ -132,11 +132,23 @@ async def watched(python: str, repo: Path, edits: int, switch_files: int) -> dic
             edit(repo, rel, name)
             latencies.append(await _until_found(client, name, started))
             await anyio.sleep(0.3)  # an agent reads the answer before its next edit
-        await anyio.sleep(1.0)
+        await settle(client)
         after = (io_of(watcher)["write_bytes"], io_of(server)["write_bytes"], builds_logged(repo))
         switch = await branch_switch(client, repo, switch_files)
     return {"latencies": latencies, "watcher_written": after[0] - before[0],
             "server_written": after[1] - before[1], "builds": after[2] - before[2], "switch": switch}
+
+
+async def settle(client, quiet: float = 3.0) -> None:
+    """Wait until no build has run for `quiet` seconds."""
+    import anyio
+
+    calm = time.perf_counter()
+    while time.perf_counter() - calm < quiet:
+        status = (await client.call_tool("index_status", {})).structured_content
+        if status["index_status"] == "indexing":
+            calm = time.perf_counter()
+        await anyio.sleep(0.2)
 
 
 async def branch_switch(client, repo: Path, n: int) -> dict:
@@ -156,12 +168,12 @@ async def branch_switch(client, repo: Path, n: int) -> dict:
     git(repo, "add", "-A")
     git(repo, *GIT_ID, "commit", "-qm", "switch")
     git(repo, "checkout", "-q", "main")
-    await anyio.sleep(5.0)  # the switch back's own build settles
+    await settle(client)  # the switch back's own build is not counted
     builds = builds_logged(repo)
     started = time.perf_counter()
     git(repo, "checkout", "-q", branch)
     seconds = await _until_found(client, name, started)
-    await anyio.sleep(3.0)
+    await settle(client)
     done = builds_logged(repo) - builds
     git(repo, "checkout", "-q", "main")  # the corpus stays one commit: the next run reuses it
     git(repo, "branch", "-q", "-D", branch)
@@ -182,8 +194,10 @@ def main() -> None:
     repo = stdlib_repo(args.corpus)
     git(repo, "reset", "-q", "--hard")
     wall, written = run_build_measured(python, repo)
-    db = sum(p.stat().st_size for p in (repo / ".codeagent" / "assembled").rglob("index.duckdb*"))
-    print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB")
+    current = (repo / ".codeagent" / "refs" / "worktree").read_text().strip()
+    db = sum(p.stat().st_size for p in (repo / ".codeagent" / "assembled" / current).glob("index.duckdb*"))
+    print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cur = current_path(python, repo, args.current_edits)
     got = anyio.run(watched, python, repo, args.edits, args.switch_files)
     lat, n = got["latencies"], len(got["latencies"])
