@@ -20,7 +20,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,11 +167,11 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
     store_arg = opts.store_dir.resolve() if opts.store_dir else None
     # yield_on_timeout: the first (empty) batch comes once the watch is in place: `watching`
     # is said then, and the initial build cannot miss a change made while it runs
-    batches = fs_watch(root, watch_filter=changes_filter.quick, debounce=opts.max_wait_ms,
+    batches = fs_watch(changes_filter.root, watch_filter=changes_filter.quick, debounce=opts.max_wait_ms,
                        step=opts.quiet_ms, stop_event=opts.stop, raise_interrupt=True,
                        rust_timeout=500, yield_on_timeout=True)
     catch_up, last_build_ns, started = opts.initial_build, 0, False
-    for batch in batches:
+    for batch in _watched(batches):
         if not started:
             started = True
             emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
@@ -185,6 +185,16 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
         emit({"event": "build_started", "changes": len(paths)})
         last_build_ns = time.time_ns()
         emit(run_build(root, store_arg))
+
+
+def _watched(batches: Iterator[set]) -> Iterator[set]:
+    """The batches; the operating system refusing to watch is an error saying what to do."""
+    try:
+        yield from batches
+    except (OSError, RuntimeError) as exc:  # RuntimeError: watchfiles' internal error type
+        raise CodeagentError(f"cannot watch the work tree: {exc}",
+                             hint="on Linux raise the inotify limits (sysctl fs.inotify.max_user_watches"
+                                  " and fs.inotify.max_user_instances), then start it again") from exc
 
 
 def describe(event: WatchEvent) -> str | None:

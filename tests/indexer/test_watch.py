@@ -44,6 +44,21 @@ def test_a_store_outside_the_repository_is_still_left_out(tmp_path):
     assert f.relevant([str(store / "refs" / "x"), str(repo / "m.py")]) == ["m.py"]
 
 
+def test_a_refused_watch_is_an_error_saying_what_to_do():
+    from codeagent.errors import CodeagentError
+    from codeagent.indexer.watch import _watched
+
+    def refused():
+        yield {("added", "a.py")}
+        raise OSError(28, "OS file watch limit reached")
+
+    batches = _watched(refused())
+    assert next(batches) == {("added", "a.py")}
+    with pytest.raises(CodeagentError) as caught:
+        next(batches)
+    assert "watch limit" in caught.value.message and "max_user_watches" in caught.value.hint
+
+
 def test_progress_lines_say_what_happened():
     assert describe({"event": "changes", "count": 5, "sample": ["a", "b", "c"]}) == \
         "changed: a, b, c and 2 more"
