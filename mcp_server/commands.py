@@ -76,7 +76,7 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
             f"--host {host} is not a loopback address; the server has no authentication",
             hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
     server = run_command(False, _make_server, repo, ref, store_dir, allow_build, profile)
-    beside = _watching(server) if watch else None
+    beside = run_command(False, _watching, server) if watch else None
     _run(server, transport, host, port, max_frame_bytes, log_level, beside)
 
 
@@ -84,6 +84,10 @@ def _watching(server):
     """serve --watch: the watcher child, followed beside the transport (see watch.py)."""
     from .watch import enable_watch_protocol, follow_watcher
 
+    if server.state.config.ref not in (None, "worktree"):
+        raise InvalidParameter(f"--watch keeps the work-tree index current, but --ref "
+                               f"{server.state.config.ref} serves another index",
+                               hint="leave --ref out (or pass --ref worktree) with --watch")
     enable_watch_protocol(server, server.state)
     return lambda send: follow_watcher(server.state, send)
 

@@ -75,3 +75,8 @@ def test_status_says_indexing_while_a_watch_build_runs(indexed_repo):
         assert not apply_event(state, {"event": "build_failed", "error": {"message": "x"}})
     finally:
         state.close()
+
+
+def test_watch_with_another_ref_is_refused(cli, indexed_repo):
+    result = cli("serve", "--repo", str(indexed_repo.path), "--ref", "main", "--watch")
+    assert result.returncode == 2 and "--watch" in result.stderr and "--ref" in result.stderr
