@@ -52,11 +52,16 @@ def is_loopback(host: str) -> bool:
                    "get_dependents and get_status.")
 @click.option("--max-frame-bytes", type=click.IntRange(1024), default=4 * 1024 * 1024,
               show_default=True, help="Largest stdio message accepted; longer ones are refused.")
+@click.option("--watch", is_flag=True,
+              help="Keep the work-tree index current: a `codeagent watch` child process rebuilds "
+                   "it after each batch of file changes (the server stays read-only). While a "
+                   "build runs index_status says `indexing`; clients subscribed to the "
+                   "codeagent://index resource get notifications/resources/updated after it.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="warning", show_default=True, help="Log level (logs go to stderr).")
 def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: str, host: str,
               port: int, allow_remote: bool, allow_build: bool, profile: str,
-              max_frame_bytes: int, log_level: str) -> None:
+              max_frame_bytes: int, watch: bool, log_level: str) -> None:
     """Serve the repository's index to agents over MCP (stdio by default).
 
     Answers from the newest complete manifest of REF and follows it across builds without a
@@ -71,10 +76,24 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
             f"--host {host} is not a loopback address; the server has no authentication",
             hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
     server = run_command(False, _make_server, repo, ref, store_dir, allow_build, profile)
-    _run(server, transport, host, port, max_frame_bytes, log_level)
+    beside = run_command(False, _watching, server) if watch else None
+    _run(server, transport, host, port, max_frame_bytes, log_level, beside)
 
 
-def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log_level: str) -> None:
+def _watching(server):
+    """serve --watch: the watcher child, followed beside the transport (see watch.py)."""
+    from .watch import enable_watch_protocol, follow_watcher
+
+    if server.state.config.ref not in (None, "worktree"):
+        raise InvalidParameter(f"--watch keeps the work-tree index current, but --ref "
+                               f"{server.state.config.ref} serves another index",
+                               hint="leave --ref out (or pass --ref worktree) with --watch")
+    enable_watch_protocol(server, server.state)
+    return lambda send: follow_watcher(server.state, send)
+
+
+def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log_level: str,
+         beside=None) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
     import anyio
 
@@ -83,7 +102,7 @@ def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log
 
         # The SDK's own stdio runner reads unbounded lines; ours needs the low-level server,
         # which MCPServer does not expose publicly yet.
-        anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes)
+        anyio.run(serve_stdio, server._lowlevel_server, max_frame_bytes, beside)
     else:
         import uvicorn  # with the SDK's HTTP app, +~0.2 s: only for --transport http
 
@@ -93,7 +112,18 @@ def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log
                    f"(legacy SSE at /sse, health at /health)", err=True)
         config = uvicorn.Config(http_app(server, host), host=host, port=port,
                                 log_level=log_level)
-        anyio.run(uvicorn.Server(config).serve)
+        anyio.run(_with_beside, uvicorn.Server(config).serve, beside)
+
+
+async def _with_beside(serve, beside) -> None:
+    """Run the HTTP server with `beside` along (no pushed notifications over HTTP yet)."""
+    import anyio
+
+    async with anyio.create_task_group() as tg:
+        if beside is not None:
+            tg.start_soon(beside, None)
+        await serve()
+        tg.cancel_scope.cancel()
 
 
 def _refuse(exc: Exception) -> None:

@@ -269,7 +269,8 @@ class BuildRecord(Model):
 
 class Status(Response):
     healthy: bool
-    index_status: Literal["ready", "not_indexed", "incompatible"]
+    index_status: Literal["ready", "indexing", "not_indexed", "incompatible"] = Field(
+        description="indexing: ready, and a build (serve --watch, index_repo) is replacing it")
     ref: str | None
     manifest_id: str | None
     commit: str | None

@@ -45,6 +45,12 @@ class ServerState:
         self._follower = None
         self._lock = threading.Lock()
         self.active_job: dict | None = None  # the build a build tool is running, if any
+        self.watch: dict | None = None  # serve --watch: {"building": job or None, "last": event}
+        self.subscriptions: set[str] = set()  # resource URIs the client subscribed to
+
+    def running_build(self) -> dict | None:
+        """The build running for this server (a build tool's or the watcher's), if any."""
+        return self.active_job or (self.watch or {}).get("building")
 
     def follower(self):
         with self._lock:

@@ -191,8 +191,10 @@ def take_stdin() -> int:
     return private
 
 
-async def serve_stdio(server, max_frame: int = MAX_FRAME) -> None:
-    """Run a low-level MCP `Server` over this process's stdin/stdout with bounded frames."""
+async def serve_stdio(server, max_frame: int = MAX_FRAME,
+                      beside: Callable[[Reply], Awaitable[None]] | None = None) -> None:
+    """Run a low-level MCP `Server` over this process's stdin/stdout with bounded frames;
+    `beside(send)` runs along (cancelled when the client goes) and may send notifications."""
     from mcp.server.stdio import stdio_server
 
     reader = FrameReader(take_stdin(), max_frame)
@@ -201,6 +203,10 @@ async def serve_stdio(server, max_frame: int = MAX_FRAME) -> None:
         replies = write_stream.clone()
         reader.reply = replies.send
         try:
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with anyio.create_task_group() as tg:
+                if beside is not None:
+                    tg.start_soon(beside, replies.send)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
         finally:
             replies.close()

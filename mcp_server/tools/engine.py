@@ -62,14 +62,15 @@ class StatusTools:
                       edges=view.count("edges"))
         builds = read_log(view.store, "builds", limit=10)
         last = max((b.get("at") or 0 for b in builds), default=0)
-        return Status(healthy=True, index_status="ready", ref=view.ref, manifest_id=view.manifest_id,
+        return Status(healthy=True, index_status="indexing" if self.state.running_build() else "ready",
+                      ref=view.ref, manifest_id=view.manifest_id,
                       commit=m["commit"], schema_version=m["schema_version"], source=m["source"],
                       counts=counts, languages=sorted(counts.get("by_language", {})),
                       embedder=m["embedder_id"], freshness=m["freshness"],
                       refs=sorted(view.store.list_refs()),
                       last_indexed_at=iso(last) if last else None,
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
-                      active_job=self.state.active_job,
+                      active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=metadata_of(view).model_copy(
                           update={"freshness": m["freshness"]["state"]}))
@@ -80,7 +81,7 @@ class StatusTools:
         return Status(healthy=status == "not_indexed", index_status=status, ref=self.state.config.ref,
                       manifest_id=None, commit=None, schema_version=None,
                       freshness={"state": "unknown", "detail": f"{exc.message} ({exc.hint})"},
-                      active_job=self.state.active_job,
+                      active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=ResponseMetadata(schema_status=schema))
 

@@ -38,6 +38,7 @@ COMMANDS = {
     "bundle": "codeagent.indexer.replicate.commands:bundle_cmd",
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon.commands:daemon_cmd",
+    "watch": "codeagent.indexer.watch_commands:watch_cmd",
 }
 
 
@@ -88,6 +89,15 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
+
+
+def child_command(*args: str) -> tuple[list[str], str]:
+    """(argv, working directory) of a `codeagent` child process. The directory is the one the
+    package is installed in: `python -m` puts the working directory first on sys.path, and a
+    repository's own modules (the stdlib corpus' json/, a project's codeagent/) must never
+    shadow the ones codeagent imports."""
+    return ([sys.executable, "-m", "codeagent", *args],
+            str(Path(__file__).resolve().parent.parent))
 
 
 def emit_error(exc: CodeagentError, as_json: bool) -> None:

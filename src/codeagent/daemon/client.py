@@ -14,7 +14,7 @@ from .protocol import (DEFAULT_IDLE_TIMEOUT, SUPPORTED, DaemonError, Reader, deb
 from .run import run_cli, wind_down
 from .trust import trusted
 
-NOT_FORWARDED = ("daemon", "serve")
+NOT_FORWARDED = ("daemon", "serve", "watch")  # long-lived: in-process
 
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)

@@ -1,0 +1,222 @@
+"""Watch-mode benchmark on the stdlib corpus: `codeagent serve --watch` with a client querying.
+
+    python bench/watch.py [--edits 50] [--switch-files 2000] [--corpus DIR]
+
+Prints, in one run:
+  - the current path: one-file-edit `codeagent build` (a fresh process, as a watch build is):
+    seconds and bytes written (/proc/<pid>/io write_bytes), the copy of the database included;
+  - edit -> searchable: a client's search_symbols finds a function written into a file, p50 /
+    p95 over --edits edits (the debounce, the build's process and the server's swap to the new
+    manifest included; target p95 <= 1.0 s);
+  - bytes written per edit by the watcher and its builds (the watcher's /proc io counts the
+    builds it reaped) and by the server (target: <= 1 MB plus the new shard);
+  - a branch switch rewriting --switch-files files: seconds until a symbol only that branch
+    has is searchable, and how many builds it took (target: one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import ENV, git, median, percentile, print_table, stdlib_repo  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/mcp.py is not the SDK
+
+GIT_ID = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+SEARCH_TIMEOUT = 120.0
+
+
+def io_of(pid: int) -> dict[str, int]:
+    rows = Path(f"/proc/{pid}/io").read_text().splitlines()
+    return {k: int(v) for k, v in (r.split(": ") for r in rows)}
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def run_build_measured(python: str, repo: Path) -> tuple[float, int]:
+    """(seconds, bytes written) of one `codeagent build` of the work tree in a fresh process
+    (/proc/<pid>/io read before the child is reaped: waitid WNOWAIT)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([python, "-m", "codeagent", "build", str(repo), "--json"], env=ENV,
+                            cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    written = io_of(proc.pid)["write_bytes"]
+    proc.wait()
+    if proc.returncode:
+        raise SystemExit(f"build failed:\n{proc.stderr.read().decode()}")
+    return time.perf_counter() - start, written
+
+
+def edit(repo: Path, rel: str, name: str) -> None:
+    path = repo / rel
+    path.write_bytes(path.read_bytes() + f"\n\ndef {name}():\n    return 1\n".encode())
+
+
+def targets(repo: Path, n: int) -> list[str]:
+    """n mid-sized files to edit (deterministic)."""
+    files = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.py")
+                   if ".codeagent" not in p.parts and 4_000 < p.stat().st_size < 40_000)
+    return random.Random(7).sample(files, min(n, len(files)))
+
+
+def current_path(python: str, repo: Path, edits: int) -> dict:
+    """One-file edits built by a fresh `codeagent build` each (what every build does today)."""
+    secs, written = [], []
+    for i, rel in enumerate(targets(repo, edits)):
+        edit(repo, rel, f"cli_probe_{i}_{os.getpid()}")
+        s, w = run_build_measured(python, repo)
+        secs.append(s)
+        written.append(w)
+    return {"seconds": secs, "written": written}
+
+
+async def _found(client, name: str) -> bool:
+    result = await client.call_tool("search_symbols", {"query": name, "match": "exact"})
+    return bool((result.structured_content or {}).get("results"))
+
+
+async def _until_found(client, name: str, started: float) -> float:
+    import anyio
+
+    while not await _found(client, name):
+        if time.perf_counter() - started > SEARCH_TIMEOUT:
+            raise SystemExit(f"{name} was not searchable within {SEARCH_TIMEOUT}s")
+        await anyio.sleep(0.02)
+    return time.perf_counter() - started
+
+
+def builds_logged(repo: Path) -> int:
+    log = repo / ".codeagent" / "logs" / "builds.jsonl"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+async def watched(python: str, repo: Path, edits: int, switch_files: int) -> dict:
+    """Edits and a branch switch with `serve --watch` running and a client querying."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=python, args=["-m", "codeagent", "serve", "--repo", str(repo),
+                                                         "--watch"],
+                                   env=ENV, cwd=tempfile.gettempdir())
+    me = os.getpid()
+    async with Client(params, read_timeout_seconds=120) as client:
+        server = next(p for p in children(me) if "serve" in Path(f"/proc/{p}/cmdline").read_text())
+        for _ in range(600):  # the watcher's catch-up build (nothing to do: already built)
+            status = (await client.call_tool("index_status", {})).structured_content
+            watcher = children(server)
+            if watcher and status["index_status"] == "ready" and status.get("recent_builds"):
+                break
+            await anyio.sleep(0.1)
+        await anyio.sleep(1.0)
+        watcher = children(server)[0]
+        before = (io_of(watcher)["write_bytes"], io_of(server)["write_bytes"], builds_logged(repo))
+        latencies = []
+        for i, rel in enumerate(targets(repo, edits)):
+            name = f"watch_probe_{i}_{me}"
+            started = time.perf_counter()
+            edit(repo, rel, name)
+            latencies.append(await _until_found(client, name, started))
+            await anyio.sleep(0.3)  # an agent reads the answer before its next edit
+        await settle(client)
+        after = (io_of(watcher)["write_bytes"], io_of(server)["write_bytes"], builds_logged(repo))
+        switch = await branch_switch(client, repo, switch_files)
+    return {"latencies": latencies, "watcher_written": after[0] - before[0],
+            "server_written": after[1] - before[1], "builds": after[2] - before[2], "switch": switch}
+
+
+async def settle(client, quiet: float = 3.0) -> None:
+    """Wait until no build has run for `quiet` seconds."""
+    import anyio
+
+    calm = time.perf_counter()
+    while time.perf_counter() - calm < quiet:
+        status = (await client.call_tool("index_status", {})).structured_content
+        if status["index_status"] == "indexing":
+            calm = time.perf_counter()
+        await anyio.sleep(0.2)
+
+
+async def branch_switch(client, repo: Path, n: int) -> dict:
+    """Check out a branch that rewrites n files; time until its own symbol is searchable."""
+    import anyio
+
+    branch = f"switch-{os.getpid()}"
+    files = targets(repo, 10**6)[:n]
+    if len(files) < n:
+        files = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.py")
+                       if ".codeagent" not in p.parts)[:n]
+    git(repo, "checkout", "-q", "-b", branch)  # the edits so far come along
+    name = f"switch_probe_{os.getpid()}"
+    for rel in files:
+        (repo / rel).write_bytes((repo / rel).read_bytes() + b"\n# switched\n")
+    edit(repo, files[0], name)
+    git(repo, "add", "-A")
+    git(repo, *GIT_ID, "commit", "-qm", "switch")
+    git(repo, "checkout", "-q", "main")
+    await settle(client)  # the switch back's own build is not counted
+    builds = builds_logged(repo)
+    started = time.perf_counter()
+    git(repo, "checkout", "-q", branch)
+    seconds = await _until_found(client, name, started)
+    await settle(client)
+    done = builds_logged(repo) - builds
+    git(repo, "checkout", "-q", "main")  # the corpus stays one commit: the next run reuses it
+    git(repo, "branch", "-q", "-D", branch)
+    return {"files": len(files), "seconds": seconds, "builds": done}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--edits", type=int, default=50)
+    ap.add_argument("--current-edits", type=int, default=5,
+                    help="one-file edits built by a fresh `codeagent build` (the current path)")
+    ap.add_argument("--switch-files", type=int, default=2000)
+    ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-watch")
+    args = ap.parse_args()
+    import anyio
+
+    python = sys.executable
+    repo = stdlib_repo(args.corpus)
+    git(repo, "reset", "-q", "--hard")
+    wall, written = run_build_measured(python, repo)
+    current = (repo / ".codeagent" / "refs" / "worktree").read_text().strip()
+    db = sum(p.stat().st_size for p in (repo / ".codeagent" / "assembled" / current).glob("index.duckdb*"))
+    print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    cur = current_path(python, repo, args.current_edits)
+    got = anyio.run(watched, python, repo, args.edits, args.switch_files)
+    lat, n = got["latencies"], len(got["latencies"])
+    mb = 1e6
+    print_table(["path", "what", "figure"], [
+        ["current: codeagent build per edit", f"seconds p50 over {len(cur['seconds'])}",
+         f"{median(cur['seconds']):.2f} s"],
+        ["current: codeagent build per edit", "bytes written per one-file edit (median)",
+         f"{median(cur['written']) / mb:.1f} MB"],
+        ["serve --watch", f"edit -> searchable p50 / p95 over {n}",
+         f"{percentile(lat, 50):.2f} / {percentile(lat, 95):.2f} s"],
+        ["serve --watch", "builds for the edits", str(got["builds"])],
+        ["serve --watch", "watcher + builds: bytes written per edit",
+         f"{got['watcher_written'] / max(n, 1) / mb:.1f} MB"],
+        ["serve --watch", "server: bytes written per edit", f"{got['server_written'] / max(n, 1) / mb:.2f} MB"],
+        ["serve --watch", f"branch switch ({got['switch']['files']} files) -> searchable",
+         f"{got['switch']['seconds']:.2f} s, {got['switch']['builds']} build(s)"],
+    ])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""Watch mode: follow the work tree with incremental builds, each in a process of its own.
+
+`watchfiles` (inotify, FSEvents, ReadDirectoryChangesW under one API) reports changed paths;
+a batch ends once the tree has been quiet for `quiet_ms` (at most `max_wait_ms` after its
+first change). Paths that cannot change the work-tree index are dropped first: the store,
+git's internals (except HEAD: a branch switch), files `.codeagentignore` or `[tool.codeagent]`
+exclude, and untracked files `.gitignore` ignores. Each remaining batch runs `codeagent
+build` as a child process, so the watcher holds no index open and writes nothing itself.
+Changes that arrive while a build runs form the next batch: a branch switch rewriting
+thousands of files is one or two builds, never one per file.
+
+Events are dicts (see `WatchEvent`), printed as progress lines by `codeagent watch` and read
+as JSON lines by `codeagent serve --watch`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import sources
+from ..cli import child_command
+from ..errors import CodeagentError, NotARepository
+from ..repo_config import RULE_FILES
+
+DEFAULT_QUIET_MS = 100
+DEFAULT_MAX_WAIT_MS = 2000
+GIT_BUSY_WAIT = 30.0  # seconds a build waits for a git command holding the index lock
+# Files whose change may change what the build includes, wherever .gitignore says otherwise.
+RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
+
+WatchEvent = dict  # {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed", ...}
+Emit = Callable[[WatchEvent], None]
+
+
+@dataclass
+class WatchOptions:
+    repo: Path
+    store_dir: Path | None = None
+    quiet_ms: int = DEFAULT_QUIET_MS
+    max_wait_ms: int = DEFAULT_MAX_WAIT_MS
+    stop: threading.Event | None = None  # set it to end `watch` (another thread, a test)
+    initial_build: bool = True  # catch up with changes made while nothing watched
+
+
+class ChangeFilter:
+    """Which changed paths can change the work-tree index of `root` (see the module doc)."""
+
+    def __init__(self, root: Path, store_root: Path) -> None:
+        self.root = os.path.realpath(root)
+        self.prefix = os.path.join(self.root, "")
+        self.store = os.path.realpath(store_root)
+        self.git_dir = os.path.join(self.root, ".git")
+        self.is_git = os.path.isdir(self.git_dir)
+
+    def quick(self, _change: object, path: str) -> bool:
+        """watchfiles' per-event filter: no store, no .git but its HEAD. Cheap, no I/O."""
+        if path == self.store or path.startswith(self.store + os.sep):
+            return False
+        if path == self.git_dir or path.startswith(self.git_dir + os.sep):
+            return path == os.path.join(self.git_dir, "HEAD")
+        return path.startswith(self.prefix)
+
+    def relevant(self, paths: Iterable[str]) -> list[str]:
+        """The repository-relative paths among `paths` (absolute) the index may care about."""
+        rel = sorted({os.path.relpath(p, self.root).replace(os.sep, "/")
+                      for p in paths if self.quick(None, p)})
+        if not rel:
+            return []
+        try:
+            rules = sources.worktree_rules(Path(self.root))
+            rel = [p for p in rel if p.rsplit("/", 1)[-1] in RULE_NAMES or not rules.excluded(p)]
+        except CodeagentError:
+            pass  # a malformed rule file: let the build say so
+        ignored = self._git_ignored([p for p in rel if not p.startswith(".git/")])
+        return [p for p in rel if p not in ignored or p.rsplit("/", 1)[-1] in RULE_NAMES]
+
+    def settled_before(self, rel: list[str], since_ns: int) -> bool:
+        """Did every path last change before `since_ns` (a build started then saw them)? A
+        deleted path cannot say when: False."""
+        for p in rel:
+            try:
+                st = os.lstat(os.path.join(self.root, p))
+            except OSError:
+                return False
+            if max(st.st_mtime_ns, st.st_ctime_ns) >= since_ns:
+                return False
+        return True
+
+    def wait_for_git(self, stop: threading.Event | None) -> None:
+        """Wait (a bounded while) for a git command holding the index lock, such as a
+        checkout still writing files: its changes then make one build, not several."""
+        lock = os.path.join(self.git_dir, "index.lock")
+        deadline = time.monotonic() + GIT_BUSY_WAIT
+        while os.path.exists(lock) and time.monotonic() < deadline:
+            if stop is not None and stop.wait(0.05):
+                return
+            if stop is None:
+                time.sleep(0.05)
+
+    def _git_ignored(self, rel: list[str]) -> set[str]:
+        """Paths .gitignore ignores (tracked files never are, as `git ls-files` lists them)."""
+        if not self.is_git or not rel:
+            return set()
+        proc = subprocess.run(["git", "-C", self.root, "check-ignore", "-z", "--stdin"],
+                              input=b"\0".join(os.fsencode(p) for p in rel) + b"\0",
+                              capture_output=True, check=False)
+        if proc.returncode not in (0, 1):
+            return set()
+        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
+
+
+def build_command(root: Path, store_dir: Path | None) -> tuple[list[str], str]:
+    """(argv, cwd) of one incremental work-tree build's child process (JSON on stdout)."""
+    store = ["--store", str(store_dir)] if store_dir else []
+    return child_command("build", str(root), "--worktree", "--json", "--wait", "60", *store)
+
+
+def run_build(root: Path, store_dir: Path | None) -> WatchEvent:
+    """Build the work tree in a child process; its result as a build_done or build_failed
+    event. A Ctrl-C (or any error here) kills the child before it propagates."""
+    started = time.monotonic()
+    argv, cwd = build_command(root, store_dir)
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    seconds = round(time.monotonic() - started, 3)
+    try:
+        body = json.loads(out)
+    except ValueError:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        body = {"error": {"code": "internal_error", "message": lines[-1] if lines else "build failed"}}
+    if proc.returncode != 0 or "error" in body:
+        return {"event": "build_failed", "seconds": seconds, "exit_code": proc.returncode,
+                "error": body.get("error", {"message": "build failed"})}
+    return {"event": "build_done", "seconds": seconds, "changed": body["changed"],
+            "ref": body["ref"], "manifest_id": body["manifest_id"],
+            "files_total": body["files_total"], "files_parsed": body["files_parsed"]}
+
+
+def _root_and_store(opts: WatchOptions) -> tuple[Path, Path]:
+    repo = sources.require_repo(opts.repo.resolve())
+    root = sources.git_toplevel(repo) or repo
+    return root, (opts.store_dir.resolve() if opts.store_dir else root / ".codeagent")
+
+
+def watch(opts: WatchOptions, emit: Emit) -> None:
+    """Build the work tree after each batch of relevant changes until `opts.stop` is set
+    (or a Ctrl-C, which propagates once the running build is killed)."""
+    from watchfiles import watch as fs_watch
+
+    root, store_root = _root_and_store(opts)
+    if not root.is_dir():
+        raise NotARepository(f"{root} is not a directory")
+    changes_filter = ChangeFilter(root, store_root)
+    store_arg = opts.store_dir.resolve() if opts.store_dir else None
+    # yield_on_timeout: the first (empty) batch comes once the watch is in place: `watching`
+    # is said then, and the initial build cannot miss a change made while it runs
+    batches = fs_watch(changes_filter.root, watch_filter=changes_filter.quick, debounce=opts.max_wait_ms,
+                       step=opts.quiet_ms, stop_event=opts.stop, raise_interrupt=True,
+                       rust_timeout=500, yield_on_timeout=True)
+    catch_up, last_build_ns, started = opts.initial_build, 0, False
+    for batch in _watched(batches):
+        if not started:
+            started = True
+            emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
+        paths = changes_filter.relevant(path for _, path in batch)
+        if not catch_up and (not paths or changes_filter.settled_before(paths, last_build_ns)):
+            continue  # nothing relevant, or changes the previous build already read
+        catch_up = False
+        changes_filter.wait_for_git(opts.stop)
+        if paths:
+            emit({"event": "changes", "count": len(paths), "sample": paths[:3]})
+        emit({"event": "build_started", "changes": len(paths)})
+        last_build_ns = time.time_ns()
+        emit(run_build(root, store_arg))
+
+
+def _watched(batches: Iterator[set]) -> Iterator[set]:
+    """The batches; the operating system refusing to watch is an error saying what to do."""
+    try:
+        yield from batches
+    except (OSError, RuntimeError) as exc:  # RuntimeError: watchfiles' internal error type
+        raise CodeagentError(f"cannot watch the work tree: {exc}",
+                             hint="on Linux raise the inotify limits (sysctl fs.inotify.max_user_watches"
+                                  " and fs.inotify.max_user_instances), then start it again") from exc
+
+
+def describe(event: WatchEvent) -> str | None:
+    """One progress line for a person (None: nothing to say)."""
+    kind = event["event"]
+    if kind == "watching":
+        return (f"watching {event['root']} (builds after {event['quiet_ms']} ms without "
+                "changes; Ctrl-C stops)")
+    if kind == "changes":
+        more = f" and {event['count'] - len(event['sample'])} more" if event["count"] > len(event["sample"]) else ""
+        return f"changed: {', '.join(event['sample'])}{more}"
+    if kind == "build_done":
+        if not event["changed"]:
+            return f"up to date: {event['ref']} is {event['manifest_id'][:12]} ({event['seconds']:.2f}s)"
+        return (f"indexed {event['ref']} -> {event['manifest_id'][:12]}: {event['files_parsed']} of "
+                f"{event['files_total']} files parsed ({event['seconds']:.2f}s)")
+    if kind == "build_failed":
+        err = event["error"]
+        return f"build failed: {err.get('message')}" + (f" ({err['hint']})" if err.get("hint") else "")
+    return None
