@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..cli import REPO_ARG, STORE_OPT, run_command
+from .watch import WatchOptions, describe, watch
 
 
 @click.command("watch")
@@ -43,8 +44,6 @@ def watch_cmd(repo: Path, store_dir: Path | None, quiet_ms: int, max_wait_ms: in
     \b
     Exit codes: 0 stopped, 2 invalid argument, 3 not a directory, 130 interrupted (Ctrl-C).
     """
-    from .watch import WatchOptions, describe, watch
-
     stop = threading.Event()
     if stop_on_stdin_eof:
         threading.Thread(target=_stop_on_eof, args=(stop,), daemon=True).start()

@@ -82,7 +82,7 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
 
 def _watching(server):
     """serve --watch: the watcher child, followed beside the transport (see watch.py)."""
-    from .watch import enable_watch_protocol, follow_watcher
+    from .watch import enable_watch_protocol, follow_watcher  # the MCP SDK, +~0.5 s: not for --help
 
     if server.state.config.ref not in (None, "worktree"):
         raise InvalidParameter(f"--watch keeps the work-tree index current, but --ref "

@@ -23,6 +23,7 @@ from mcp.shared.message import SessionMessage
 
 from ..cli import child_command
 from .state import ServerState
+from .tools.engine import StatusTools
 
 INDEX_URI = "codeagent://index"
 log = logging.getLogger("codeagent.mcp.watch")
@@ -92,8 +93,6 @@ async def _handle(state: ServerState, line: bytes, send: Send | None) -> None:
 
 def index_resource(state: ServerState) -> str:
     """The `codeagent://index` resource: what the server answers from and whether a build runs."""
-    from .tools.engine import StatusTools
-
     status = StatusTools(state).index_status()
     return json.dumps({"index_status": status.index_status, "ref": status.ref,
                        "manifest_id": status.manifest_id, "active_job": status.active_job,
