@@ -31,7 +31,7 @@ import pyarrow as pa
 from ... import format as fmt
 from ...format.assembly import TABLES_SQL
 from ...format.manifest import FileEntry, Manifest
-from ...store import Store, complete_marker, write_assembly_sums
+from ...store import Store, complete_marker, faults, write_assembly_sums
 from .ann import build_vector_artifact
 from .base import BaseCopy, connect, copy_base, same_assembly_version, settle
 from .graph import symbol_graph
@@ -227,6 +227,7 @@ class _Steps:
 
     def advance(self, steps: int = 1) -> None:
         self.done = min(self.done + steps, self.total - 1)
+        faults.step("assemble")
         self.progress("assemble", self.done, self.total)
 
     def finish(self) -> None:
@@ -244,6 +245,7 @@ def prune_assembled(store: Store, keep: set[str]) -> int:
     for entry in base.iterdir() if base.exists() else ():
         if entry.name not in keep:
             doomed = store.tmp_dir / f"prune-{entry.name[:16]}-{secrets.token_hex(4)}"
+            faults.step(f"prune {entry.name}")
             try:
                 os.rename(entry, doomed)
             except OSError:

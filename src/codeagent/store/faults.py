@@ -6,16 +6,24 @@ CODEAGENT_TEST_NONATOMIC=1  write in place (no temp file, no rename) with a paus
 CODEAGENT_TEST_FAULT=ERRNO[@N|@SUBDIR]  fail store writes with ERRNO (ENOSPC, EIO...) as a
     full or failing disk would: every write, writes number N and later of this process, or
     writes under one store subdirectory (objects, actions, refs, cache).
+CODEAGENT_TEST_KILL_AT=N  SIGKILL this process at step N of its store operation (a write about
+    to be renamed into place, a delete, an assembly step): the crash harness kills at a point
+    measured in progress, not in wall time, so a slow or loaded machine kills mid-way as often.
+CODEAGENT_TEST_STEPS=FILE  append each step's name to FILE (how many steps an operation has).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import time
 from pathlib import Path
 
 _fault_writes = 0
+_steps = 0
+_KILL_AT = int(os.environ.get("CODEAGENT_TEST_KILL_AT") or 0)
+_STEPS_LOG = os.environ.get("CODEAGENT_TEST_STEPS")
 
 
 def nonatomic() -> bool:
@@ -43,3 +51,16 @@ def write_in_place(path: Path | str, data: bytes) -> None:
         fh.write(data[len(data) // 2:])
 
 
+
+
+def step(what: str) -> None:
+    """One step of a store operation: counted, logged and killed at under test; else nothing."""
+    global _steps
+    if not (_KILL_AT or _STEPS_LOG):
+        return
+    _steps += 1
+    if _STEPS_LOG:
+        with open(_STEPS_LOG, "a") as fh:
+            fh.write(f"{what}\n")
+    if _steps == _KILL_AT:
+        os.kill(os.getpid(), signal.SIGKILL)
