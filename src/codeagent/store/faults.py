@@ -9,6 +9,7 @@ CODEAGENT_TEST_FAULT=ERRNO[@N|@SUBDIR]  fail store writes with ERRNO (ENOSPC, EI
 CODEAGENT_TEST_KILL_AT=N  SIGKILL this process at step N of its store operation (a write about
     to be renamed into place, a delete, an assembly step): the crash harness kills at a point
     measured in progress, not in wall time, so a slow or loaded machine kills mid-way as often.
+CODEAGENT_TEST_KILL_SIGNAL=INT  send that signal at step N instead (a Ctrl-C at a known step).
 CODEAGENT_TEST_STEPS=FILE  append each step's name to FILE (how many steps an operation has).
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 _fault_writes = 0
 _steps = 0
 _KILL_AT = int(os.environ.get("CODEAGENT_TEST_KILL_AT") or 0)
+_KILL_SIGNAL = getattr(signal, "SIG" + os.environ.get("CODEAGENT_TEST_KILL_SIGNAL", "KILL"))
 _STEPS_LOG = os.environ.get("CODEAGENT_TEST_STEPS")
 
 
@@ -63,4 +65,4 @@ def step(what: str) -> None:
         with open(_STEPS_LOG, "a") as fh:
             fh.write(f"{what}\n")
     if _steps == _KILL_AT:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), _KILL_SIGNAL)
