@@ -74,7 +74,7 @@ def test_the_ref_swap_comes_after_every_file_it_names_is_flushed(git_repo, fsync
 
 
 def test_no_os_sync_in_the_product():
-    """What `grep -rn "os.sync()"` over the checkout must find: nothing (spelled in two parts
+    """A grep of the checkout for the whole-machine sync call finds nothing (the call is spelled
     here, so this test is not its own hit)."""
     root = Path(__file__).resolve().parents[2]
     call = "os." + "sync()"
