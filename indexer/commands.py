@@ -63,9 +63,14 @@ class TerminalProgress:
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
+@click.option("--memory", default=None, metavar="SIZE",
+              help="Memory budget of the build, e.g. 512M or 2G (default 1G): assembly batches, "
+                   "parsed shards kept in memory and DuckDB's limit (it spills to the store's tmp/ "
+                   "past it) are sized from it. Parser processes come on top (see --jobs).")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
-              max_file_size: int | None, lock_wait: float, embedder: str | None, as_json: bool) -> None:
+              max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
+              as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
     Unchanged files are never re-read: the work tree is checked against a stat cache and
@@ -81,14 +86,16 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     locked by another build (see --wait), 9 a write failed (disk full, I/O error).
     """
     from ..errors import InvalidParameter
+    from .budget import memory_budget
     from .build import BuildOptions, build
 
     if rev is not None and worktree:
         run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
+    budget = run_command(as_json, memory_budget, memory)
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
                         max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=TerminalProgress(not as_json and sys.stderr.isatty()),
-                        embedder=embedder)
+                        embedder=embedder, memory=budget)
     result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
