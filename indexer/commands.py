@@ -67,9 +67,18 @@ class TerminalProgress:
               help="Memory budget of the build, e.g. 512M or 2G (default 1G): assembly batches, "
                    "parsed shards kept in memory and DuckDB's limit (it spills to the store's tmp/ "
                    "past it) are sized from it. Parser processes come on top (see --jobs).")
+@click.option("--partition", default=None, metavar="I/N",
+              help="With --ref and --to: parse only slice I of N of the tree (by content) and upload "
+                   "its shards; one CI machine per slice (see README).")
+@click.option("--to", "to_remote", default=None, metavar="REMOTE",
+              help="The remote a --partition uploads to (directory, file://, s3://, gs://).")
+@click.option("--from-partitions", default=None, metavar="REMOTE",
+              help="With --ref: join the N partitions uploaded to REMOTE into the index and "
+                   "assemble it (the same manifest as a one-machine build).")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
+              partition: str | None, to_remote: str | None, from_partitions: str | None,
               as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
@@ -96,11 +105,33 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=budget)
-    result = run_command(as_json, build, opts)
+    if partition is not None or to_remote is not None or from_partitions is not None:
+        result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
+    else:
+        result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
-        return
-    _print_build(result)
+    elif hasattr(result, "partition"):
+        click.echo(f"partition {result.partition} of {result.ref} @ {result.commit[:12]}: {result.files} files "
+                   f"({result.files_parsed} parsed now, {result.files_resumed} from an earlier run), "
+                   f"{result.objects_uploaded} objects uploaded; {result.seconds:.2f}s")
+    else:
+        _print_build(result)
+
+
+def _partitioned(opts, partition: str | None, to_remote: str | None, source: str | None):
+    """One partition of a partitioned build (--partition, --to) or the join (--from-partitions)."""
+    from ..errors import InvalidParameter
+    from .partition import build_from_partitions, build_partition, parse_partition
+
+    if source is not None:
+        if partition is not None or to_remote is not None:
+            raise InvalidParameter("--from-partitions excludes --partition and --to")
+        return build_from_partitions(opts, source)
+    if partition is None or to_remote is None:
+        raise InvalidParameter("--partition and --to go together",
+                               hint="codeagent build --ref REV --partition I/N --to REMOTE")
+    return build_partition(opts, *parse_partition(partition), to_remote)
 
 
 def _print_build(result) -> None:
