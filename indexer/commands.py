@@ -44,6 +44,23 @@ class TerminalProgress:
         sys.stderr.flush()
 
 
+def _scale_options(fn):
+    """build's options for large trees: the memory budget, partitioned builds."""
+    fn = click.option("--from-partitions", default=None, metavar="REMOTE",
+                      help="With --ref: join the N partitions uploaded to REMOTE into the index and "
+                           "assemble it (the same manifest as a one-machine build).")(fn)
+    fn = click.option("--to", "to_remote", default=None, metavar="REMOTE",
+                      help="The remote a --partition uploads to (directory, file://, s3://, gs://).")(fn)
+    fn = click.option("--partition", default=None, metavar="I/N",
+                      help="With --ref and --to: parse only slice I of N of the tree (by content) "
+                           "and upload its shards; one CI machine per slice (see README).")(fn)
+    return click.option("--memory", default=None, metavar="SIZE",
+                        help="Memory budget of the build, e.g. 512M or 2G (default 1G): assembly "
+                             "batches, parsed shards kept in memory and DuckDB's limit (it spills "
+                             "to the store's tmp/ past it) are sized from it. Parser processes come "
+                             "on top (see --jobs).")(fn)
+
+
 @click.command("build")
 @REPO_ARG
 @click.option("--ref", "rev", default=None, metavar="REV",
@@ -63,18 +80,7 @@ class TerminalProgress:
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
-@click.option("--memory", default=None, metavar="SIZE",
-              help="Memory budget of the build, e.g. 512M or 2G (default 1G): assembly batches, "
-                   "parsed shards kept in memory and DuckDB's limit (it spills to the store's tmp/ "
-                   "past it) are sized from it. Parser processes come on top (see --jobs).")
-@click.option("--partition", default=None, metavar="I/N",
-              help="With --ref and --to: parse only slice I of N of the tree (by content) and upload "
-                   "its shards; one CI machine per slice (see README).")
-@click.option("--to", "to_remote", default=None, metavar="REMOTE",
-              help="The remote a --partition uploads to (directory, file://, s3://, gs://).")
-@click.option("--from-partitions", default=None, metavar="REMOTE",
-              help="With --ref: join the N partitions uploaded to REMOTE into the index and "
-                   "assemble it (the same manifest as a one-machine build).")
+@_scale_options
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
@@ -92,7 +98,8 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     \b
     Exit codes: 0 done (or nothing changed), 1 unexpected error, 2 invalid argument,
     3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
-    locked by another build (see --wait), 9 a write failed (disk full, I/O error).
+    locked by another build (see --wait), 9 a write failed (disk full, I/O error),
+    14 a remote failed (partitioned builds: a partition is missing).
     """
     from ..errors import InvalidParameter
     from .budget import memory_budget
@@ -111,10 +118,6 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
         result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
-    elif hasattr(result, "partition"):
-        click.echo(f"partition {result.partition} of {result.ref} @ {result.commit[:12]}: {result.files} files "
-                   f"({result.files_parsed} parsed now, {result.files_resumed} from an earlier run), "
-                   f"{result.objects_uploaded} objects uploaded; {result.seconds:.2f}s")
     else:
         _print_build(result)
 
@@ -135,6 +138,9 @@ def _partitioned(opts, partition: str | None, to_remote: str | None, source: str
 
 
 def _print_build(result) -> None:
+    if hasattr(result, "partition"):
+        click.echo(result.summary())
+        return
     for repair in result.repairs:
         click.echo(f"repaired: {repair}")
     if not result.changed:

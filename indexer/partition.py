@@ -50,6 +50,11 @@ class PartitionResult:
     def to_dict(self) -> dict:
         return {**asdict(self), "seconds": round(self.seconds, 4)}
 
+    def summary(self) -> str:
+        return (f"partition {self.partition} of {self.ref} @ {self.commit[:12]}: {self.files} files "
+                f"({self.files_parsed} parsed now, {self.files_resumed} from an earlier run), "
+                f"{self.objects_uploaded} objects uploaded; {self.seconds:.2f}s")
+
 
 def parse_partition(text: str) -> tuple[int, int]:
     """(I, N) of `I/N`, 0 <= I < N."""
@@ -123,15 +128,22 @@ def _checkpoints(remote: Remote, prefix: str) -> dict[str, str]:
     return out
 
 
+def _committed_tree(opts: BuildOptions, without_ref: str) -> tuple[Path, Store, str, str]:
+    """(repository top, its store, ref name, commit) of the committed tree `opts.rev`."""
+    if opts.rev is None:
+        raise InvalidParameter(without_ref)
+    repo, _ = _resolve(opts)
+    store = Store(opts.store_path if opts.store_dir else repo / ".codeagent", create=True)
+    ref, commit = sources.resolve_ref(repo, opts.rev)
+    return repo, store, ref, commit
+
+
 def build_partition(opts: BuildOptions, i: int, n: int, dest: str) -> PartitionResult:
     """Parse slice I of N of `opts.rev`'s tree into the local store, uploading its shards (with
     checkpoints) and then its entries to the remote `dest`."""
     started = time.perf_counter()
-    if opts.rev is None:
-        raise InvalidParameter("--partition needs --ref: a partition is a slice of a committed tree")
-    repo, _ = _resolve(opts)
-    store = Store(opts.store_path if opts.store_dir else repo / ".codeagent", create=True)
-    ref, commit = sources.resolve_ref(repo, opts.rev)
+    repo, store, ref, commit = _committed_tree(opts, "--partition needs --ref: a partition is a slice "
+                                               "of a committed tree")
     result = PartitionResult(ref, commit, f"{i}/{n}")
     stats = TransferStats()
     with open_remote(dest, create=True) as remote, StoreLock(store, wait=opts.lock_wait):
@@ -207,11 +219,8 @@ def build_from_partitions(opts: BuildOptions, source: str) -> BuildResult:
     """Join the partitions of `opts.rev`'s commit from the remote `source` into its manifest,
     fetch their shards, assemble and point the ref at it (as `build` does)."""
     started = time.perf_counter()
-    if opts.rev is None:
-        raise InvalidParameter("--from-partitions needs --ref: the commit the partitions were built from")
-    repo, _ = _resolve(opts)
-    store = Store(opts.store_path if opts.store_dir else repo / ".codeagent", create=True)
-    ref, commit = sources.resolve_ref(repo, opts.rev)
+    repo, store, ref, commit = _committed_tree(opts, "--from-partitions needs --ref: the commit the "
+                                               "partitions were built from")
     with open_remote(source) as remote, StoreLock(store, wait=opts.lock_wait):
         remote.require_remote()
         store.sweep_tmp()
