@@ -9,7 +9,6 @@ landed after the end. CODEAGENT_LONG=1 runs 100 kills of each (marked slow)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal

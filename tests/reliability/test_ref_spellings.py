@@ -6,7 +6,6 @@ nothing is exit 5 with the build command to run, never an empty answer or a dele
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
