@@ -7,7 +7,7 @@ A file belongs to slice `int(git blob id) % N`: identical content lands in one s
 parsed once. On the remote, under `partitions/<commit>/<N>/`:
 
     <I>             a partition's result: the object id of its entries (JSON), written last
-    <I>.parts/<K>   checkpoints while it runs: object ids of (shard key -> shard) batches
+    <I>.parts/<H>   checkpoints while it runs: object ids of (shard key -> shard) batches
                     whose shards are uploaded already, so a partition killed midway re-runs
                     (on this machine or another) without parsing those files again
 """
@@ -162,7 +162,7 @@ def build_partition(opts: BuildOptions, i: int, n: int, dest: str) -> PartitionR
                 with store.batched_actions():
                     done = _read_and_parse(builder, repo, True, need[start:start + CHECKPOINT_FILES], cache)
                 entries.extend(done)
-                _checkpoint(remote, store, f"{prefix}.parts/{start // CHECKPOINT_FILES}", done, stats)
+                _checkpoint(remote, store, f"{prefix}.parts", done, stats)
                 faults.step(f"checkpoint {part}")
         finally:
             builder.close()
@@ -177,12 +177,14 @@ def build_partition(opts: BuildOptions, i: int, n: int, dest: str) -> PartitionR
     return result
 
 
-def _checkpoint(remote: Remote, store: Store, key: str, done: list[FileEntry], stats: TransferStats) -> None:
-    """Upload the shards of `done`, then a checkpoint naming them by shard key."""
+def _checkpoint(remote: Remote, store: Store, folder: str, done: list[FileEntry], stats: TransferStats) -> None:
+    """Upload the shards of `done`, then a checkpoint naming them by shard key (under a name
+    of its own content: a later run never overwrites an earlier run's checkpoint)."""
     upload_objects(remote, store, sorted({e.shard for e in done if e.shard}), stats)
     actions = {e.shard_key: (e.shard if e.indexed else f"skip:{e.reason}") for e in done if e.shard_key}
     if actions:
-        _put_pointer(remote, key, json.dumps(actions, sort_keys=True).encode())
+        data = json.dumps(actions, sort_keys=True).encode()
+        _put_pointer(remote, f"{folder}/{hash_bytes(data)[:32]}", data)
 
 
 def _partition_entries(remote: Remote, commit: str) -> tuple[int, list[FileEntry]]:
