@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,22 @@ def test_four_partitions_join_into_the_one_machine_index(repo, cli, tmp_path):
     again = json.loads(cli("build", repo, "--ref", "main", "--from-partitions", remote,
                            "--store", tmp_path / "joiner", "--json", check=True).stdout)
     assert again["changed"] is False
+
+
+def test_artifacts_of_separate_remotes_merged_join_as_one(repo, cli, tmp_path):
+    """The GitHub Actions example: each machine uploads its own directory remote as an
+    artifact, the join job downloads them into one directory."""
+    procs = [_partition(repo, i, 2, tmp_path / f"artifact{i}", tmp_path / f"machine{i}") for i in range(2)]
+    for proc in procs:
+        _finish(proc)
+    merged = tmp_path / "merged"
+    for i in range(2):
+        shutil.copytree(tmp_path / f"artifact{i}", merged, dirs_exist_ok=True)
+    joined = json.loads(cli("build", repo, "--ref", "main", "--from-partitions", merged,
+                            "--store", tmp_path / "joiner", "--json", check=True).stdout)
+    single = json.loads(cli("build", repo, "--ref", "main", "--store", tmp_path / "single", "--json",
+                            check=True).stdout)
+    assert joined["manifest_id"] == single["manifest_id"]
 
 
 def test_a_partition_killed_midway_resumes_on_another_machine(repo, cli, tmp_path):
