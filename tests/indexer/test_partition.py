@@ -27,7 +27,7 @@ def _partition(repo: Path, i: int, n: int, remote: Path, store: Path, env: dict 
     return subprocess.Popen([sys.executable, "-m", "codeagent", "build", str(repo), "--ref", "main",
                              "--partition", f"{i}/{n}", "--to", str(remote), "--store", str(store), "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, "CODEAGENT_DAEMON": "0", **(env or {})})
 
 
 def _finish(proc) -> dict:

@@ -44,7 +44,7 @@ class StepKiller:
     def run(self, kind: str, *args: str) -> bool:
         """True when the command was killed mid-way, False when it finished first."""
         self.log.unlink(missing_ok=True)
-        env = {**os.environ, "CODEAGENT_TEST_STEPS": str(self.log)}
+        env = {**os.environ, "CODEAGENT_TEST_STEPS": str(self.log), "CODEAGENT_DAEMON": "0"}
         if self.spans.get(kind):
             env["CODEAGENT_TEST_KILL_AT"] = str(self.rng.randint(1, self.spans[kind]))
         child = subprocess.Popen([PY, "-m", "codeagent", *map(str, args)], stdout=subprocess.DEVNULL,

@@ -104,7 +104,7 @@ def test_ctrl_c_at_every_step_of_gc_and_of_an_assembly_exits_130(tmp_path: Path)
         args = ["gc", str(repo), "--keep-refs", "main"] if gc else ["build", str(repo)]
         change()
         log.unlink(missing_ok=True)
-        assert codeagent(*args, env={"CODEAGENT_TEST_STEPS": str(log)}).returncode == 0
+        assert codeagent(*args, env={"CODEAGENT_TEST_STEPS": str(log), "CODEAGENT_DAEMON": "0"}).returncode == 0
         steps = log.read_text().splitlines()
         wanted = [i for i, step in enumerate(steps, 1) if step.startswith(("assemble", "delete"))]
         assert wanted, f"{args[0]} took no step to interrupt: {steps}"
@@ -112,7 +112,7 @@ def test_ctrl_c_at_every_step_of_gc_and_of_an_assembly_exits_130(tmp_path: Path)
             change()
             log.unlink(missing_ok=True)
             proc = codeagent(*args, env={"CODEAGENT_TEST_KILL_AT": str(at), "CODEAGENT_TEST_KILL_SIGNAL": "INT",
-                                         "CODEAGENT_TEST_STEPS": str(log)})
+                                         "CODEAGENT_TEST_STEPS": str(log), "CODEAGENT_DAEMON": "0"})
             key = f"{args[0]}_exit_{proc.returncode}"
             outcomes[key] = outcomes.get(key, 0) + 1
             if proc.returncode == 0 and len(log.read_text().splitlines()) < at:

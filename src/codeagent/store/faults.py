@@ -22,10 +22,7 @@ import time
 from pathlib import Path
 
 _fault_writes = 0
-_steps = 0
-_KILL_AT = int(os.environ.get("CODEAGENT_TEST_KILL_AT") or 0)
-_KILL_SIGNAL = getattr(signal, "SIG" + os.environ.get("CODEAGENT_TEST_KILL_SIGNAL", "KILL"))
-_STEPS_LOG = os.environ.get("CODEAGENT_TEST_STEPS")
+_steps = (0, 0)  # (pid, steps taken): a forked child counts its own
 
 
 def nonatomic() -> bool:
@@ -58,11 +55,13 @@ def write_in_place(path: Path | str, data: bytes) -> None:
 def step(what: str) -> None:
     """One step of a store operation: counted, logged and killed at under test; else nothing."""
     global _steps
-    if not (_KILL_AT or _STEPS_LOG):
+    kill_at, log = os.environ.get("CODEAGENT_TEST_KILL_AT"), os.environ.get("CODEAGENT_TEST_STEPS")
+    if not (kill_at or log):
         return
-    _steps += 1
-    if _STEPS_LOG:
-        with open(_STEPS_LOG, "a") as fh:
+    pid = os.getpid()
+    _steps = (pid, (_steps[1] if _steps[0] == pid else 0) + 1)
+    if log:
+        with open(log, "a") as fh:
             fh.write(f"{what}\n")
-    if _steps == _KILL_AT:
-        os.kill(os.getpid(), _KILL_SIGNAL)
+    if kill_at and _steps[1] == int(kill_at):
+        os.kill(pid, getattr(signal, "SIG" + os.environ.get("CODEAGENT_TEST_KILL_SIGNAL", "KILL")))
