@@ -17,15 +17,13 @@ from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
 from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
 from ..content import secret_patterns, use_secret_patterns
+from .budget import MemoryBudget
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 
 from ..refs import WORKTREE_REF
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
-BATCH_BYTES = 64 << 20  # parse in batches so memory stays bounded on huge trees
-# New shards kept in memory as Arrow tables for the assembly (it reads the rest as Parquet).
-FRESH_TABLE_BYTES = 512 << 20
 
 
 @dataclass
@@ -41,6 +39,7 @@ class BuildOptions:
     # Work tree only: re-read just these paths; every other file keeps its entry in the
     # previous manifest (none yet: everything is read).
     paths: frozenset[str] | None = None
+    memory: MemoryBudget = field(default_factory=MemoryBudget)  # what parsing and assembly may hold
 
     @property
     def store_path(self) -> Path:
@@ -153,7 +152,7 @@ class _Builder:
         shard_id, written = self.store.add(result.shard)
         self.shards_written += written
         self.store.put_action(key, shard_id)
-        if result.table is not None and self._table_bytes + len(result.table) <= FRESH_TABLE_BYTES:
+        if result.table is not None and self._table_bytes + len(result.table) <= self.opts.memory.fresh_table_bytes:
             from .shard import table_from_ipc  # pyarrow: a no-op build parses nothing
 
             self.tables[shard_id] = table_from_ipc(result.table)
@@ -260,7 +259,7 @@ def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[s
             continue
         todo.append((f, lang, data, blob))
         pending += len(data)
-        if pending >= BATCH_BYTES:
+        if pending >= builder.opts.memory.parse_batch_bytes:
             out.extend(builder.parse_all(todo))
             todo, pending = [], 0
     out.extend(builder.parse_all(todo))
@@ -428,7 +427,7 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
 
     prev = (previous, previous_id) if previous is not None and previous_id else None
     assemble(store, manifest, manifest_id, prev, tables=builder.tables,
-             base_copy=base_copy, progress=builder.progress)
+             base_copy=base_copy, progress=builder.progress, memory=builder.opts.memory)
     if base_copy is not None:
         base_copy.close()
     store.set_ref(ref, manifest_id)

@@ -14,6 +14,7 @@ import click
 
 from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
 from ..errors import InvalidParameter
+from .budget import memory_budget
 
 
 class TerminalProgress:
@@ -62,6 +63,23 @@ class JsonProgress:
         sys.stderr.flush()
 
 
+def _scale_options(fn):
+    """build's options for large trees: the memory budget, partitioned builds."""
+    fn = click.option("--from-partitions", default=None, metavar="REMOTE",
+                      help="With --ref: join the N partitions uploaded to REMOTE into the index and "
+                           "assemble it (the same manifest as a one-machine build).")(fn)
+    fn = click.option("--to", "to_remote", default=None, metavar="REMOTE",
+                      help="The remote a --partition uploads to (directory, file://, s3://, gs://).")(fn)
+    fn = click.option("--partition", default=None, metavar="I/N",
+                      help="With --ref and --to: parse only slice I of N of the tree (by content) "
+                           "and upload its shards; one CI machine per slice (see README).")(fn)
+    return click.option("--memory", default=None, metavar="SIZE",
+                        help="Memory budget of the build, e.g. 512M or 2G (default 1G): assembly "
+                             "batches, parsed shards kept in memory and DuckDB's limit (it spills "
+                             "to the store's tmp/ past it) are sized from it. Parser processes come "
+                             "on top (see --jobs).")(fn)
+
+
 @click.command("build")
 @REPO_ARG
 @click.option("--ref", "rev", default=None, metavar="REV",
@@ -81,6 +99,7 @@ class JsonProgress:
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
+@_scale_options
 @click.option("--progress-json", is_flag=True,
               help="Write progress as JSON lines on stderr ({\"stage\", \"done\", \"total\"}) "
                    "for a program driving the build.")
@@ -89,7 +108,8 @@ class JsonProgress:
                    "every other file keeps its entry in the previous index.")
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
-              max_file_size: int | None, lock_wait: float, embedder: str | None,
+              max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
+              partition: str | None, to_remote: str | None, from_partitions: str | None,
               progress_json: bool, paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
@@ -103,7 +123,8 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     \b
     Exit codes: 0 done (or nothing changed), 1 unexpected error, 2 invalid argument,
     3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
-    locked by another build (see --wait), 9 a write failed (disk full, I/O error).
+    locked by another build (see --wait), 9 a write failed (disk full, I/O error),
+    14 a remote failed (partitioned builds: a partition is missing).
     """
     from .build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
 
@@ -116,15 +137,36 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=JsonProgress() if progress_json
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
-                        embedder=embedder, paths=frozenset(paths) if paths else None)
-    result = run_command(as_json, build, opts)
+                        embedder=embedder, memory=run_command(as_json, memory_budget, memory),
+                        paths=frozenset(paths) if paths else None)
+    if partition is not None or to_remote is not None or from_partitions is not None:
+        result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
+    else:
+        result = run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
-        return
-    _print_build(result)
+    else:
+        _print_build(result)
+
+
+def _partitioned(opts, partition: str | None, to_remote: str | None, source: str | None):
+    """One partition of a partitioned build (--partition, --to) or the join (--from-partitions)."""
+    from .partition import build_from_partitions, build_partition, parse_partition  # imports the build: +~100 ms
+
+    if source is not None:
+        if partition is not None or to_remote is not None:
+            raise InvalidParameter("--from-partitions excludes --partition and --to")
+        return build_from_partitions(opts, source)
+    if partition is None or to_remote is None:
+        raise InvalidParameter("--partition and --to go together",
+                               hint="codeagent build --ref REV --partition I/N --to REMOTE")
+    return build_partition(opts, *parse_partition(partition), to_remote)
 
 
 def _print_build(result) -> None:
+    if hasattr(result, "partition"):
+        click.echo(result.summary())
+        return
     for repair in result.repairs:
         click.echo(f"repaired: {repair}")
     if not result.changed:

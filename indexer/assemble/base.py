@@ -136,11 +136,15 @@ class BaseCopy:
         self._flush.result()
 
 
-def connect(db_path: Path):
-    """A writer connection that checkpoints only when `settle` says so."""
+def connect(db_path: Path, spill: tuple[int, Path] | None = None):
+    """A writer connection that checkpoints only when `settle` says so; with `spill`
+    (memory_limit bytes, temp directory), DuckDB keeps under the limit by spilling there."""
     import duckdb
 
     con = duckdb.connect(str(db_path))
+    if spill is not None:
+        con.execute(f"SET memory_limit = '{spill[0]}B'")
+        con.execute("SET temp_directory = '{}'".format(str(spill[1]).replace("'", "''")))
     con.execute("PRAGMA disable_checkpoint_on_shutdown")
     con.execute(f"SET checkpoint_threshold = '{WAL_MAX_BYTES * 4}B'")
     try:  # DuckDB >= 1.5 writes a large commit straight to the file unless told otherwise

@@ -31,8 +31,9 @@ import pyarrow as pa
 from ... import format as fmt
 from ...format.assembly import TABLES_SQL
 from ...format.manifest import FileEntry, Manifest
-from ...store import Store, complete_marker, write_assembly_sums
+from ...store import Store, complete_marker, faults, write_assembly_sums
 from .ann import build_vector_artifact
+from ..budget import MemoryBudget
 from .base import BaseCopy, connect, copy_base, same_assembly_version, settle
 from .graph import symbol_graph
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
@@ -116,17 +117,21 @@ class _Beside:
 def assemble(store: Store, manifest: Manifest, manifest_id: str,
              previous: tuple[Manifest, str] | None = None, *,
              tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
-             batch_bytes: int = BATCH_SOURCE_BYTES,
-             progress: Callable[[str, int, int], None] | None = None) -> Path:
+             batch_bytes: int | None = None,
+             progress: Callable[[str, int, int], None] | None = None,
+             memory: MemoryBudget | None = None) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
     Arrow table of shards the caller has in memory (read instead of their Parquet);
     `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
-    source bytes inserted per batch (see BATCH_SOURCE_BYTES); `progress("assemble", done,
-    total)` after each batch and step."""
+    source bytes inserted per batch (default: the budget's, else BATCH_SOURCE_BYTES);
+    `progress("assemble", done, total)` after each batch and step; `memory`: the build's
+    budget (DuckDB's memory_limit, spilling to the store's tmp/)."""
     final = store.assembled_dir(manifest_id)
     if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, trust_mtime=True):
         return final
     steps = _Steps(progress)
+    if batch_bytes is None:
+        batch_bytes = memory.assembly_batch_bytes if memory is not None else BATCH_SOURCE_BYTES
     start = None
     if previous is not None:
         start = base_copy.take(previous[1]) if base_copy else copy_base(store, previous[1])
@@ -138,7 +143,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     base, prev_dir = (previous[0], store.assembled_dir(previous[1])) if start else (None, None)
     try:
         prev_dir = _fill_database(store, manifest, manifest_id, work, base, prev_dir,
-                                  tables or {}, batch_bytes, steps)
+                                  tables or {}, batch_bytes, steps, memory)
         for artifact in ARTIFACT_STEPS:
             artifact(store, manifest, manifest_id, work, prev_dir)
             steps.advance()
@@ -154,17 +159,18 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
 
 def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Path,
                    base: Manifest | None, prev_dir: Path | None, tables: Mapping[str, object],
-                   batch_bytes: int, steps: _Steps) -> Path | None:
+                   batch_bytes: int, steps: _Steps, memory: MemoryBudget | None = None) -> Path | None:
     """Write the manifest's rows and derived tables into work/index.duckdb, on the copied
     base's when there is one of this ASSEMBLY_VERSION; returns the previous assembly's
     directory when the database was built on it."""
-    con = connect(work / fmt.DUCKDB_FILE)
+    spill = (memory.duckdb_limit, store.tmp_dir / f"spill-{work.name}") if memory is not None else None
+    con = connect(work / fmt.DUCKDB_FILE, spill)
     try:
         if base is not None and not same_assembly_version(con):
             con.close()
             for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
                 (work / name).unlink(missing_ok=True)
-            con = connect(work / fmt.DUCKDB_FILE)
+            con = connect(work / fmt.DUCKDB_FILE, spill)
             base = prev_dir = None
         con.execute(TABLES_SQL if base is None else "BEGIN")
         beside = _Beside(con) if base is None else None
@@ -196,6 +202,8 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
         settle(con, work / fmt.DUCKDB_WAL, full=base is None)
     finally:
         con.close()
+        if spill is not None:
+            shutil.rmtree(spill[1], ignore_errors=True)
     return prev_dir
 
 
@@ -227,6 +235,7 @@ class _Steps:
 
     def advance(self, steps: int = 1) -> None:
         self.done = min(self.done + steps, self.total - 1)
+        faults.step("assemble")
         self.progress("assemble", self.done, self.total)
 
     def finish(self) -> None:
@@ -244,6 +253,7 @@ def prune_assembled(store: Store, keep: set[str]) -> int:
     for entry in base.iterdir() if base.exists() else ():
         if entry.name not in keep:
             doomed = store.tmp_dir / f"prune-{entry.name[:16]}-{secrets.token_hex(4)}"
+            faults.step(f"prune {entry.name}")
             try:
                 os.rename(entry, doomed)
             except OSError:

@@ -74,7 +74,10 @@ def test_the_ref_swap_comes_after_every_file_it_names_is_flushed(git_repo, fsync
 
 
 def test_no_os_sync_in_the_product():
+    """A grep of the checkout for the whole-machine sync call finds nothing (the call is spelled
+    in two parts here, so this test is not its own hit)."""
     root = Path(__file__).resolve().parents[2]
-    offenders = [str(p.relative_to(root)) for folder in ("src", "indexer", "query", "mcp_server")
-                 for p in (root / folder).rglob("*.py") if "os.sync()" in p.read_text(encoding="utf-8")]
+    call = "os." + "sync()"
+    offenders = [str(p.relative_to(root)) for folder in ("src", "indexer", "query", "mcp_server", "eval", "bench", "tests")
+                 for p in (root / folder).rglob("*.py") if call in p.read_text(encoding="utf-8")]
     assert offenders == []

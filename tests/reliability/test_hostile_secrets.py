@@ -6,12 +6,14 @@ time so this file holds none."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
 from pathlib import Path
 
 import pytest
 
+from mcp_raw import RawServer, tool_error_code
 from relhelpers import codeagent, git, init_repo
 
 from codeagent.errors import Withheld
@@ -96,3 +98,42 @@ def test_a_secret_added_later_is_skipped_and_its_old_text_leaves_the_index(repo:
     assert out["files_skipped"]["by_reason"] == {"secret": 1}
     proc = codeagent("search", MARK, "--mode", "text", "--repo", fresh, "--json")
     assert json.loads(proc.stdout)["results"] == []
+
+
+def test_the_real_server_serves_no_secret_and_no_hard_linked_byte(tmp_path: Path) -> None:
+    """Findings 4 and 5 through `codeagent serve` (stdio, no SDK): secrets under innocent names
+    and a hard link to a file outside the repository are absent from search_code (every
+    mode) and search_files; read_file refuses them by code, and get_file_outline shows
+    nothing of them (no symbol: the build never parsed them)."""
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text(f"def {MARK}_outside():\n    return 'another project'\n")
+    repo = init_repo(tmp_path / "repo", {**SECRETS, **HARMLESS})
+    os.link(outside, repo / "src" / "linked.py")
+    assert codeagent("build", repo).returncode == 0
+    hidden = [*SECRETS, "src/linked.py"]
+    leaks = ["BEGIN", f"{MARK}_outside", *(text.splitlines()[2][:40] for text in SECRETS.values()
+                                             if "BEGIN" in text)]
+    server = RawServer(repo)
+    served: list[str] = []
+    try:
+        calls = [("search_code", {"query": query, "mode": mode, "limit": 50})
+                 for mode in ("auto", "text", "regex", "symbol") for query in (MARK, f"{MARK}_outside")]
+        calls += [("search_files", {"pattern": MARK}), ("search_files", {"pattern": "BEGIN"})]
+        calls += [(tool, {"path": path}) for path in hidden for tool in ("read_file", "get_file_outline")]
+        for rid, (tool, args) in enumerate(calls, start=1):
+            reply = server.call(rid, tool, args, timeout=120)
+            assert reply is not None and "result" in reply, (tool, args, reply)
+            text = json.dumps(reply)
+            served += [f"{tool} {args}: {leak!r}" for leak in leaks if leak in text]
+            if tool.startswith("search"):
+                served += [f"{tool} {args}: {path}" for path in hidden if path in text]
+            elif tool == "read_file":
+                want = "path_escape" if args["path"] == "src/linked.py" else "withheld"
+                assert tool_error_code(reply) == want, (tool, args, reply)
+            elif tool_error_code(reply) is None:
+                assert reply["result"]["structuredContent"]["symbols"] == [], (args, reply)
+        harmless = server.call(999, "search_code", {"query": f"{MARK.lower()}_ok", "mode": "symbol"})
+    finally:
+        assert server.close() == 0
+    assert not served, served
+    assert "src/ok.py" in json.dumps(harmless)  # the server answers; only the withheld are absent

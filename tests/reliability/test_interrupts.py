@@ -76,3 +76,52 @@ def test_sigint_during_a_build_exits_130_with_one_line(tmp_path: Path) -> None:
         assert not check_store(target)[0]
     record("interrupts", runs=runs, interrupted=interrupted, finished_first=finished)
     assert interrupted >= runs // 2, f"only {interrupted} of {runs} builds were interrupted"
+
+
+def _steps(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_ctrl_c_at_every_step_of_gc_and_of_an_assembly_exits_130(tmp_path: Path) -> None:
+    """A Ctrl-C landed at a known step (store.faults: CODEAGENT_TEST_KILL_SIGNAL=INT) of gc
+    (its deletes) and of a build's assembly (its steps): exit 130, the one line, the store
+    verifying with the kept ref intact; the next run finishes the job."""
+    rng = random.Random(131)
+    repo = init_repo(tmp_path / "repo", seed_files(rng, 12))
+    assert codeagent("build", repo, "--ref", "main").returncode == 0
+    assert codeagent("build", repo).returncode == 0
+    log = tmp_path / "steps.log"
+    outcomes: dict[str, int] = {}
+    counter = iter(range(10_000))
+
+    def change() -> None:  # the same shape of change each time: the same steps to land on
+        for path in rng.sample(sorted(repo.glob("pkg/mod*.py")), 3):
+            path.write_text(path.read_text() + f"\n\ndef extra_{next(counter)}():\n    return 1\n")
+        if gc:
+            assert codeagent("build", repo).returncode == 0  # garbage: the worktree's previous index
+
+    for gc in (False, True):
+        args = ["gc", str(repo), "--keep-refs", "main"] if gc else ["build", str(repo)]
+        change()
+        log.unlink(missing_ok=True)
+        assert codeagent(*args, env={"CODEAGENT_TEST_STEPS": str(log), "CODEAGENT_DAEMON": "0"}).returncode == 0
+        steps = log.read_text().splitlines()
+        wanted = [i for i, step in enumerate(steps, 1) if step.startswith(("assemble", "delete"))]
+        assert wanted, f"{args[0]} took no step to interrupt: {steps}"
+        for at in sorted(rng.sample(wanted, min(len(wanted), 6))):
+            change()
+            log.unlink(missing_ok=True)
+            proc = codeagent(*args, env={"CODEAGENT_TEST_KILL_AT": str(at), "CODEAGENT_TEST_KILL_SIGNAL": "INT",
+                                         "CODEAGENT_TEST_STEPS": str(log), "CODEAGENT_DAEMON": "0"})
+            key = f"{args[0]}_exit_{proc.returncode}"
+            outcomes[key] = outcomes.get(key, 0) + 1
+            if proc.returncode == 0 and len(log.read_text().splitlines()) < at:
+                continue  # this gc had less garbage than the one measured: it ended first
+            lines = proc.stderr.strip().splitlines()
+            assert proc.returncode == 130, (at, steps, proc.stderr[-2000:])
+            assert len(lines) == 1 and lines[0].startswith(f"interrupted: codeagent {args[0]} stopped"), proc.stderr
+            problems, _ = check_store(repo / ".codeagent")
+            assert not problems, problems
+            assert codeagent(*args).returncode == 0
+    record("interrupts-at-steps", **outcomes)
+    assert outcomes.get("build_exit_130", 0) >= 3 and outcomes.get("gc_exit_130", 0) >= 2, outcomes

@@ -75,6 +75,7 @@ def atomic_write(path: Path | str, data: bytes, tmp_dir: Path | str, *, durable:
                 os.fsync(fd)
         finally:
             os.close(fd)
+        faults.step(f"write {os.path.basename(path)}")
         os.replace(tmp, path)
         if durable:
             fsync_dir(os.path.dirname(path))

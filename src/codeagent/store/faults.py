@@ -6,16 +6,23 @@ CODEAGENT_TEST_NONATOMIC=1  write in place (no temp file, no rename) with a paus
 CODEAGENT_TEST_FAULT=ERRNO[@N|@SUBDIR]  fail store writes with ERRNO (ENOSPC, EIO...) as a
     full or failing disk would: every write, writes number N and later of this process, or
     writes under one store subdirectory (objects, actions, refs, cache).
+CODEAGENT_TEST_KILL_AT=N  SIGKILL this process at step N of its store operation (a write about
+    to be renamed into place, a delete, an assembly step): the crash harness kills at a point
+    measured in progress, not in wall time, so a slow or loaded machine kills mid-way as often.
+CODEAGENT_TEST_KILL_SIGNAL=INT  send that signal at step N instead (a Ctrl-C at a known step).
+CODEAGENT_TEST_STEPS=FILE  append each step's name to FILE (how many steps an operation has).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import time
 from pathlib import Path
 
 _fault_writes = 0
+_steps = (0, 0)  # (pid, steps taken): a forked child counts its own
 
 
 def nonatomic() -> bool:
@@ -43,3 +50,18 @@ def write_in_place(path: Path | str, data: bytes) -> None:
         fh.write(data[len(data) // 2:])
 
 
+
+
+def step(what: str) -> None:
+    """One step of a store operation: counted, logged and killed at under test; else nothing."""
+    global _steps
+    kill_at, log = os.environ.get("CODEAGENT_TEST_KILL_AT"), os.environ.get("CODEAGENT_TEST_STEPS")
+    if not (kill_at or log):
+        return
+    pid = os.getpid()
+    _steps = (pid, (_steps[1] if _steps[0] == pid else 0) + 1)
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"{what}\n")
+    if kill_at and _steps[1] == int(kill_at):
+        os.kill(pid, getattr(signal, "SIG" + os.environ.get("CODEAGENT_TEST_KILL_SIGNAL", "KILL")))

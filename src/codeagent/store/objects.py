@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import InvalidParameter, StoreCorrupt, StoreWriteFailed
 from ..hashing import hash_bytes, is_object_id
+from . import faults
 from .actions import ActionsMixin, _ActionCache
 from .assembly import AssemblyMixin
 from .atomic import TMP_PREFIX, atomic_write, fsync_dir, fsync_file
@@ -124,6 +125,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
     def track_written(self, root: Path | str) -> None:
         """Note a tree this process wrote without fsync (an assembly renamed into place): it
         is flushed with the objects before the next ref swap."""
+        faults.step(f"assembled {os.path.basename(root)}")
         if self.durable:
             return
         for dirpath, _dirs, files in os.walk(root):
@@ -194,6 +196,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
         return out
 
     def delete_object(self, object_id: str) -> None:
+        faults.step(f"delete {object_id}")
         try:
             self.object_path(object_id).unlink()
         except FileNotFoundError:

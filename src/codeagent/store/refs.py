@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import CodeagentError, InvalidParameter, StoreCorrupt
 from ..hashing import is_object_id
+from . import faults
 from .atomic import TMP_PREFIX, atomic_write
 
 
@@ -41,6 +42,7 @@ class RefsMixin:
         atomic_write(path, f"{manifest_id}\n".encode(), self.tmp_dir, durable=True)
 
     def delete_ref(self, ref: str) -> None:
+        faults.step(f"delete ref {ref}")
         try:
             self._ref_path(ref).unlink()
         except FileNotFoundError:

@@ -1,0 +1,241 @@
+"""Scale benchmark: 1x, 3x and 10x the stdlib corpus, build side and serve side.
+
+    python bench/scale.py [--scales 1,3,10] [--queries 100] [--build-arg=--memory=1G]
+
+Corpus Nx: N copies of the stdlib's .py files under c00/ ... (copy i > 0 has a `# copy i`
+line appended to each file, so every copy is new content the build must parse; identical
+copies would cost one parse). Per scale it prints: cold build wall, peak RSS (the largest
+process, and the sum over the build's process tree sampled every 0.1 s: parse workers
+included), store size; then `codeagent serve` (stdio) RSS after start, after the first
+lookup_symbol, after N mixed queries, and the RSS and PSS of two servers on the same index
+(PSS counts shared pages once: what the two cost together), and the first query's latency.
+Targets (issue 24) are printed beside the figures of this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import ENV, git, print_table, stdlib_files, STDLIB  # noqa: E402
+
+MIB = 1 << 20
+LOOKUPS = ["json.decoder.JSONDecoder", "collections.OrderedDict", "pathlib.Path",
+           "logging.getLogger", "copy.deepcopy", "argparse.ArgumentParser"]
+QUERIES = ["parse url query string", "OrderedDict", "thread pool executor",
+           "ValueError: invalid literal", "deepcopy", "socket timeout", "read csv rows"]
+
+
+def scaled_repo(dest: Path, copies: int) -> Path:
+    """A git repository at DEST with `copies` copies of the stdlib .py files (reused when built)."""
+    if (dest / ".git").exists() and (dest / ".copies").exists() and (dest / ".copies").read_text() == str(copies):
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    files = stdlib_files()
+    for i in range(copies):
+        tail = f"\n# copy {i}\n".encode() if i else b""
+        for src in files:
+            target = dest / f"c{i:02d}" / src.relative_to(STDLIB)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(src.read_bytes() + tail)
+    (dest / ".gitignore").write_text(".copies\n")
+    (dest / ".copies").write_text(str(copies))
+    git(dest, "init", "-q", "-b", "main")
+    for args in (("add", "-A"), ("commit", "-qm", f"stdlib x{copies}")):
+        git(dest, "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args)
+    return dest
+
+
+def _tree_rss(pid: int) -> int:
+    """Bytes resident in `pid` and its descendants."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as fh:
+                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def measured_run(cmd: list[str], cwd: Path) -> tuple[float, int, int, str]:
+    """(wall seconds, peak RSS of the largest process, peak RSS of the process tree, stdout)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    peak, streams = [0], {}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+
+    def drain(name: str, stream) -> None:
+        streams[name] = stream.read()
+
+    threads = [threading.Thread(target=sample, daemon=True),
+               threading.Thread(target=drain, args=("out", proc.stdout), daemon=True),
+               threading.Thread(target=drain, args=("err", proc.stderr), daemon=True)]
+    for t in threads:
+        t.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    done.set()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{streams['err'].decode()[-3000:]}")
+    maxrss = usage.ru_maxrss * 1024
+    return wall, maxrss, max(peak[0], maxrss), streams["out"].decode()
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+class Server:
+    """`codeagent serve` over stdio with a minimal JSON-RPC line client."""
+
+    def __init__(self, repo: Path, cwd: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "codeagent", "serve", "--repo", str(repo)],
+                                     cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=ENV)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench-scale", "version": "1"}})
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise SystemExit(f"{method} failed: {msg['error']}")
+                return msg["result"]
+        raise SystemExit(f"the server closed its output during {method}")
+
+    def call(self, tool: str, args: dict) -> dict:
+        return self.request("tools/call", {"name": tool, "arguments": args})
+
+    def memory(self) -> tuple[int, int]:
+        """(RSS, PSS) in bytes."""
+        fields = {}
+        with open(f"/proc/{self.proc.pid}/smaps_rollup") as fh:
+            for line in fh:
+                parts = line.split()
+                if parts[0] in ("Rss:", "Pss:"):
+                    fields[parts[0]] = int(parts[1]) * 1024
+        return fields["Rss:"], fields["Pss:"]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def mixed_calls(n: int) -> list[tuple[str, dict]]:
+    kinds = [("lookup_symbol", lambda i: {"qualified_name": f"c00.{LOOKUPS[i % len(LOOKUPS)]}"}),
+             ("search_code", lambda i: {"query": QUERIES[i % len(QUERIES)]}),
+             ("search_symbols", lambda i: {"query": LOOKUPS[i % len(LOOKUPS)].rsplit(".", 1)[1]}),
+             ("get_callers", lambda i: {"symbol_id": f"c00.{LOOKUPS[i % len(LOOKUPS)]}"}),
+             ("get_file_outline", lambda i: {"path": "c00/json/decoder.py"})]
+    return [(kinds[i % len(kinds)][0], kinds[i % len(kinds)][1](i)) for i in range(n)]
+
+
+def serve_figures(repo: Path, cwd: Path, queries: int) -> dict[str, float]:
+    first = Server(repo, cwd)
+    try:
+        after_start = first.memory()[0]
+        started = time.perf_counter()
+        first.call("lookup_symbol", {"qualified_name": f"c00.{LOOKUPS[0]}"})
+        first_query = time.perf_counter() - started
+        after_lookup = first.memory()[0]
+        for tool, args in mixed_calls(queries):
+            first.call(tool, args)
+        after_mixed = first.memory()[0]
+        second = Server(repo, cwd)
+        try:
+            for tool, args in mixed_calls(queries):
+                second.call(tool, args)
+            (rss1, pss1), (rss2, pss2) = first.memory(), second.memory()
+        finally:
+            second.close()
+    finally:
+        first.close()
+    return {"rss_start": after_start, "rss_first_lookup": after_lookup, "rss_mixed": after_mixed,
+            "first_query_s": first_query, "two_rss": rss1 + rss2, "two_pss": pss1 + pss2}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", default="1,3,10", help="comma-separated copies of the stdlib")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--build-arg", action="append", default=[], help="passed to `codeagent build`")
+    ap.add_argument("--no-serve", action="store_true", help="build figures only")
+    ap.add_argument("--corpus-dir", type=Path, default=Path(tempfile.gettempdir()))
+    args = ap.parse_args()
+    scales = sorted(int(s) for s in args.scales.split(","))
+    outside = Path(tempfile.mkdtemp(prefix="codeagent-bench-cwd-"))  # not inside the copied stdlib
+    rows, base_wall = [], None
+    for k in scales:
+        repo = scaled_repo(args.corpus_dir / f"codeagent-bench-scale-{k}", k)
+        shutil.rmtree(repo / ".codeagent", ignore_errors=True)
+        listed = subprocess.check_output(["git", "-C", str(repo), "ls-files"], text=True).splitlines()
+        size = sum((repo / p).stat().st_size for p in listed)
+        cmd = [sys.executable, "-m", "codeagent", "build", str(repo), "--json", *args.build_arg]
+        wall, maxrss, tree, out = measured_run(cmd, outside)
+        base_wall = base_wall or wall / k
+        figs = {} if args.no_serve else serve_figures(repo, outside, args.queries)
+        store = dir_bytes(repo / ".codeagent")
+        print(f"x{k}: {len(listed)} files, {size / 1e6:.1f} MB; build {wall:.1f} s, "
+              f"peak RSS {maxrss / MIB:.0f} MiB (tree {tree / MIB:.0f} MiB), store {store / 1e6:.0f} MB "
+              + (", ".join(f"{n} {v / MIB:.0f} MiB" if n != "first_query_s" else f"{n} {v * 1000:.0f} ms"
+                           for n, v in figs.items())), flush=True)
+        serve_target = "<= 250 MiB" if k == 1 else "<= 400 MiB" if k == 10 else ""
+        rows += [
+            [f"x{k}", "corpus", f"{len(listed)} files, {size / 1e6:.1f} MB", ""],
+            ["", "cold build wall", f"{wall:.1f} s ({wall / (base_wall * k):.2f}x linear)", "<= 1.1x linear"],
+            ["", "build peak RSS (largest process / tree)", f"{maxrss / MIB:.0f} / {tree / MIB:.0f} MiB",
+             "<= 1.5 GiB" if k == 10 else ""],
+            ["", "store size", f"{store / 1e6:.0f} MB", ""],
+        ]
+        if figs:
+            rows += [
+                ["", "serve RSS: start / first lookup / after queries",
+                 f"{figs['rss_start'] / MIB:.0f} / {figs['rss_first_lookup'] / MIB:.0f} / "
+                 f"{figs['rss_mixed'] / MIB:.0f} MiB", serve_target],
+                ["", "two servers: RSS sum / PSS sum", f"{figs['two_rss'] / MIB:.0f} / {figs['two_pss'] / MIB:.0f} MiB", ""],
+                ["", "first query after start", f"{figs['first_query_s'] * 1000:.0f} ms", "<= 300 ms"],
+            ]
+    shutil.rmtree(outside, ignore_errors=True)
+    print(f"scales {args.scales}; {args.queries} mixed queries per server; build args {args.build_arg or 'none'}")
+    print_table(["scale", "measure", "today", "target"], rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The build's memory budget (`build --memory`): how much each memory-hungry stage may hold, so
+peak memory is set by the budget, not by the size of the repository."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InvalidParameter
+
+MIB = 1 << 20
+DEFAULT_MEMORY = 1 << 30
+MIN_MEMORY = 256 * MIB
+# An assembly batch holds its shards, flattened rows and postings at once: about 20x its
+# source bytes at the peak (measured on the stdlib), so a batch gets 1/40 of the budget.
+ASSEMBLY_BYTES_PER_SOURCE_BYTE = 40
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": MIB, "g": 1 << 30, "t": 1 << 40}
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    total: int = DEFAULT_MEMORY
+
+    @property
+    def duckdb_limit(self) -> int:
+        """DuckDB's memory_limit during assembly; past it, sorts and joins spill to disk. The
+        rest is the build process's own (the manifest, the parsed shards kept, a batch's Arrow
+        rows: ~300 MiB of a stdlib build at the default budget)."""
+        return self.total * 3 // 8
+
+    @property
+    def assembly_batch_bytes(self) -> int:
+        """Source bytes inserted into the assembly per batch."""
+        return max(4 * MIB, self.total // ASSEMBLY_BYTES_PER_SOURCE_BYTE)
+
+    @property
+    def fresh_table_bytes(self) -> int:
+        """Arrow tables of shards parsed now kept in memory for the assembly (the rest is
+        read back from Parquet)."""
+        return self.total // 8
+
+    @property
+    def parse_batch_bytes(self) -> int:
+        """Source bytes read and handed to the parsers at once."""
+        return min(64 * MIB, max(8 * MIB, self.total // 16))
+
+
+def parse_memory(text: str) -> int:
+    """Bytes of a size such as `1G`, `512M`, `1.5GiB` or `800000000`; at least MIN_MEMORY."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text.lower())
+    if m is None:
+        raise InvalidParameter(f"--memory {text!r} is not a size",
+                               hint="write it as 512M, 2G or 1.5GiB (bytes without a unit)")
+    size = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if size < MIN_MEMORY:
+        raise InvalidParameter(f"--memory {text} is below the {MIN_MEMORY // MIB} MiB a build needs")
+    return size
+
+
+def memory_budget(text: str | None) -> MemoryBudget:
+    """The budget `--memory TEXT` asks for (the default one for None)."""
+    return MemoryBudget() if text is None else MemoryBudget(parse_memory(text))
