@@ -80,6 +80,16 @@ def _scale_options(fn):
                              "on top (see --jobs).")(fn)
 
 
+def _driver_options(fn):
+    """build's options for a program driving it (the MCP build tools)."""
+    fn = click.option("--path", "paths", multiple=True, metavar="FILE",
+                      help="Work tree only, repeatable: re-read just these repository-relative "
+                           "files; every other file keeps its entry in the previous index.")(fn)
+    return click.option("--progress-json", is_flag=True,
+                        help="Write progress as JSON lines on stderr ({\"stage\", \"done\", "
+                             "\"total\"}) for a program driving the build.")(fn)
+
+
 @click.command("build")
 @REPO_ARG
 @click.option("--ref", "rev", default=None, metavar="REV",
@@ -100,12 +110,7 @@ def _scale_options(fn):
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
 @_scale_options
-@click.option("--progress-json", is_flag=True,
-              help="Write progress as JSON lines on stderr ({\"stage\", \"done\", \"total\"}) "
-                   "for a program driving the build.")
-@click.option("--path", "paths", multiple=True, metavar="FILE",
-              help="Work tree only, repeatable: re-read just these repository-relative files; "
-                   "every other file keeps its entry in the previous index.")
+@_driver_options
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
@@ -128,11 +133,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     """
     from .build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
 
-    if rev is not None and worktree:
-        run_command(as_json, _raise, InvalidParameter("--ref and --worktree exclude each other"))
-    if rev is not None and paths:
-        run_command(as_json, _raise, InvalidParameter("--path re-reads work-tree files; it "
-                                                      "does not go with --ref"))
+    run_command(as_json, _check_build_args, rev, worktree, paths)
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
                         max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=JsonProgress() if progress_json
@@ -147,6 +148,13 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         _print_build(result)
+
+
+def _check_build_args(rev: str | None, worktree: bool, paths: tuple[str, ...]) -> None:
+    if rev is not None and worktree:
+        raise InvalidParameter("--ref and --worktree exclude each other")
+    if rev is not None and paths:
+        raise InvalidParameter("--path re-reads work-tree files; it does not go with --ref")
 
 
 def _partitioned(opts, partition: str | None, to_remote: str | None, source: str | None):
