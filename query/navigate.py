@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidParameter, NotFound
+from ..errors import InvalidParameter, NotFound, Withheld
+from ..format import SKIP_SECRET
 from .index import IndexView
 from .results import Outline, SourceSpan, SymbolDetail, SymbolInfo
 from .sourcetext import lines_of, span_text
@@ -147,6 +148,8 @@ def file_outline(view: IndexView, path: str) -> Outline:
         raise NotFound(f"{path} is not in manifest {view.manifest_id[:12]}",
                        hint="paths are repository-relative with '/' separators")
     language, line_count, status, reason = row[0]
+    if reason == SKIP_SECRET:
+        raise Withheld(f"{path} holds what looks like a secret; the index withheld it")
     symbols = symbols_with(view, "path", path, limit=100_000)
     completeness = "complete" if status == "indexed" else "partial"
     return Outline(path=path, language=language, line_count=line_count or 0, symbols=symbols,
