@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .index import IndexView
+from .index import IndexView, sql_literals
 from .symbol_table import resident
 
 _LOAD_SQL = """
@@ -89,5 +89,4 @@ def body_rows(view: IndexView, terms: list[str], where: str, params: list,
     filter (`where`/`params` for SQL, the same filter as `allowed` paths; None: all)."""
     if view.keep_text_in_memory or "file_postings" in view.cache:
         return FilePostings.load(view).rows(terms, allowed)
-    literals = ", ".join("'" + t.replace("'", "''") + "'" for t in terms)
-    return view.sql(BODY_SQL.format(terms=literals, where=where), params)
+    return view.sql(BODY_SQL.format(terms=sql_literals(terms), where=where), params)

@@ -20,7 +20,7 @@ from ..tokenize import tokenize, word_tokens
 from .doctable import chunk_docs
 from .filepostings import body_rows
 from .filters import FileFilter, allowed_paths
-from .index import IndexView
+from .index import IndexView, sql_literals
 from .ranking import BM25_B, BM25_K1
 from .results import SearchHit
 from .sourcetext import best_window, file_lines, span_text
@@ -302,10 +302,6 @@ def group_by_file(hits: Sequence[SearchHit]) -> list[tuple[str, list[SearchHit]]
 # ---- reading the evidence from a view ------------------------------------------------------
 
 
-def _literals(values: Iterable[str]) -> str:
-    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-
-
 @dataclass
 class PathIndex:
     """The indexed paths of a manifest, looked up by path token and by file-name stem."""
@@ -362,7 +358,7 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
         return []
     terms = query_terms(query).weights
     best: dict[str, tuple[int, float, int]] = {}
-    for path, doc, matched, tf in view.sql(_CHUNK_MATCH_SQL.format(terms=_literals(terms)), [paths]):
+    for path, doc, matched, tf in view.sql(_CHUNK_MATCH_SQL.format(terms=sql_literals(terms)), [paths]):
         key = (matched, tf, -doc)
         if key > best.get(path, (0, 0.0, 0)):
             best[path] = key

@@ -13,7 +13,7 @@ from ..errors import InvalidParameter
 from .doctable import chunk_docs, docs_by_key
 from .filerank import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
-from .index import IndexView
+from .index import IndexView, sql_literals
 from .intent import classify_intent
 from .ranking import BM25_B, BM25_K1
 from .results import COMPLETE, SearchHit, SearchResponse
@@ -50,10 +50,6 @@ ORDER BY matched DESC, bm25 DESC, path, doc_kind, doc LIMIT {limit}
 """
 
 
-def _literals(values) -> str:
-    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-
-
 _SYMBOL_DOCS_SQL = """
 SELECT s.path, s.ordinal, s.symbol_id, s.stable_id, s.kind, s.name, {fq}, s.language,
        coalesce(s.signature, ''), s.start_line, s.end_line
@@ -66,9 +62,9 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
         return []
     where, params = (filt or FileFilter()).where("p.path")
     sorted_ = _SORTED_COLUMNS <= view.tables.get("term_postings", set())
-    postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=_literals(terms))
+    postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=sql_literals(terms))
     n_docs, avgdl = _corpus(view)
-    sql = _BM25_SQL.format(postings=postings, kinds=_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
+    sql = _BM25_SQL.format(postings=postings, kinds=sql_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
                            where=where, limit=int(limit), n_docs=int(n_docs), avgdl=repr(float(avgdl)))
     return view.sql(sql, params)
 

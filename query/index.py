@@ -13,7 +13,7 @@ import atexit
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,12 @@ from .watchdog import WATCHDOG
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
 WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
 _watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
+
+
+def sql_literals(values: Iterable[str]) -> str:
+    """`'a', 'b'`: values inlined as SQL string literals (so DuckDB can prune row groups on
+    them, which a parameter list does not allow)."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
 def thread_cursor(con, local: threading.local, lock: threading.Lock):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
-import json
 import os
 import pickle
 import socket
@@ -39,7 +38,7 @@ from .search import SearchRequest, search
 IDLE_TIMEOUT = 15 * 60.0
 CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = 30.0
-_LEN = struct.Struct("!I")
+_LEN = struct.Struct("!I")  # the daemon protocol's frame (protocol.send), carrying a pickle
 
 
 def _key(root: Path, store: Path) -> str:
@@ -92,7 +91,7 @@ def _ask(path: str, message: dict) -> SearchResponse | None:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(path)
             sock.settimeout(ANSWER_TIMEOUT)
-            _send(sock, json.dumps(message).encode())
+            protocol.send(sock, message)
             data = _recv(sock)
     except OSError:
         return None
@@ -178,11 +177,11 @@ def _serve_one(reader: Reader, conn: socket.socket) -> None:
         conn.settimeout(protocol.REQUEST_TIMEOUT)
         if trust.peer(conn)[1] != os.getuid():
             return
-        data = _recv(conn)
-        if not data:
+        message = protocol.Reader(conn).read()
+        if not isinstance(message, dict):
             return
         conn.settimeout(ANSWER_TIMEOUT)
-        _send(conn, pickle.dumps(reader.answer(json.loads(data))))
+        _send(conn, pickle.dumps(reader.answer(message)))
     except (OSError, ValueError, TypeError, KeyError):
         pass
 
