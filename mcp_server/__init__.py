@@ -1,5 +1,5 @@
 """The MCP server (`codeagent serve`): a thin adapter over `codeagent.query` and the sandbox.
 
 Schemas, argument checks, limits and error mapping live here; every answer comes from the
-query engine or `codeagent.sandbox`.
+query engine or `codeagent.query.sandbox`.
 """

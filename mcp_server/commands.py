@@ -132,9 +132,7 @@ def _refuse(exc: Exception) -> None:
 
 def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,
                  profile: str):
-    from ..sources import require_repo  # with the SDK and the query package, +~0.7 s: not for --help
-    from .app import create_server
+    from .app import create_server  # with the SDK and the query package, +~0.7 s: not for --help
     from .state import ServerConfig, ServerState
 
-    require_repo(repo.resolve())
     return create_server(ServerState(ServerConfig(repo, ref, store_dir, allow_build, profile)))

@@ -14,10 +14,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import sources
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
 from ..query import IndexFollower, open_index
-from ..sandbox import Sandbox
+from ..query.status import served_repository
+from ..query.sandbox import Sandbox
 from .schemas import ResponseMetadata
 
 
@@ -36,11 +36,8 @@ class ServerConfig:
 
 class ServerState:
     def __init__(self, config: ServerConfig) -> None:
-        repo = config.repo.resolve()
         self.config = config
-        self.root = sources.git_toplevel(repo) or repo
-        self.store_dir = (config.store_dir.resolve() if config.store_dir
-                          else self.root / ".codeagent")
+        self.root, self.store_dir = served_repository(config.repo, config.store_dir)
         self.sandbox = Sandbox(self.root, self.store_dir)
         self._follower = None
         self._lock = threading.Lock()

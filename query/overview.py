@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..format.manifest import load_manifest
-from ..sandbox import Entry
+from .sandbox import Entry
 from .index import IndexView
 
 MAX_LANGUAGES = 20

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import CodeagentError, IndexMissing
 from ..format.manifest import Manifest, load_manifest
 from ..refs import WORKTREE_REF
-from ..sources import git_toplevel
+from ..sources import git_toplevel, require_repo
 from ..store import Store, read_log
 from .freshness import worktree_freshness
 
@@ -21,6 +21,37 @@ def manifest_status(store: Store, root: Path, manifest_id: str,
             "counts": m.counts, "schema_version": m.schema_version,
             "extractor_version": m.extractor_version, "embedder_id": m.embedder_id,
             "freshness": worktree_freshness(store, root, manifest_id).to_dict()}
+
+
+def served_status(view, root: Path) -> dict:
+    """The index `view` answers from, for the MCP index_status: `manifest_status` with the
+    assembled row counts, the store's refs and its recent builds."""
+    m = manifest_status(view.store, root, view.manifest_id)
+    counts = dict(m["counts"])
+    counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
+                  edges=view.count("edges"))
+    return {**m, "counts": counts, "refs": sorted(view.store.list_refs()),
+            "recent_builds": read_log(view.store, "builds", limit=10)}
+
+
+def file_states(store_dir: Path, manifest_id: str, paths: list[str]) -> list[dict]:
+    """What manifest `manifest_id` holds for each path: `state` indexed, skipped (`reason`
+    says why) or absent (deleted, ignored or never a file)."""
+    entries = {f.path: f for f in load_manifest(Store(store_dir), manifest_id).files}
+    out = []
+    for p in paths:
+        f = entries.get(p)
+        state = "absent" if f is None else "indexed" if f.indexed else "skipped"
+        out.append({"path": p, "state": state, "reason": f.reason if f is not None else ""})
+    return out
+
+
+def served_repository(repo: Path, store_dir: Path | None) -> tuple[Path, Path]:
+    """(top directory, store directory) of the repository a server answers for: the git work
+    tree holding `repo` (else `repo` itself) and `store_dir` or TOP/.codeagent."""
+    repo = require_repo(repo.resolve())
+    root = git_toplevel(repo) or repo
+    return root, store_dir.resolve() if store_dir else root / ".codeagent"
 
 
 def store_status(repo: Path, store_dir: Path | None = None) -> dict:

@@ -18,10 +18,8 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
-from ...format.manifest import load_manifest
 from ...query import open_index
-from ...query.status import manifest_status
-from ...store import Store, read_log
+from ...query.status import file_states, served_status
 from .files import iso
 from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from ..state import ServerState, metadata_of
@@ -56,18 +54,15 @@ class StatusTools:
         return self.index_status(None)
 
     def _status(self, view) -> Status:
-        m = manifest_status(view.store, self.state.root, view.manifest_id)
-        counts = dict(m["counts"])
-        counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
-                      edges=view.count("edges"))
-        builds = read_log(view.store, "builds", limit=10)
+        m = served_status(view, self.state.root)
+        counts, builds = m["counts"], m["recent_builds"]
         last = max((b.get("at") or 0 for b in builds), default=0)
         return Status(healthy=True, index_status="indexing" if self.state.running_build() else "ready",
                       ref=view.ref, manifest_id=view.manifest_id,
                       commit=m["commit"], schema_version=m["schema_version"], source=m["source"],
                       counts=counts, languages=sorted(counts.get("by_language", {})),
                       embedder=m["embedder_id"], freshness=m["freshness"],
-                      refs=sorted(view.store.list_refs()),
+                      refs=m["refs"],
                       last_indexed_at=iso(last) if last else None,
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
                       active_job=self.state.running_build(),
@@ -164,13 +159,7 @@ class BuildTools:
         absent: deleted, ignored or never a file)."""
         if manifest_id is None:
             return []
-        entries = {f.path: f for f in load_manifest(Store(self.state.store_dir), manifest_id).files}
-        out = []
-        for p in paths:
-            f = entries.get(p)
-            state = "absent" if f is None else "indexed" if f.indexed else "skipped"
-            out.append(FileState(path=p, state=state, reason=f.reason if f is not None else ""))
-        return out
+        return [FileState.model_validate(s) for s in file_states(self.state.store_dir, manifest_id, paths)]
 
     def _git_ref(self) -> str | None:
         ref = self.state.config.ref

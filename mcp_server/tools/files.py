@@ -1,4 +1,4 @@
-"""File-system tools: thin adapters over `codeagent.sandbox` (paths, .gitignore, secrets) and
+"""File-system tools: thin adapters over `codeagent.query.sandbox` (paths, .gitignore, secrets) and
 the query engine's RE2 grep. Each method is one MCP tool; its signature is the input schema."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ...query import grep_texts, matching_files
 from ...query.freshness import worktree_freshness
 from ...query.globs import glob_matcher as matcher
 from ...query.overview import overview
-from ...sandbox import Entry, looks_binary, sniff_mime
+from ...query.sandbox import Entry, looks_binary, sniff_mime
 from ..budget import skipped
 from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)

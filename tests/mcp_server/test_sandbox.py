@@ -1,4 +1,4 @@
-"""The repository sandbox (codeagent.sandbox): escapes, symlinks, secrets, .gitignore, caps."""
+"""The repository sandbox (codeagent.query.sandbox): escapes, symlinks, secrets, .gitignore, caps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from codeagent.errors import (BinaryFile, CodeagentError, InvalidParameter, NotFound, PathEscape,
                               Withheld)
-from codeagent.sandbox import Sandbox, is_secret, normalize
+from codeagent.query.sandbox import Sandbox, is_secret, normalize
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_fifo_is_not_read(sample_repo, box):
 
 
 def test_binary_helpers():
-    from codeagent.sandbox import looks_binary, sniff_mime
+    from codeagent.query.sandbox import looks_binary, sniff_mime
 
     assert looks_binary(b"a\x00b") and not looks_binary(b"plain text")
     assert sniff_mime("x.bin", b"\x89PNG\r\n") == "image/png"

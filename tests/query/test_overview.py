@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codeagent.query.overview import MAX_LANGUAGES, overview
-from codeagent.sandbox import Entry
+from codeagent.query.sandbox import Entry
 
 entry = st.builds(Entry, path=st.from_regex(r"[a-z]{1,6}(/[a-z]{1,6}){0,2}(\.[a-z]{1,3})?", fullmatch=True),
                   type=st.sampled_from(["file", "directory"]), size=st.integers(0, 10**6))

@@ -13,7 +13,7 @@ from relhelpers import codeagent, init_repo
 
 from codeagent.errors import PathEscape
 from codeagent.format.manifest import load_manifest
-from codeagent.sandbox import Sandbox
+from codeagent.query.sandbox import Sandbox
 from codeagent.store import Store
 
 OUTSIDE_TEXT = "def outside_only_xq7():\n    return 'private notes of another project'\n"

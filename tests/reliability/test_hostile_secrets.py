@@ -18,7 +18,7 @@ from relhelpers import codeagent, git, init_repo
 
 from codeagent.errors import Withheld
 from codeagent.format.manifest import load_manifest
-from codeagent.sandbox import Sandbox
+from codeagent.query.sandbox import Sandbox
 from codeagent.store import Store
 
 _rng = random.Random(21)

@@ -17,7 +17,7 @@ from mcp_raw import RawServer, tool_error_code
 from relhelpers import codeagent, init_repo, record
 
 from codeagent.errors import CodeagentError
-from codeagent.sandbox import Sandbox
+from codeagent.query.sandbox import Sandbox
 
 CANARY = "CANARY-OUTSIDE-7f3a9c"
 

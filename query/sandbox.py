@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from . import sources
-from .content import SECRET_PATTERNS, is_secret, looks_binary, secret_in  # noqa: F401 (re-exported)
-from .errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
+from .. import sources
+from ..content import SECRET_PATTERNS, is_secret, looks_binary, secret_in  # noqa: F401 (re-exported)
+from ..errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
 
 INTERNAL_DIRS = (".git", ".codeagent")
 MAX_PATH_CHARS = 4096
