@@ -1,28 +1,86 @@
 """Output models of the MCP tools: they become each tool's output schema (structured content).
 
-They mirror the query engine's result types (`codeagent.query.results`) field for field;
-`from_result` builds one from a result's `to_dict`, ignoring keys a model does not declare.
-Every response model carries `metadata`.
+The models of query answers are projections of the result types in `codeagent.model` (the
+family the CLI's `--json` prints), declared once each below: which fields, in what order, and
+what the wire adds (defaults, descriptions, enumerations). The rest (file system, research,
+engine) are answers only the MCP server gives. Every response model carries `metadata`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import dataclasses
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from ..model import (FileResult, GraphEdge, GraphNode, GraphResponse, Metadata, Outline,
+                     SearchHit, SearchResponse, SourceSpan, SymbolDetail, SymbolInfo)
 
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class ResponseMetadata(Model):
-    ref: str | None = Field(None, description="Store ref answering (e.g. heads/main, worktree)")
-    manifest_id: str | None = Field(None, description="Manifest that answered; null without an index")
-    commit: str | None = None
-    freshness: Literal["fresh", "stale", "unknown"] = "unknown"
-    completeness: Literal["complete", "partial", "truncated"] = "complete"
-    schema_status: Literal["compatible", "not_indexed", "reindex_required"] = "compatible"
+_PROJECTED: dict[type, type[Model]] = {}  # result type -> its MCP model
+
+
+def projection(name: str, source: type, wire: dict[str, Any] | None = None, *, order: str = "",
+               left_out: str = "", base: type[Model] = Model, doc: str | None = None) -> type[Model]:
+    """The MCP model `name` of the result type `source`: its fields but `left_out`, in `order`
+    when the wire's differs, typed as `source` types them (a result nested in it as that
+    result's projection). `wire` gives a field what the schema adds: a default or a `Field`
+    (a description), a (type, default) pair (an enumeration, a wider type), or declares a
+    field only the MCP answer has. A field of `source` neither projected nor left out is an
+    error, so a field added to a result reaches `--json` and MCP alike."""
+    wire = wire or {}
+    known = {f.name: f for f in dataclasses.fields(source)}
+    skipped = set(left_out.split())
+    names = order.split() or [n for n in [*known, *wire] if n not in skipped]
+    lost = set(known) - set(names) - skipped
+    if lost or skipped - set(known):
+        raise TypeError(f"projection {name} of {source.__name__}: fields {sorted(lost)} are neither "
+                        f"projected nor left out; {sorted(skipped - set(known))} are not fields")
+    hints = get_type_hints(source)
+    declared: dict[str, Any] = {}
+    for n in dict.fromkeys(names):
+        spec = wire.get(n, _default(known[n]) if n in known else None)
+        if n not in known and not isinstance(spec, tuple):
+            raise TypeError(f"projection {name}: {n} is not a field of {source.__name__}: give its type")
+        declared[n] = spec if isinstance(spec, tuple) else (_wire_type(hints[n]), spec)
+    model = create_model(name, __base__=base, __doc__=doc, __module__=__name__, **declared)
+    _PROJECTED[source] = model
+    return model
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return Field(default_factory=f.default_factory)
+    return ...
+
+
+def _wire_type(hint: Any) -> Any:
+    """`hint` with every result type in it replaced by its projection."""
+    if hint in _PROJECTED:
+        return _PROJECTED[hint]
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is list:
+        return list[_wire_type(args[0])]
+    if origin in (Union, UnionType):
+        return Union[tuple(_wire_type(a) for a in args)]
+    return hint
+
+
+ResponseMetadata = projection("ResponseMetadata", Metadata, {
+    "ref": Field(None, description="Store ref answering (e.g. heads/main, worktree)"),
+    "manifest_id": (str | None, Field(None, description="Manifest that answered; null without an index")),
+    "commit": None,
+    "freshness": (Literal["fresh", "stale", "unknown"], "unknown"),
+    "completeness": (Literal["complete", "partial", "truncated"], "complete"),
+    "schema_status": (Literal["compatible", "not_indexed", "reindex_required"], "compatible"),
+})
 
 
 class Response(Model):
@@ -119,24 +177,11 @@ class RepoOverview(Response):
 
 
 # ---- search & navigation ------------------------------------------------------------------
-class Hit(Model):
-    result_id: str = ""
-    result_type: str = "symbol"
-    symbol_id: str | None = None
-    symbol_stable_id: str | None = None
-    path: str
-    line_start: int
-    line_end: int
-    kind: str
-    name: str
-    qualified_name: str
-    language: str = ""
-    signature: str = ""
-    score: float
-    snippet: str = ""
-    match: str = ""
-    context_before: str | None = None
-    context_after: str | None = None
+Hit = projection("Hit", SearchHit, {
+    "symbol_id": None, "symbol_stable_id": None, "snippet": "",
+    "context_before": (str | None, None), "context_after": (str | None, None),  # search_code's context lines
+}, order="result_id result_type symbol_id symbol_stable_id path line_start line_end kind name "
+         "qualified_name language signature score snippet match context_before context_after")
 
 
 class NextAction(Model):
@@ -144,58 +189,26 @@ class NextAction(Model):
     arguments: dict[str, Any]
 
 
-class FileHit(Model):
-    """A file of a file-grouped answer: its best 1-3 spans and how it matched."""
+FileHit = projection("FileHit", FileResult, {
+    "language": "", "role": "", "why": Field(default_factory=list),
+}, order="path score language role why hits spans",
+    doc="A file of a file-grouped answer: its best 1-3 spans and how it matched.")
 
-    path: str
-    score: float
-    language: str = ""
-    role: str = ""
-    why: list[str] = Field(default_factory=list)
-    hits: int
-    spans: list[Hit]
+SearchResults = projection("SearchResults", SearchResponse, {
+    "latency_ms": ...,
+    "suggested_next_actions": (list[NextAction], Field(default_factory=list)),
+}, order="metadata results total_count query_intent mode latency_ms suggested_next_actions files",
+    base=Response)
 
+# Positions inside a line and the body hash serve the engine (spans, rename detection), the
+# module-qualified name the CLI's show (symbol_of gives it as `qualified_name`).
+Symbol = projection("Symbol", SymbolInfo, {
+    "signature": "", "doc": "", "visibility": "", "modifiers": Field(default_factory=list),
+    "parent_id": None,
+}, left_out="col_start col_end name_line body_hash fq_name")
 
-class SearchResults(Response):
-    results: list[Hit]
-    total_count: int
-    query_intent: str
-    mode: str = ""
-    latency_ms: float
-    suggested_next_actions: list[NextAction] = Field(default_factory=list)
-    files: list[FileHit] | None = None
-
-
-class Symbol(Model):
-    symbol_id: str
-    symbol_stable_id: str
-    path: str
-    language: str
-    kind: str
-    name: str
-    qualified_name: str
-    signature: str = ""
-    doc: str = ""
-    visibility: str = ""
-    modifiers: list[str] = Field(default_factory=list)
-    line_start: int
-    line_end: int
-    parent_id: str | None = None
-
-
-class Span(Model):
-    path: str
-    line_start: int
-    line_end: int
-    is_primary: bool
-    text: str = ""
-
-
-class SymbolDetailOut(Response):
-    symbol: Symbol
-    children: list[Symbol]
-    spans: list[Span]
-    reference_count: int
+Span = projection("Span", SourceSpan)
+SymbolDetailOut = projection("SymbolDetailOut", SymbolDetail, base=Response)
 
 
 class SpanList(Response):
@@ -203,42 +216,10 @@ class SpanList(Response):
     spans: list[Span]
 
 
-class FileOutline(Response):
-    path: str
-    language: str
-    line_count: int
-    symbols: list[Symbol]
-
-
-class Node(Model):
-    symbol_id: str | None = None
-    symbol_stable_id: str | None = None
-    name: str
-    qualified_name: str
-    kind: str
-    path: str
-    line_start: int
-    line_end: int
-    depth: int = 1
-
-
-class Edge(Model):
-    src_id: str | None = None
-    dst_id: str | None = None
-    kind: str
-    confidence: str
-    path: str
-    line: int
-    target: str
-    dst_path: str | None = None
-
-
-class Graph(Response):
-    root: Symbol | None
-    direction: str
-    nodes: list[Node]
-    edges: list[Edge]
-    truncated: bool
+FileOutline = projection("FileOutline", Outline, base=Response)
+Node = projection("Node", GraphNode, {"symbol_id": None, "symbol_stable_id": None})
+Edge = projection("Edge", GraphEdge, {"src_id": None, "dst_id": None})
+Graph = projection("Graph", GraphResponse, base=Response)
 
 
 class ResearchHop(Model):

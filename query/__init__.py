@@ -20,7 +20,7 @@ from .index import IndexFollower, IndexView, open_index
 from .intent import INTENTS, classify_intent
 from .navigate import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
 from .ranking import fuse
-from .results import (COMPLETE, PARTIAL, TRUNCATED, GraphEdge, GraphNode, GraphResponse,
+from ..model import (COMPLETE, PARTIAL, TRUNCATED, GraphEdge, GraphNode, GraphResponse,
                       GrepMatch, GrepResponse, Metadata, Outline, SearchHit, SearchResponse,
                       SourceSpan, SymbolDetail, SymbolInfo)
 from .retrieval import Candidates, SearchRequest

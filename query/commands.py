@@ -62,7 +62,7 @@ def _print_files(resp) -> None:
             click.echo(f"      {hit.line_start}-{hit.line_end} {hit.kind} {hit.qualified_name or hit.name}")
             for line in hit.snippet.splitlines()[:2]:
                 click.echo(f"        {line}")
-    click.echo(_footer(resp.metadata, len(resp.files), resp.total_candidates,
+    click.echo(_footer(resp.metadata, len(resp.files), resp.total_count,
                        f"files · intent {resp.query_intent} "))
 
 
@@ -128,7 +128,7 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
         return
     for n, hit in enumerate(resp.results, 1):
         _print_hit(hit, n)
-    click.echo(_footer(resp.metadata, len(resp.results), resp.total_candidates,
+    click.echo(_footer(resp.metadata, len(resp.results), resp.total_count,
                        f"· intent {resp.query_intent} "))
 
 

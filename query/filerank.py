@@ -22,7 +22,7 @@ from .filepostings import body_rows
 from .filters import FileFilter, allowed_paths
 from .index import IndexView, sql_literals
 from .ranking import BM25_B, BM25_K1
-from .results import SearchHit
+from ..model import SearchHit
 from .sourcetext import best_window, file_lines, span_text
 
 # Words of commit messages and bug reports that say what kind of change it is, not where:

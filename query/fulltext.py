@@ -16,7 +16,7 @@ from .filters import FileFilter, make_filter
 from .index import IndexView, sql_literals
 from .intent import classify_intent
 from .ranking import BM25_B, BM25_K1
-from .results import COMPLETE, SearchHit, SearchResponse
+from ..model import COMPLETE, SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table

@@ -14,7 +14,7 @@ from ..roles import FIXTURE, MOCK, TEST
 from .edge_table import EDGE_ORDER, EdgeTable
 from .index import IndexView
 from .navigate import resolve_symbol
-from .results import COMPLETE, TRUNCATED, GraphEdge, GraphNode, GraphResponse, SymbolInfo
+from ..model import COMPLETE, TRUNCATED, GraphEdge, GraphNode, GraphResponse, SymbolInfo
 from .symbol_table import resident_table
 
 EDGE_KINDS = ("calls", "references", "imports", "inherits", "implements", "overrides", "contains")

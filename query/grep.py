@@ -22,7 +22,7 @@ from .globs import escape_re2
 from .index import IndexView, _timeout
 from .literals import required_literals
 from .memtext import text_cursor
-from .results import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
+from ..model import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
 
@@ -190,7 +190,7 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
     return GrepResponse(matches=matches, total_matches=total,
                         files_searched=files_searched, files_matched=files_matched,
                         truncated=truncated, metadata=view.metadata(TRUNCATED if truncated else COMPLETE),
-                        took_ms=(time.perf_counter() - started) * 1000)
+                        duration_ms=(time.perf_counter() - started) * 1000)
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:

@@ -25,7 +25,7 @@ from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
 from ..store import Store
 from .freshness import worktree_freshness
-from .results import COMPLETE, Metadata
+from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)

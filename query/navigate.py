@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import InvalidParameter, NotFound, Withheld
 from ..format import SKIP_SECRET
 from .index import IndexView
-from .results import Outline, SourceSpan, SymbolDetail, SymbolInfo
+from ..model import Outline, SourceSpan, SymbolDetail, SymbolInfo
 from .sourcetext import lines_of, span_text
 from .symbol_table import has_fq_keys, has_names, resident_table
 

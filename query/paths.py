@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..tokenize import tokenize
 from .index import IndexView
-from .results import COMPLETE, SearchHit
+from ..model import COMPLETE, SearchHit
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .filters import FileFilter, make_filter
 from .index import IndexView
-from .results import COMPLETE, SearchHit
+from ..model import COMPLETE, SearchHit
 
 
 @dataclass(frozen=True)

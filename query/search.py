@@ -18,7 +18,7 @@ from .grep import retrieve as regex_retriever
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .paths import retrieve as path_retriever
-from .results import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
+from ..model import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
 from .retrieval import Candidates, Retriever, SearchRequest
 from .sourcetext import window_snippets
 from .symbols import retrieve as symbol_retriever
@@ -152,8 +152,8 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         files = _file_results(view, results, asked.limit)
         results = [h for f in files for h in f.spans]
     return SearchResponse(results=results, query_intent=intent,
-                          total_candidates=cand.total, metadata=view.metadata(completeness),
-                          mode=request.mode, took_ms=(time.perf_counter() - started) * 1000,
+                          total_count=cand.total, metadata=view.metadata(completeness),
+                          mode=request.mode, latency_ms=(time.perf_counter() - started) * 1000,
                           files=files)
 
 

@@ -19,7 +19,7 @@ from ..errors import IndexIncompatible, IndexMissing
 from .filters import kinds_for
 from .index import IndexView
 from .navigate import resolve_symbol
-from .results import SearchHit, SearchResponse
+from ..model import SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 
 OVERFETCH = 4  # candidates fetched per wanted hit when filters apply
@@ -210,8 +210,8 @@ def semantic_search(view: IndexView, query: str, *, limit: int = 10,
     emb = query_embedder(view, embedder)
     cand = search_vectors(view, emb.embed([query])[0], req)
     return SearchResponse(results=cand.hits, query_intent="natural_language",
-                          total_candidates=cand.total, metadata=view.metadata(), mode="semantic",
-                          took_ms=(time.perf_counter() - started) * 1000)
+                          total_count=cand.total, metadata=view.metadata(), mode="semantic",
+                          latency_ms=(time.perf_counter() - started) * 1000)
 
 
 def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
@@ -229,6 +229,6 @@ def find_similar(view: IndexView, symbol: str, *, limit: int = 10,
                            hint="rebuild with `codeagent build --embedder NAME`")
     req = SearchRequest(sym.qualified_name, mode="semantic", limit=limit, **filters)
     cand = search_vectors(view, np.asarray(art.matrix[row], dtype=np.float32), req, {row})
-    return SearchResponse(results=cand.hits, query_intent="symbol", total_candidates=cand.total,
+    return SearchResponse(results=cand.hits, query_intent="symbol", total_count=cand.total,
                           metadata=view.metadata(), mode="similar",
-                          took_ms=(time.perf_counter() - started) * 1000)
+                          latency_ms=(time.perf_counter() - started) * 1000)

@@ -36,4 +36,4 @@ def similar_cmd(handle: str, limit: int, language: str | None, kind: str | None,
         return
     for n, hit in enumerate(resp.results, 1):
         _print_hit(hit, n)
-    click.echo(_footer(resp.metadata, len(resp.results), resp.total_candidates))
+    click.echo(_footer(resp.metadata, len(resp.results), resp.total_count))

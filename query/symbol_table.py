@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from .index import IndexView
 from .names import NameIndex, SymbolRow
-from .results import SymbolInfo
+from ..model import SymbolInfo
 
 _load_locks: dict[str, threading.Lock] = {}
 _exit_hook = False

@@ -20,7 +20,7 @@ from .index import IndexView
 from .intent import SYMBOL
 from .names import NameIndex, SymbolRow
 from .ref_table import RefTable
-from .results import COMPLETE, PARTIAL, SearchHit, SearchResponse
+from ..model import COMPLETE, PARTIAL, SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import SymbolTable

@@ -32,7 +32,7 @@ from .. import refs as refnames
 from ..daemon import child, protocol, trust
 from ..daemon.server import code_stamp, stale
 from .index import IndexFollower, open_store
-from .results import SearchResponse
+from ..model import SearchResponse
 from .search import SearchRequest, search
 
 IDLE_TIMEOUT = 15 * 60.0

@@ -46,12 +46,12 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
     out = hits(resp.results)
     if context != (0, 0):
         _add_context(view, out, *context)
-    took = (time.perf_counter() - started) * 1000 if started is not None else resp.took_ms
+    took = (time.perf_counter() - started) * 1000 if started is not None else resp.latency_ms
     files = None
     if resp.files is not None:
         files = [FileHit.model_validate({**f.to_dict(True), "spans": [h.model_dump() for h in hits(f.spans)]})
                  for f in resp.files]
-    return SearchResults(results=out, total_count=resp.total_candidates,
+    return SearchResults(results=out, total_count=resp.total_count,
                          query_intent=resp.query_intent, mode=resp.mode,
                          latency_ms=round(took, 3),
                          suggested_next_actions=_next_actions(out) if actions else [],
@@ -150,7 +150,7 @@ class SearchTools:
             resp = find_symbols(view, qualified_name, match="exact", language=language,
                                 limit=EXACT_POOL, include_references=False)
             exact = [h for h in resp.results if h.qualified_name == qualified_name]
-            resp = replace(resp, results=exact[:limit + skipped()], total_candidates=len(exact))
+            resp = replace(resp, results=exact[:limit + skipped()], total_count=len(exact))
             return search_results(resp, view, actions=False, started=started)
 
     def search_docs(

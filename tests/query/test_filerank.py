@@ -14,7 +14,7 @@ from codeagent.errors import InvalidParameter
 from codeagent.query import open_index
 from codeagent.query.filerank import (group_by_file, names_file, order_by_files, query_terms,
                                       role_prior)
-from codeagent.query.results import SearchHit
+from codeagent.model import SearchHit
 from codeagent.query.search import SearchRequest, search
 from codeagent.roles import file_role
 from .conftest import build_repo

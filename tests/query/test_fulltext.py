@@ -22,7 +22,7 @@ def test_symbols_chunks_and_doc_sections_are_searched(poly):
     assert ("doc", "docs/guide.md") in kinds
     doc = next(h for h in resp.results if h.result_type == "doc")
     assert doc.name == "Guide > Rate limiting"
-    assert resp.total_candidates >= len(resp.results)
+    assert resp.total_count >= len(resp.results)
 
 
 def test_identifier_aware_terms_match_sub_words(poly):
@@ -127,7 +127,7 @@ def test_long_lived_view_answers_like_a_one_shot_view(poly_repo):
                 a = search_text(disk, query, doc_kinds=kinds, limit=20)
                 b = search_text(mem, query, doc_kinds=kinds, limit=20)
                 assert [h.to_dict() for h in a.results] == [h.to_dict() for h in b.results]
-                assert a.total_candidates == b.total_candidates
+                assert a.total_count == b.total_count
         assert "symbol_table" in mem.cache
         assert sum(isinstance(k, tuple) and k[0] == "doc_table" for k in mem.cache) == 1
 

@@ -1,4 +1,6 @@
-"""Result types of the query engine: what the CLI prints as JSON and the MCP server returns.
+"""The answers' model: the one family of result types (hits, symbols, spans, graph nodes and
+edges, their metadata) the query engine returns, the CLI prints as `--json` and the MCP
+server's output schemas are derived from (`mcp_server/schemas.py`), under the same names.
 
 Every response carries `Metadata` (which manifest answered, how fresh, how complete), and
 every hit carries stable handles (`symbol_id`, `symbol_stable_id`, `result_id`) so a caller
@@ -101,21 +103,21 @@ class FileResult:
 class SearchResponse:
     results: list[SearchHit]
     query_intent: str
-    total_candidates: int
+    total_count: int  # candidates found before the limit
     metadata: Metadata
     mode: str = ""
-    took_ms: float = 0.0
+    latency_ms: float = 0.0
     files: list[FileResult] | None = None  # with group_by="file"
 
     def to_dict(self, extended: bool = False) -> dict:
-        """The CLI's `--json`; its names are the MCP answer's (`total_count`, `latency_ms`)."""
+        """The CLI's `--json`: the MCP answer's names."""
         d = {"results": [h.to_dict(extended) for h in self.results],
-             "query_intent": self.query_intent, "total_count": self.total_candidates,
+             "query_intent": self.query_intent, "total_count": self.total_count,
              "metadata": self.metadata.to_dict(extended)}
         if self.files is not None:
             d["files"] = [f.to_dict(extended) for f in self.files]
         if extended:
-            d.update(mode=self.mode, latency_ms=round(self.took_ms, 3))
+            d.update(mode=self.mode, latency_ms=round(self.latency_ms, 3))
         return d
 
 
@@ -142,12 +144,12 @@ class GrepResponse:
     files_matched: int
     truncated: bool
     metadata: Metadata
-    took_ms: float = 0.0
+    duration_ms: float = 0.0
 
     def to_dict(self) -> dict:
         return {"matches": [m.to_dict() for m in self.matches], "total_matches": self.total_matches,
                 "files_searched": self.files_searched, "files_matched": self.files_matched,
-                "truncated": self.truncated, "duration_ms": round(self.took_ms, 3),
+                "truncated": self.truncated, "duration_ms": round(self.duration_ms, 3),
                 "metadata": self.metadata.to_dict()}
 
 
