@@ -204,9 +204,12 @@ def _step(toks: list[tuple], states: set[int], ch: str) -> set[int]:
     return _closure(toks, nxt)
 
 
-def glob_matcher(glob: str):
+def glob_matcher(glob: str | None):
     """A predicate on repository-relative paths with the semantics of `glob_to_regex`, by
-    NFA simulation: O(len(path) x len(glob)) whatever the glob, safe for user input."""
+    NFA simulation: O(len(path) x len(glob)) whatever the glob, safe for user input. No
+    glob (None or "") takes every path."""
+    if not glob:
+        return lambda path: True
     g, anchored = _normalize(glob)
     programs = []
     for alt in _expand_braces(g):

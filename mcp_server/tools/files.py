@@ -11,12 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ...errors import BinaryFile, CodeagentError, InvalidParameter
-from ...query import grep_texts, matching_files
-from ...query.freshness import worktree_freshness
-from ...query.globs import glob_matcher as matcher
+from ...errors import BinaryFile, InvalidParameter
+from ...query import grep_texts
+from ...query.globs import glob_matcher
 from ...query.overview import overview
 from ...query.sandbox import Entry, looks_binary, sniff_mime
+from ...query.worktree_grep import grep_candidates, read_texts
 from ..budget import skipped
 from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
@@ -36,14 +36,6 @@ def iso(ts: float | None) -> str | None:
 
 def dir_entry(e: Entry) -> DirEntry:
     return DirEntry(name=e.name, path=e.path, type=e.type, size=e.size, modified_at=iso(e.mtime))
-
-
-def glob_matcher(glob: str | None):
-    """A path predicate for a user's glob (linear time: no backtracking on hostile globs)."""
-    if not glob:
-        return lambda path: True
-
-    return matcher(glob)
 
 
 class FileTools:
@@ -166,18 +158,11 @@ class FileTools:
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_ms / 1000
         with self.state.optional_view() as view:
-            paths, searched = self._grep_candidates(view, pattern, is_regex, case_sensitive, glob)
+            paths, searched = grep_candidates(
+                self.sandbox, None if isinstance(view, NoIndex) else view, self.state.root,
+                pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob)
             meta = metadata_of(view)
-        texts = []
-        for path in paths:
-            if time.monotonic() > deadline:
-                break
-            try:
-                data = self.sandbox.read_file(path).data
-            except CodeagentError:  # withheld, vanished or escaping since the walk: not served
-                continue
-            if not looks_binary(data):
-                texts.append((path, data.decode("utf-8", errors="replace")))
+        texts = read_texts(self.sandbox, paths, deadline)
         found, total, files, truncated = grep_texts(
             texts, pattern, regex=is_regex, case_sensitive=case_sensitive, context=context_lines,
             max_results=max_results + skipped(), deadline=deadline, timeout=timeout_ms / 1000)
@@ -189,39 +174,6 @@ class FileTools:
         return FileSearch(matches=matches, total_matches=total, files_searched=searched,
                           files_matched=files, truncated=truncated,
                           duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
-
-    def _glob_root(self, glob: str | None) -> str:
-        """The directory an anchored glob cannot leave (`json/**/*.py` -> json): the walk
-        starts there instead of at the root."""
-        if not glob or "/" not in glob.strip("/"):
-            return ""
-        fixed = []
-        for part in glob.strip("/").split("/")[:-1]:
-            if any(c in part for c in "*?[{\\"):
-                break
-            fixed.append(part)
-        root = "/".join(fixed)
-        try:
-            return self.sandbox.resolve_dir(root) if root else ""
-        except CodeagentError:
-            return ""
-
-    def _grep_candidates(self, view, pattern: str, regex: bool, case_sensitive: bool,
-                         glob: str | None) -> tuple[list[str], int]:
-        """(files worth reading, files searched): every visible file the glob takes, narrowed
-        by the work-tree index to those whose indexed text may match or that changed since."""
-        match = glob_matcher(glob)
-        self.sandbox.refresh()  # the live tree decides: a file added a second ago is searched
-        live = [e.path for e, _level in self.sandbox.walk(self._glob_root(glob))
-                if e.type == "file" and match(e.path)]
-        if isinstance(view, NoIndex) or view.ref != "worktree":
-            return live, len(live)
-
-        may_match = matching_files(view, pattern, regex=regex, case_sensitive=case_sensitive,
-                                   glob=glob)
-        changed = worktree_freshness(view.store, self.state.root, view.manifest_id)
-        may_match.update(changed.added, changed.modified)
-        return [p for p in live if p in may_match], len(live)
 
     def get_repo_overview(
         self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,
