@@ -424,15 +424,24 @@ _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 _TYPED = f"""
 CREATE OR REPLACE TEMP TABLE g_rtypes AS
 SELECT * FROM (
-    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
+    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id, s.fq_key
     FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
     WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
-      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> ''))
+      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '')
+    UNION  -- a type of the same file (Ruby's `Foo.new` names no type otherwise)
+    SELECT r.path, r.rtype, s.symbol_id, s.fq_key FROM (SELECT DISTINCT path, rtype FROM g_refs) r
+    JOIN symbol_names s ON s.path = r.path AND s.qkey = {target_key('r.rtype')} AND s.kind IN {_in(CLASS_KINDS)}
+    WHERE r.rtype <> '' AND s.kind NOT IN ('impl', 'extension'))
 QUALIFY count(*) OVER (PARTITION BY path, tname) = 1;  -- a name two classes share says nothing
+-- the type and the blocks that add members to it under its name (Rust `impl S`, Swift `extension S`)
+CREATE OR REPLACE TEMP TABLE g_rholders AS
+SELECT path, tname, type_id AS cls FROM g_rtypes
+UNION SELECT t.path, t.tname, h.symbol_id FROM g_rtypes t
+JOIN symbol_names h ON h.fq_key = t.fq_key AND h.kind IN ('impl', 'extension');
 CREATE OR REPLACE TEMP TABLE g_typed AS
 SELECT r.rid, d.symbol_id, a.conf
-FROM g_refs r JOIN g_rtypes t ON t.path = r.path AND t.tname = r.rtype
-JOIN g_anc a ON a.cls = t.type_id
+FROM g_refs r JOIN g_rholders t ON t.path = r.path AND t.tname = r.rtype
+JOIN g_anc a ON a.cls = t.cls
 JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
 JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
 WHERE r.rtype <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
@@ -444,7 +453,7 @@ WHERE edges.kind = 'calls' AND edges.confidence = 'name' AND edges.src_path = x.
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path, 'calls', x.conf, r.target
 FROM g_typed x JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
-DROP TABLE g_rtypes; DROP TABLE g_typed;
+DROP TABLE g_rtypes; DROP TABLE g_rholders; DROP TABLE g_typed;
 """
 
 
