@@ -125,6 +125,7 @@ class _Walker:
         self.symbols: list[tuple] = []
         self.symbol_ranges: list[tuple[int, int]] = []
         self.symbol_spans: list[Span] = []
+        self.last_span_range: tuple[int, int] | None = None
 
     def finish(self) -> Walked:
         out, span_of = self.out, self.span_of
@@ -145,9 +146,12 @@ class _Walker:
         qname = _qualify(scope.prefix, d)
         name_range = (name_node.start_byte, name_node.end_byte)
         self.name_ranges.add(name_range)
-        self.symbol_ranges += ((span_node.start_byte, span_node.end_byte), name_range)
+        self.last_span_range = d.span_range
+        span_range = d.span_range or (span_node.start_byte, span_node.end_byte)
+        self.symbol_ranges += (span_range, name_range)
         if self.span_of.source is None:
-            self.symbol_spans += (node_span(span_node), node_span(name_node))
+            self.symbol_spans += (self.span_of.of(*span_range) if d.span_range else node_span(span_node),
+                                  node_span(name_node))
         self.symbols.append((d.kind, d.name, qname, scope.symbol, rules.signature(node, d),
                              rules.doc(node, d), rules.visibility(node, d, scope.kind),
                              _modifiers(rules, node, d)))
@@ -179,6 +183,11 @@ class _Walker:
                 if self.span_of.source is None:
                     self.ref_spans.append(node_span(ref_node))
         return inner
+
+    def scope_range(self, start: int, end: int) -> tuple[int, int]:
+        """The byte range of the scope the last symbol opened at a node spanning start..end:
+        its own span when error recovery left it no node (Def.span_range)."""
+        return self.last_span_range or (start, end)
 
     def add_calls(self, calls: _PlainCalls, sources: list[int]) -> None:
         """Merge the references of plain calls (made from `sources`) into the others, in pre-order."""
@@ -291,6 +300,7 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
         scope = open_scopes[-1][2]
         inner = visit(node, scope, pos)
         if inner is not scope:
+            start, end = walker.scope_range(start, end)
             opened.append((pos, start, end, inner.symbol, open_scopes[-1][3]))
             open_scopes.append((start, end, inner, len(opened) - 1))
     if made is not None and made.names:

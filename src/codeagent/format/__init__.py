@@ -33,7 +33,10 @@ EXTRACTOR_VERSION history:
      `Foo x`, typed `self`/`this`/receiver fields).
   7: receiver types also for C#, Kotlin, Swift, Rust, PHP and Ruby (typed parameters, fields,
      properties and locals; `new Foo()`, `Foo()`, `Foo::new()`, `Foo.new`; `Arc<Foo>`/`Box<Foo>`
-     as Foo; fields seen from a Rust `impl` or Swift `extension` of their type).
+     as Foo; fields seen from a Rust `impl` or Swift `extension` of their type). C/C++:
+     declaration-level macros blanked and parsed again (`BEGIN_NAMESPACE` lines, `class
+     EXPORT_API Name`); functions that error recovery flattened into an ERROR node (an
+     `#ifdef` splitting braces) are definitions.
 """
 
 from __future__ import annotations
