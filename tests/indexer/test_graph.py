@@ -14,7 +14,7 @@ from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.assemble import graph
 from codeagent.indexer.assemble.tables import PER_PATH_TABLES
 from codeagent.indexer.assemble.graph import NAME_CAP
-from codeagent.indexer.assemble.module_names import (FileModule, fq_name, import_binding, python_module,
+from codeagent.indexer.assemble.module_names import (FileModule, file_module, fq_name, import_binding, python_module,
                                             resolve_js_relative, resolve_python_relative,
                                             rust_module)
 from codeagent.store import Store
@@ -73,6 +73,17 @@ def project(git_repo):
     git_repo.write_many(PROJECT)
     git_repo.commit("project")
     return git_repo
+
+
+def test_jvm_module_names_from_any_source_root() -> None:
+    """A multi-module build's source roots (`okhttp/src/jvmTest/kotlin/`) are not packages."""
+    modules = {p: file_module(p, "kotlin" if p.endswith(".kt") else "java", set()).module for p in (
+        "src/main/java/com/acme/Shape.java", "retrofit/src/main/java/retrofit2/Call.java",
+        "okhttp/src/jvmTest/kotlin/okhttp3/internal/CacheTest.kt", "Top.java", "lib/Util.kt")}
+    assert modules == {"src/main/java/com/acme/Shape.java": "com.acme",
+                       "retrofit/src/main/java/retrofit2/Call.java": "retrofit2",
+                       "okhttp/src/jvmTest/kotlin/okhttp3/internal/CacheTest.kt": "okhttp3.internal",
+                       "Top.java": "", "lib/Util.kt": "lib"}, modules
 
 
 def test_python_module_names() -> None:
@@ -549,9 +560,9 @@ TYPED_RECEIVERS = {
                             "    this.db.Close();\n    Store.Close();\n    var x = new Db();\n    x.Close();\n  }\n}\n}\n"),
     },
     "kotlin": {
-        "src/main/kotlin/app/data/Db.kt": "package app.data\n\nclass Db { fun close() {} }\n",
-        "src/main/kotlin/app/data/Other.kt": "package app.data\n\nclass Other { fun close() {} }\n",
-        "src/main/kotlin/app/web/Page.kt": ("package app.web\n\nimport app.data.Db\n\n"
+        "data/src/main/kotlin/app/data/Db.kt": "package app.data\n\nclass Db { fun close() {} }\n",
+        "data/src/main/kotlin/app/data/Other.kt": "package app.data\n\nclass Other { fun close() {} }\n",
+        "web/src/jvmTest/kotlin/app/web/Page.kt": ("package app.web\n\nimport app.data.Db\n\n"
                                             "class Page(private val db: Db) {\n"
                                             "    fun show(p: Db) {\n        p.close()\n        db.close()\n"
                                             "        this.db.close()\n        val x = Db()\n        x.close()\n    }\n}\n"),
