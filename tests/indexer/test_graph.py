@@ -622,3 +622,16 @@ def test_typed_receivers_of_same_file_types(git_repo) -> None:
         ("exact", "Screen.show", "Db.close", "p.close"), ("exact", "Screen.show", "Db.close", "db.close"),
         ("exact", "Screen.show", "Db.close", "self.db.close"), ("exact", "Screen.show", "Db.close", "x.close"),
     }, sorted(calls)
+
+
+def test_python_module_level_call_sees_definitions_before_it(git_repo) -> None:
+    """Module-level code runs top-down: a call there resolves to the definition before it, a
+    call inside a function (run later) to every definition of the name."""
+    git_repo.write_many({"cases.py": ("def f():\n    return 1\n\nx = f()\n\n"
+                                      "def f():\n    return 2\n\ny = f()\n\n"
+                                      "def g():\n    return f()\n")})
+    git_repo.commit("redefinitions")
+    _, db = _build(git_repo)
+    rows = _query(db, """SELECT e.src_line, d.start_line FROM edges e JOIN symbol_names d ON d.symbol_id = e.dst_id
+                         WHERE e.kind = 'calls' AND e.confidence = 'exact' ORDER BY ALL""")
+    assert rows == [(4, 1), (9, 6), (12, 1), (12, 6)], rows
