@@ -32,6 +32,15 @@ def node_span(node: Node) -> Span:
     return Span(s_row + 1, s_col, e_row + 1, e_col, node.start_byte, node.end_byte)
 
 
+def _range_span(node: Node, start: int, end: int) -> Span:
+    """`node_span` of the byte range start..end of `node`'s tree, whose ends are node ends."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    first, last = root.descendant_for_byte_range(start, start), node_span(root.descendant_for_byte_range(end - 1, end))
+    return Span(first.start_point.row + 1, first.start_point.column, last.end_line, last.end_col, start, last.end_byte)
+
+
 class _SpanOf:
     """`node_span` from byte offsets and the source's line starts (a node's points cost two
     allocations each, its bytes none)."""
@@ -150,7 +159,7 @@ class _Walker:
         span_range = d.span_range or (span_node.start_byte, span_node.end_byte)
         self.symbol_ranges += (span_range, name_range)
         if self.span_of.source is None:
-            self.symbol_spans += (self.span_of.of(*span_range) if d.span_range else node_span(span_node),
+            self.symbol_spans += (_range_span(node, *span_range) if d.span_range else node_span(span_node),
                                   node_span(name_node))
         self.symbols.append((d.kind, d.name, qname, scope.symbol, rules.signature(node, d),
                              rules.doc(node, d), rules.visibility(node, d, scope.kind),
@@ -261,10 +270,19 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     if language is None or types is None:
         stack: list[tuple[Node, _Scope]] = [(root, top)]
         pos = 0
+        # scopes opened over a byte range (Def.span_range): (start, end, scope, enclosing scope)
+        ranged: list[tuple[int, int, _Scope, _Scope]] = []
         while stack:
             node, scope = stack.pop()
+            for start, end, inner, outer in reversed(ranged):
+                if outer is scope and start <= node.start_byte and node.end_byte <= end:
+                    scope = inner
+                    break
             if types is None or node.type in types:
-                scope = walker.visit(node, scope, pos)
+                inner = walker.visit(node, scope, pos)
+                if inner is not scope and walker.last_span_range:
+                    ranged.append((*walker.last_span_range, inner, scope))
+                scope = inner
                 pos += 1
             stack.extend((child, scope) for child in reversed(node.named_children))
         return walker.finish()
