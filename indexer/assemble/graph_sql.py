@@ -27,7 +27,10 @@ _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
 BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
                  "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
                  "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
-                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64")
+                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64",
+                 # the standard collections and scalars of Rust, C#, Kotlin and Swift
+                 "Vec", "VecDeque", "HashSet", "BTreeMap", "BTreeSet", "Option", "Dictionary",
+                 "MutableList", "MutableMap", "MutableSet", "Int", "Boolean", "Double", "Bool")
 
 # Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
 # through scopes and imports only: by name alone a variable is too weak a guess.
