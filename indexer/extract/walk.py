@@ -268,24 +268,7 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     top = _Scope(NO_PARENT, "", "")
     types = rules.interesting()
     if language is None or types is None:
-        stack: list[tuple[Node, _Scope]] = [(root, top)]
-        pos = 0
-        # scopes opened over a byte range (Def.span_range): (start, end, scope, enclosing scope)
-        ranged: list[tuple[int, int, _Scope, _Scope]] = []
-        while stack:
-            node, scope = stack.pop()
-            for start, end, inner, outer in reversed(ranged):
-                if outer is scope and start <= node.start_byte and node.end_byte <= end:
-                    scope = inner
-                    break
-            if types is None or node.type in types:
-                inner = walker.visit(node, scope, pos)
-                if inner is not scope and walker.last_span_range:
-                    ranged.append((*walker.last_span_range, inner, scope))
-                scope = inner
-                pos += 1
-            stack.extend((child, scope) for child in reversed(node.named_children))
-        return walker.finish()
+        return _walk_tree(root, walker, top, types)
     source = walker.span_of.source
     plain = {t: rules.calls[t] for t in rules.plain_calls} if source is not None else {}
     nodes, calls, fields = _matches(root, language, types, plain)
@@ -323,6 +306,28 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
             open_scopes.append((start, end, inner, len(opened) - 1))
     if made is not None and made.names:
         walker.add_calls(made, _innermost(opened, made))
+    return walker.finish()
+
+
+def _walk_tree(root: Node, walker: _Walker, top: _Scope, types: frozenset[str] | None) -> Walked:
+    """`walk` node by node through the tree (no query): every node of `types` (None: all)."""
+    stack: list[tuple[Node, _Scope]] = [(root, top)]
+    pos = 0
+    # scopes opened over a byte range (Def.span_range): (start, end, scope, enclosing scope)
+    ranged: list[tuple[int, int, _Scope, _Scope]] = []
+    while stack:
+        node, scope = stack.pop()
+        for start, end, inner, outer in reversed(ranged):
+            if outer is scope and start <= node.start_byte and node.end_byte <= end:
+                scope = inner
+                break
+        if types is None or node.type in types:
+            inner = walker.visit(node, scope, pos)
+            if inner is not scope and walker.last_span_range:
+                ranged.append((*walker.last_span_range, inner, scope))
+            scope = inner
+            pos += 1
+        stack.extend((child, scope) for child in reversed(node.named_children))
     return walker.finish()
 
 
