@@ -179,39 +179,68 @@ def _member_header(text: bytes, col: int) -> bool:
                for w in before) and text.rstrip().endswith(b"{")
 
 
+_ASSIGNED = re.compile(rb"\s*(:[^=\n]*)?=(?!=)")
+
+
+def _redefinition(text: bytes, col: int, end: int) -> bool:
+    """The occurrence at col..end is a name defined or bound again in the same scope (`def f`,
+    `f = ...`, `with ... as f`: scip-python gives it as a read of the first definition),
+    not a use."""
+    before = text[:col].rstrip()
+    return before.endswith((b"def", b"class", b"function", b" as")) or (
+        not before and end < 10 ** 6 and _ASSIGNED.match(text, end) is not None)
+
+
+def _lines(repo: Path, rel: str) -> list[bytes]:
+    try:
+        return (repo / rel).read_bytes().split(b"\n")
+    except OSError:
+        return []
+
+
 def scip_truth(repo: Path, docs, language: str) -> dict:
-    """Definitions and call sites of a SCIP index."""
+    """Definitions and call sites of a SCIP index. A symbol defined or assigned more than once
+    (`def f` again, `f = ...` in the same scope: one symbol for SCIP) has each of those
+    places as its location: `also` maps the first to all of them, and a use of the symbol
+    is right at any of them."""
     defs: dict[str, tuple[str, int]] = {}
+    texts = {rel: _lines(repo, rel) for rel, _ in docs}
     for rel, occs in docs:
         for line, _, _, sym, roles in occs:
             if roles & 1:
                 defs.setdefault(sym, (rel, line + 1))
+    also: dict[tuple[str, int], set[tuple[str, int]]] = defaultdict(set)
+    for rel, occs in docs:
+        for line, col, end, sym, roles in occs:
+            text = texts[rel][line] if line < len(texts[rel]) else b""
+            if sym in defs and (roles & 1 or _redefinition(text, col, end)):
+                also[defs[sym]].add((rel, line + 1))
     wanted_defs = {loc for sym, loc in defs.items() if scip_kind(sym) in ("callable", "type")}
     calls, uses, names_at = set(), set(), defaultdict(set)
     for rel, occs in docs:
-        try:
-            lines = (repo / rel).read_bytes().split(b"\n")
-        except OSError:
+        lines = texts[rel]
+        if not lines:
             continue
         for line, col, end, sym, roles in occs:
-            if roles & 1 or roles & 2:  # definitions, imports
-                continue
+            text = lines[line] if line < len(lines) else b""
+            if roles & 1 or roles & 2 or _redefinition(text, col, end):
+                continue  # definitions, imports, assignments
+
             names_at[(rel, line + 1)].add(scip_name(sym))
             target = defs.get(sym)
             if target is None or scip_kind(sym) == "other":
                 continue
-            uses.add((rel, line + 1, *target))
+            uses.update((rel, line + 1, *loc) for loc in also.get(target, {target}))
             if ("<constructor>" in sym or sym.endswith("__init__().")) and "#" in sym:
                 owner = defs.get(sym[:sym.rindex("#") + 1])  # `new C()`, `C()`: the class
                 if owner:
                     target = owner
-                    uses.add((rel, line + 1, *target))
-            text = lines[line] if line < len(lines) else b""
+                    uses.update((rel, line + 1, *loc) for loc in also.get(target, {target}))
             if scip_kind(sym) == "type" and language != "python" and not text[:col].rstrip().endswith(b"new"):
                 continue  # `Foo<T>(` in TypeScript is a type argument, `new Foo(` a call
             if end < 10 ** 6 and _CALL_AFTER.match(text, end) and not _member_header(text, col):
                 calls.add((rel, line + 1, *target))
-    return {"defs": wanted_defs, "calls": calls, "uses": uses, "names_at": names_at}
+    return {"defs": wanted_defs, "calls": calls, "uses": uses, "names_at": names_at, "also": also}
 
 
 def measure_scip(truth: dict, symbols: list[tuple], edges: list[tuple]) -> dict:
@@ -222,9 +251,14 @@ def measure_scip(truth: dict, symbols: list[tuple], edges: list[tuple]) -> dict:
     judged = [(sp, sl, dp, dl) for sp, sl, dp, dl, name, c in edges
               if c == "exact" and name in truth["names_at"].get((sp, sl), ())]
     right = sum(1 for e in set(judged) if e in truth["uses"])
-    calls = truth["calls"]
+    calls, also = truth["calls"], truth["also"]
+
+    def hits(ours: set[tuple]) -> int:
+        return sum(1 for sp, sl, dp, dl in calls
+                   if any((sp, sl, *loc) in ours for loc in also.get((dp, dl), {(dp, dl)})))
+
     return {"defs": len(truth["defs"]), "def_found": found, "judged": len(set(judged)), "right": right,
-            "calls": len(calls), "exact_hit": len(calls & exact), "all_hit": len(calls & every),
+            "calls": len(calls), "exact_hit": hits(exact), "all_hit": hits(every),
             "exact_edges": len(exact), "name_edges": len(every - exact)}
 
 

@@ -27,7 +27,10 @@ _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
 BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
                  "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
                  "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
-                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64")
+                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64",
+                 # the standard collections and scalars of Rust, C#, Kotlin and Swift
+                 "Vec", "VecDeque", "HashSet", "BTreeMap", "BTreeSet", "Option", "Dictionary",
+                 "MutableList", "MutableMap", "MutableSet", "Int", "Boolean", "Double", "Bool")
 
 # Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
 # through scopes and imports only: by name alone a variable is too weak a guess.
@@ -257,11 +260,16 @@ _WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
 
 # Candidate targets of the references selected by $FILTER; the best exact tier wins. (r is
 # inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
+# Python module-level code runs top-down: of a name defined more than once in the file, a
+# module-level call sees the last definition before it ("late": how far back it is).
 _RESOLVE = f"""
 CREATE OR REPLACE TEMP TABLE g_exact AS
 WITH r AS NOT MATERIALIZED (SELECT * FROM g_refs WHERE $FILTER),
 cand AS (
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf,
+        CASE WHEN r.language <> 'python' OR r.src_qkey <> '' THEN 0
+             WHEN d.start_line > r.start_line THEN 1000000000 + d.start_line
+             ELSE r.start_line - d.start_line END AS late
     FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv = '' AND (d.qkey = r.tkey OR (
@@ -270,37 +278,37 @@ cand AS (
         AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
                  AND (d.parent_id IS DISTINCT FROM r.source_id OR d.start_line >= r.start_line))))
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 2, 100 - a.depth, a.conf
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 2, 100 - a.depth, a.conf, 0
     FROM r JOIN g_anc a ON a.cls = r.encl_class
     JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact', 0
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
     LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact', 0
     FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
     JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact', 0
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
     JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact'
+    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact', 0
     FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
 )
 SELECT rid, symbol_id, conf FROM (SELECT *, {_WEAK} AS weak FROM cand)
-QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak) = 1
-    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, symbol_id) <= $CAP;
+QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, late) = 1
+    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, late, symbol_id) <= $CAP;
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
     SELECT r.* FROM g_refs r
@@ -424,15 +432,24 @@ _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 _TYPED = f"""
 CREATE OR REPLACE TEMP TABLE g_rtypes AS
 SELECT * FROM (
-    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id
+    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id, s.fq_key
     FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
     WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
-      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> ''))
+      AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '')
+    UNION  -- a type of the same file (Ruby's `Foo.new` names no type otherwise)
+    SELECT r.path, r.rtype, s.symbol_id, s.fq_key FROM (SELECT DISTINCT path, rtype FROM g_refs) r
+    JOIN symbol_names s ON s.path = r.path AND s.qkey = {target_key('r.rtype')} AND s.kind IN {_in(CLASS_KINDS)}
+    WHERE r.rtype <> '' AND s.kind NOT IN ('impl', 'extension'))
 QUALIFY count(*) OVER (PARTITION BY path, tname) = 1;  -- a name two classes share says nothing
+-- the type and the blocks that add members to it under its name (Rust `impl S`, Swift `extension S`)
+CREATE OR REPLACE TEMP TABLE g_rholders AS
+SELECT path, tname, type_id AS cls FROM g_rtypes
+UNION SELECT t.path, t.tname, h.symbol_id FROM g_rtypes t
+JOIN symbol_names h ON h.fq_key = t.fq_key AND h.kind IN ('impl', 'extension');
 CREATE OR REPLACE TEMP TABLE g_typed AS
 SELECT r.rid, d.symbol_id, a.conf
-FROM g_refs r JOIN g_rtypes t ON t.path = r.path AND t.tname = r.rtype
-JOIN g_anc a ON a.cls = t.type_id
+FROM g_refs r JOIN g_rholders t ON t.path = r.path AND t.tname = r.rtype
+JOIN g_anc a ON a.cls = t.cls
 JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
 JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
 WHERE r.rtype <> '' AND r.rid NOT IN (SELECT rid FROM g_exact)
@@ -444,7 +461,7 @@ WHERE edges.kind = 'calls' AND edges.confidence = 'name' AND edges.src_path = x.
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path, 'calls', x.conf, r.target
 FROM g_typed x JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
-DROP TABLE g_rtypes; DROP TABLE g_typed;
+DROP TABLE g_rtypes; DROP TABLE g_rholders; DROP TABLE g_typed;
 """
 
 

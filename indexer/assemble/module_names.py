@@ -8,6 +8,7 @@ name is the in-file one.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -19,8 +20,9 @@ PACKAGE_KINDS = ("module", "package", "namespace")
 JS_LANGUAGES = {"javascript", "typescript", "tsx"}
 # Languages whose imports name files (`#include "a/b.h"`, `require "a/b"`), not modules.
 FILE_IMPORTS = {"c": ("",), "cpp": ("",), "objc": ("",), "ruby": (".rb", "")}
-_JVM_ROOTS = ("src/main/java/", "src/test/java/", "src/main/kotlin/", "src/test/kotlin/",
-              "src/main/scala/", "src/test/scala/")
+# A JVM source root anywhere in a path (`src/main/java/`, `okhttp/src/jvmTest/kotlin/`): the
+# directories after it are the package, as the build tools lay it out.
+_JVM_ROOT = re.compile(r"(?:^|/)src/[^/]+/(?:java|kotlin|scala)/")
 _JS_EXTENSIONS = (".d.ts", ".tsx", ".ts", ".mts", ".cts", ".jsx", ".js", ".mjs", ".cjs")
 
 
@@ -91,12 +93,11 @@ def rust_module(path: str) -> str:
 
 
 def _jvm_dir(path: str) -> str:
-    d = posixpath.dirname(path)
-    for root in _JVM_ROOTS:
-        if (d + "/").startswith(root):
-            d = d[len(root):]
-            break
-    return d.replace("/", ".")
+    d = posixpath.dirname(path) + "/"
+    roots = list(_JVM_ROOT.finditer(d))
+    if roots:
+        d = d[roots[-1].end():]
+    return d.strip("/").replace("/", ".")
 
 
 def file_module(path: str, language: str, packages: set[str], declared: str = "") -> FileModule:

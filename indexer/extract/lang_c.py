@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
-from .rules import DEPRECATED, Def, Ref, Rules, callee_name, one_line, text
+from .rules import DEPRECATED, SOURCE, Def, Ref, Rules, callee_name, header_line, node_bytes, one_line, text
 
 _WRAPPING_DECLARATORS = frozenset({
     "pointer_declarator", "reference_declarator", "function_declarator", "array_declarator",
@@ -41,11 +43,78 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
     return ".".join(p for p in scopes if p), text(name), name
 
 
+# A line that is nothing but an upper-case macro (`BEGIN_NAMESPACE`, `NAMESPACE_BEGIN(detail)`,
+# `Q_OBJECT`): at declaration level it stands for tokens the grammar cannot see.
+_MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*[A-Z0-9][ \t]*(?:\([^()\n]*\))?)[ \t]*(?://[^\n]*)?\r?$", re.M)
+# `class EXPORT_API Name {`: an upper-case macro between the keyword and the name.
+_MACRO_NAMED = re.compile(rb"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+[A-Za-z_]\w*\s*(?:[:{]|final\b)")
+# Where a macro line is code, not a declaration-level macro (a body, a list, a directive...).
+_NOT_DECLARATION_LEVEL = frozenset({
+    "compound_statement", "enumerator_list", "initializer_list", "argument_list", "parameter_list",
+    "preproc_def", "preproc_function_def", "preproc_call", "preproc_arg", "comment", "string_literal",
+    "raw_string_literal", "char_literal", "template_argument_list", "condition_clause",
+})
+
+
+def _declaration_level(root: Node, start: int, end: int) -> bool:
+    node = root.descendant_for_byte_range(start, end)
+    while node is not None:
+        if node.type in _NOT_DECLARATION_LEVEL:
+            return False
+        node = node.parent
+    return True
+
+
+# What may stand before a function's declarator: its return type and specifiers.
+_HEAD_PARTS = frozenset({"storage_class_specifier", "type_qualifier", "primitive_type", "type_identifier",
+                         "sized_type_specifier", "struct_specifier", "enum_specifier", "union_specifier",
+                         "attribute_specifier", "ms_declspec_modifier", "qualified_identifier",
+                         "template_type", "virtual", "explicit", "inline"})
+
+
+def _flattened_function(node: Node) -> tuple[Node, tuple[int, int]] | None:
+    """A function definition that error recovery flattened into an ERROR node's children
+    (`static double f(int x)`, `{`, its statements..., `}`, typically after an `#ifdef` that
+    splits braces): its top declarator and the byte range from its return type to its
+    closing brace (when an `#ifdef` took that brace: to the sibling before the next function)."""
+    top = _top_declarator(node)
+    if not _opens_body(top):
+        return None
+    start, before = top.start_byte, top.prev_sibling
+    while before is not None and before.type in _HEAD_PARTS:
+        start, before = before.start_byte, before.prev_sibling
+    end, depth, sib = top.next_sibling.end_byte, 1, top.next_sibling.next_sibling
+    while sib is not None and sib.type != "function_definition" and not (
+            sib.type in _DECLARATOR_TOPS and _opens_body(sib)):
+        end = sib.end_byte
+        depth += {"{": 1, "}": -1}.get(sib.type, 0)
+        if depth == 0:
+            break
+        sib = sib.next_sibling
+    return top, (start, end)
+
+
+_DECLARATOR_TOPS = frozenset({"function_declarator", "pointer_declarator", "reference_declarator"})
+
+
+def _top_declarator(node: Node) -> Node:
+    while node.parent is not None and node.parent.type in ("pointer_declarator", "reference_declarator"):
+        node = node.parent
+    return node
+
+
+def _opens_body(top: Node) -> bool:
+    """`top` is a declarator among an ERROR node's children, and a `{` follows it."""
+    opening = top.next_sibling
+    return top.parent is not None and top.parent.type == "ERROR" and opening is not None and opening.type == "{"
+
+
 class CRules(Rules):
     hook_types = frozenset({
         "class_specifier", "struct_specifier", "union_specifier", "enum_specifier",
         "type_definition", "function_definition", "declaration", "field_declaration",
-        "preproc_include", "base_class_clause", "qualified_identifier", "using_declaration"
+        "preproc_include", "base_class_clause", "qualified_identifier", "using_declaration",
+        "function_declarator"
     })
     definitions = {"namespace_definition": ("namespace", ""), "preproc_def": ("macro", ""),
                    "preproc_function_def": ("macro", ""), "enumerator": ("constant", "constant"),
@@ -55,6 +124,16 @@ class CRules(Rules):
     plain_calls = frozenset({"call_expression", "new_expression"})
     type_refs = frozenset({"type_identifier"})
     span_wrappers = frozenset({"template_declaration"})
+
+    def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
+        """Declaration-level macros the grammar misreads (`BEGIN_NAMESPACE` lines, `class
+        EXPORT_API Name`), to blank."""
+        source = SOURCE.get()
+        if source is None:
+            return []
+        found = [m.span(1) for m in _MACRO_NAMED.finditer(source)]
+        found += [m.span(1) for m in _MACRO_LINE.finditer(source)]
+        return [(a, b, b, b) for a, b in sorted(found) if _declaration_level(root, a, b)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type
@@ -68,6 +147,8 @@ class CRules(Rules):
                     for n, _ in map(declarator_name, node.children_by_field_name("declarator")) if n is not None]
         if t in ("function_definition", "declaration", "field_declaration"):
             return self._declarators(node, parent_kind)
+        if t == "function_declarator":
+            return self._flattened(node, parent_kind)
         d = self.definition(node, parent_kind)
         return [d] if d is not None else []
 
@@ -100,6 +181,15 @@ class CRules(Rules):
                 out.append(Def(kind, leaf, leaf_node, qualifier=qualifier, scope=False))
         return out
 
+    def _flattened(self, node: Node, parent_kind: str) -> list[Def]:
+        found = _flattened_function(node)
+        name = declarator_name(found[0])[0] if found is not None else None
+        if name is None:
+            return []
+        qualifier, leaf, leaf_node = _split_qualified(name)
+        kind = "method" if qualifier or parent_kind in self.class_kinds else "function"
+        return [Def(kind, leaf, leaf_node, qualifier=qualifier, span_range=found[1])]
+
     def _class_name(self, node: Node) -> str:
         n = node.parent
         while n is not None and n.type not in _TYPES:
@@ -107,6 +197,12 @@ class CRules(Rules):
         return text(n.child_by_field_name("name")) if n is not None else ""
 
     def keywords(self, node: Node) -> list[str]:
+        if node.type == "function_declarator":  # a flattened function: the specifiers before it
+            words, before = [], _top_declarator(node).prev_sibling
+            while before is not None and before.type in _HEAD_PARTS:
+                words.append(text(before))
+                before = before.prev_sibling
+            return words[::-1]
         words = super().keywords(node)
         for child in node.children:
             if child.type in ("virtual", "explicit", "inline") or child.type == "virtual_function_specifier":
@@ -140,11 +236,14 @@ class CRules(Rules):
                     return text(sib).rstrip(":").strip()
                 sib = sib.prev_sibling
             return "private" if parent_kind == "class" else "public"
-        if node.type in ("function_definition", "declaration") and "static" in self.keywords(node):
+        if node.type in ("function_definition", "declaration", "function_declarator") and "static" in self.keywords(node):
             return "private"
         return "public"
 
     def signature(self, node: Node, d: Def) -> str:
+        if d.span_range is not None:  # a flattened function: from its return type to its `{`
+            holder = _top_declarator(node).parent
+            return header_line(node_bytes(holder, node.end_byte)[d.span_range[0] - holder.start_byte:], d.name)
         if node.type in ("preproc_def", "preproc_function_def"):
             return one_line(f"#define {d.name}{text(node.child_by_field_name('parameters'))}")
         if node.type in ("declaration", "field_declaration") and not d.extra:

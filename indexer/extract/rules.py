@@ -46,6 +46,9 @@ class Def:
     scope: bool = True      # children are qualified under this symbol
     span_node: Node | None = None  # node whose span the symbol covers (default: the node)
     extra: tuple[str, ...] = ()    # modifiers known at definition time (`prototype`)
+    # the byte range the symbol (and, with `scope`, its children) covers when no node does:
+    # a definition that error recovery flattened into its siblings
+    span_range: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -160,7 +163,9 @@ class Rules:
         """Macro invocations whose body holds items, as (start, open, close, end) byte offsets
         of the invocation and its delimiters: the extractor blanks all but the body and parses
         again, so the items inside are indexed where they stand. `parse_items(start, end)`
-        says whether those bytes parse as items on their own. Default: none."""
+        says whether those bytes parse as items on their own; SOURCE holds the bytes parsed.
+        (C and C++ give (start, end, end, end): a declaration-level macro, blanked whole.)
+        Default: none."""
         return []
 
     def interesting(self) -> frozenset[str] | None:

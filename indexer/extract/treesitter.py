@@ -99,7 +99,11 @@ def _unwrap_item_macros(tree: Tree, source: bytes, language: str, rules: Rules) 
     blanked (byte offsets unchanged), so its items parse as items."""
     blanked = source
     for _ in range(_MACRO_ROUNDS):
-        found = rules.item_macros(tree.root_node, lambda a, b: _holds_items(blanked, language, a, b))
+        token = SOURCE.set(blanked)
+        try:
+            found = rules.item_macros(tree.root_node, lambda a, b: _holds_items(blanked, language, a, b))
+        finally:
+            SOURCE.reset(token)
         if not found:
             break
         buf = bytearray(blanked)

@@ -32,6 +32,15 @@ def node_span(node: Node) -> Span:
     return Span(s_row + 1, s_col, e_row + 1, e_col, node.start_byte, node.end_byte)
 
 
+def _range_span(node: Node, start: int, end: int) -> Span:
+    """`node_span` of the byte range start..end of `node`'s tree, whose ends are node ends."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    first, last = root.descendant_for_byte_range(start, start), node_span(root.descendant_for_byte_range(end - 1, end))
+    return Span(first.start_point.row + 1, first.start_point.column, last.end_line, last.end_col, start, last.end_byte)
+
+
 class _SpanOf:
     """`node_span` from byte offsets and the source's line starts (a node's points cost two
     allocations each, its bytes none)."""
@@ -125,6 +134,7 @@ class _Walker:
         self.symbols: list[tuple] = []
         self.symbol_ranges: list[tuple[int, int]] = []
         self.symbol_spans: list[Span] = []
+        self.last_span_range: tuple[int, int] | None = None
 
     def finish(self) -> Walked:
         out, span_of = self.out, self.span_of
@@ -145,9 +155,12 @@ class _Walker:
         qname = _qualify(scope.prefix, d)
         name_range = (name_node.start_byte, name_node.end_byte)
         self.name_ranges.add(name_range)
-        self.symbol_ranges += ((span_node.start_byte, span_node.end_byte), name_range)
+        self.last_span_range = d.span_range
+        span_range = d.span_range or (span_node.start_byte, span_node.end_byte)
+        self.symbol_ranges += (span_range, name_range)
         if self.span_of.source is None:
-            self.symbol_spans += (node_span(span_node), node_span(name_node))
+            self.symbol_spans += (_range_span(node, *span_range) if d.span_range else node_span(span_node),
+                                  node_span(name_node))
         self.symbols.append((d.kind, d.name, qname, scope.symbol, rules.signature(node, d),
                              rules.doc(node, d), rules.visibility(node, d, scope.kind),
                              _modifiers(rules, node, d)))
@@ -179,6 +192,11 @@ class _Walker:
                 if self.span_of.source is None:
                     self.ref_spans.append(node_span(ref_node))
         return inner
+
+    def scope_range(self, start: int, end: int) -> tuple[int, int]:
+        """The byte range of the scope the last symbol opened at a node spanning start..end:
+        its own span when error recovery left it no node (Def.span_range)."""
+        return self.last_span_range or (start, end)
 
     def add_calls(self, calls: _PlainCalls, sources: list[int]) -> None:
         """Merge the references of plain calls (made from `sources`) into the others, in pre-order."""
@@ -250,15 +268,7 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
     top = _Scope(NO_PARENT, "", "")
     types = rules.interesting()
     if language is None or types is None:
-        stack: list[tuple[Node, _Scope]] = [(root, top)]
-        pos = 0
-        while stack:
-            node, scope = stack.pop()
-            if types is None or node.type in types:
-                scope = walker.visit(node, scope, pos)
-                pos += 1
-            stack.extend((child, scope) for child in reversed(node.named_children))
-        return walker.finish()
+        return _walk_tree(root, walker, top, types)
     source = walker.span_of.source
     plain = {t: rules.calls[t] for t in rules.plain_calls} if source is not None else {}
     nodes, calls, fields = _matches(root, language, types, plain)
@@ -291,10 +301,33 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
         scope = open_scopes[-1][2]
         inner = visit(node, scope, pos)
         if inner is not scope:
+            start, end = walker.scope_range(start, end)
             opened.append((pos, start, end, inner.symbol, open_scopes[-1][3]))
             open_scopes.append((start, end, inner, len(opened) - 1))
     if made is not None and made.names:
         walker.add_calls(made, _innermost(opened, made))
+    return walker.finish()
+
+
+def _walk_tree(root: Node, walker: _Walker, top: _Scope, types: frozenset[str] | None) -> Walked:
+    """`walk` node by node through the tree (no query): every node of `types` (None: all)."""
+    stack: list[tuple[Node, _Scope]] = [(root, top)]
+    pos = 0
+    # scopes opened over a byte range (Def.span_range): (start, end, scope, enclosing scope)
+    ranged: list[tuple[int, int, _Scope, _Scope]] = []
+    while stack:
+        node, scope = stack.pop()
+        for start, end, inner, outer in reversed(ranged):
+            if outer is scope and start <= node.start_byte and node.end_byte <= end:
+                scope = inner
+                break
+        if types is None or node.type in types:
+            inner = walker.visit(node, scope, pos)
+            if inner is not scope and walker.last_span_range:
+                ranged.append((*walker.last_span_range, inner, scope))
+            scope = inner
+            pos += 1
+        stack.extend((child, scope) for child in reversed(node.named_children))
     return walker.finish()
 
 

@@ -121,3 +121,21 @@ def test_truncated_and_spliced_sources_never_crash(language: str) -> None:
 def test_deeply_qualified_cpp_name_does_not_recurse() -> None:
     ex = extract(("void " + "a::" * 3000 + "f() {}\n").encode(), "cpp")
     assert [s.name for s in ex.symbols] == ["f"]
+
+
+def test_c_macro_lines_are_blanked_only_at_declaration_level() -> None:
+    """An upper-case line that is code (the last enumerator, an initializer, a statement in
+    a body, a #define's continuation) is left alone; one at declaration level is read past."""
+    src = (b"enum colour {\n    RED,\n    GREEN\n};\n"
+           b"static int table[] = {\n    ONE,\n    TWO\n};\n"
+           b"#define WRAP(x) \\\n    DO_WRAP\n"
+           b"void run(void) {\n    begin();\n    CHECK_STATE\n    int x = end();\n}\n"
+           b"BEGIN_DECLS\n"
+           b"int after(void) { return 1; }\n"
+           b"END_DECLS\n")
+    ex = extract(src, "c")
+    names = {(s.kind, s.name) for s in ex.symbols}
+    assert {("constant", "RED"), ("constant", "GREEN"), ("function", "run"), ("function", "after"),
+            ("macro", "WRAP"), ("variable", "table")} <= names, names
+    assert not {n for _, n in names} & {"BEGIN_DECLS", "END_DECLS", "CHECK_STATE", "ONE", "TWO"}, names
+    assert [r.target for r in ex.references if r.kind == "call"] == ["begin", "end"]

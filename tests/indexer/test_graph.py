@@ -14,7 +14,7 @@ from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.assemble import graph
 from codeagent.indexer.assemble.tables import PER_PATH_TABLES
 from codeagent.indexer.assemble.graph import NAME_CAP
-from codeagent.indexer.assemble.module_names import (FileModule, fq_name, import_binding, python_module,
+from codeagent.indexer.assemble.module_names import (FileModule, file_module, fq_name, import_binding, python_module,
                                             resolve_js_relative, resolve_python_relative,
                                             rust_module)
 from codeagent.store import Store
@@ -73,6 +73,17 @@ def project(git_repo):
     git_repo.write_many(PROJECT)
     git_repo.commit("project")
     return git_repo
+
+
+def test_jvm_module_names_from_any_source_root() -> None:
+    """A multi-module build's source roots (`okhttp/src/jvmTest/kotlin/`) are not packages."""
+    modules = {p: file_module(p, "kotlin" if p.endswith(".kt") else "java", set()).module for p in (
+        "src/main/java/com/acme/Shape.java", "retrofit/src/main/java/retrofit2/Call.java",
+        "okhttp/src/jvmTest/kotlin/okhttp3/internal/CacheTest.kt", "Top.java", "lib/Util.kt")}
+    assert modules == {"src/main/java/com/acme/Shape.java": "com.acme",
+                       "retrofit/src/main/java/retrofit2/Call.java": "retrofit2",
+                       "okhttp/src/jvmTest/kotlin/okhttp3/internal/CacheTest.kt": "okhttp3.internal",
+                       "Top.java": "", "lib/Util.kt": "lib"}, modules
 
 
 def test_python_module_names() -> None:
@@ -535,3 +546,92 @@ def test_go_and_java_receivers_and_external_types(git_repo) -> None:
     assert ("calls", "exact", "srv.Server.Handle", "srv.DB.Query", "s.db.Query") in calls
     assert not [e for e in calls if e[4] == "w.Header"]  # http.ResponseWriter is not mockWriter
     assert {e for e in calls if e[4] == "db.close"} == {("calls", "exact", "a.S.run", "a.Db.close", "db.close")}
+
+
+# One file set per language: `Db` and `Other` both have `close`; each call is on a receiver whose
+# type the source writes (parameter, field, local, constructor, `self`/`this` field, property).
+TYPED_RECEIVERS = {
+    "csharp": {
+        "src/Data/Db.cs": "namespace App.Data { public class Db { public void Close() {} } }\n",
+        "src/Data/Other.cs": "namespace App.Data { public class Other { public void Close() {} } }\n",
+        "src/Web/Page.cs": ("using App.Data;\nnamespace App.Web {\npublic class Page {\n"
+                            "  private Db db;\n  public Db Store { get; }\n"
+                            "  public void Show(Db p) {\n    p.Close();\n    db.Close();\n"
+                            "    this.db.Close();\n    Store.Close();\n    var x = new Db();\n    x.Close();\n  }\n}\n}\n"),
+    },
+    "kotlin": {
+        "data/src/main/kotlin/app/data/Db.kt": "package app.data\n\nclass Db { fun close() {} }\n",
+        "data/src/main/kotlin/app/data/Other.kt": "package app.data\n\nclass Other { fun close() {} }\n",
+        "web/src/jvmTest/kotlin/app/web/Page.kt": ("package app.web\n\nimport app.data.Db\n\n"
+                                            "class Page(private val db: Db) {\n"
+                                            "    fun show(p: Db) {\n        p.close()\n        db.close()\n"
+                                            "        this.db.close()\n        val x = Db()\n        x.close()\n    }\n}\n"),
+    },
+    "rust": {
+        "src/lib.rs": "pub mod db;\npub mod other;\npub mod page;\n",
+        "src/db.rs": "pub struct Db;\nimpl Db {\n    pub fn new() -> Db { Db }\n    pub fn close(&self) {}\n}\n",
+        "src/other.rs": "pub struct Other;\nimpl Other {\n    pub fn close(&self) {}\n}\n",
+        "src/page.rs": ("use crate::db::Db;\nuse std::sync::Arc;\n\npub struct Page { db: Db, shared: Arc<Db> }\n\n"
+                        "impl Page {\n    pub fn show(&self, p: &Db) {\n        p.close();\n"
+                        "        self.db.close();\n        self.shared.close();\n"
+                        "        let x = Db::new();\n        x.close();\n    }\n}\n"),
+    },
+    "php": {
+        "src/Db.php": "<?php\nnamespace App;\n\nclass Db { public function close() {} }\n",
+        "src/Other.php": "<?php\nnamespace App;\n\nclass Other { public function close() {} }\n",
+        "src/Page.php": ("<?php\nnamespace App;\n\nclass Page {\n    private Db $db;\n"
+                         "    public function __construct(private Db $store) {}\n"
+                         "    public function show(Db $p) {\n        $p->close();\n        $this->db->close();\n"
+                         "        $this->store->close();\n        $x = new Db();\n        $x->close();\n    }\n}\n"),
+    },
+}
+
+
+@pytest.mark.parametrize("language", sorted(TYPED_RECEIVERS))
+def test_typed_receivers_in_more_languages(git_repo, language: str) -> None:
+    git_repo.write_many(TYPED_RECEIVERS[language])
+    git_repo.commit(language)
+    _, db = _build(git_repo)
+    calls = [e for e in _edges(db, "calls") if e[4].lower().endswith(".close")]
+    assert calls and all(e[1] == "exact" and e[3].replace("::", ".").lower().endswith("db.close")
+                         for e in calls), sorted(calls)
+    written = [line for text in TYPED_RECEIVERS[language].values() for line in text.splitlines()
+               if "close()" in line.lower() and "function" not in line and "fn " not in line
+               and "void" not in line and "fun " not in line]
+    assert len({e[4] for e in calls}) == len(written), (sorted(calls), written)
+
+
+def test_typed_receivers_of_same_file_types(git_repo) -> None:
+    """Ruby and Swift resolve types across files by name only; a type of the same file types
+    its receivers (Ruby `Foo.new`, instance variables; a Swift `extension` adds methods)."""
+    git_repo.write_many({
+        "lib/store.rb": ("class Db\n  def close; end\nend\n\nclass Other\n  def close; end\nend\n\n"
+                         "class Page\n  def initialize\n    @db = Db.new\n  end\n\n"
+                         "  def show\n    @db.close\n    x = Db.new\n    x.close\n  end\nend\n"),
+        "Sources/App/Store.swift": ("class Db {}\nextension Db { func close() {} }\n"
+                                    "class Other { func close() {} }\n"
+                                    "class Screen {\n    let db: Db\n    init(db: Db) { self.db = db }\n"
+                                    "    func show(p: Db?) {\n        p?.close()\n        db.close()\n"
+                                    "        self.db.close()\n        let x = Db()\n        x.close()\n    }\n}\n"),
+    })
+    git_repo.commit("same-file types")
+    _, db = _build(git_repo)
+    calls = {e[1:] for e in _edges(db, "calls") if e[4].endswith("close")}
+    assert calls == {
+        ("exact", "Page.show", "Db.close", "@db.close"), ("exact", "Page.show", "Db.close", "x.close"),
+        ("exact", "Screen.show", "Db.close", "p.close"), ("exact", "Screen.show", "Db.close", "db.close"),
+        ("exact", "Screen.show", "Db.close", "self.db.close"), ("exact", "Screen.show", "Db.close", "x.close"),
+    }, sorted(calls)
+
+
+def test_python_module_level_call_sees_definitions_before_it(git_repo) -> None:
+    """Module-level code runs top-down: a call there resolves to the definition before it, a
+    call inside a function (run later) to every definition of the name."""
+    git_repo.write_many({"cases.py": ("def f():\n    return 1\n\nx = f()\n\n"
+                                      "def f():\n    return 2\n\ny = f()\n\n"
+                                      "def g():\n    return f()\n")})
+    git_repo.commit("redefinitions")
+    _, db = _build(git_repo)
+    rows = _query(db, """SELECT e.src_line, d.start_line FROM edges e JOIN symbol_names d ON d.symbol_id = e.dst_id
+                         WHERE e.kind = 'calls' AND e.confidence = 'exact' ORDER BY ALL""")
+    assert rows == [(4, 1), (9, 6), (12, 1), (12, 6)], rows

@@ -31,12 +31,18 @@ EXTRACTOR_VERSION history:
      A call's `module` holds its receiver's type where the source writes it (Python and
      JavaScript/TypeScript, Go, Java: `x: Foo`, `x = Foo()`, `new Foo()`, `x := &Foo{}`,
      `Foo x`, typed `self`/`this`/receiver fields).
+  7: receiver types also for C#, Kotlin, Swift, Rust, PHP and Ruby (typed parameters, fields,
+     properties and locals; `new Foo()`, `Foo()`, `Foo::new()`, `Foo.new`; `Arc<Foo>`/`Box<Foo>`
+     as Foo; fields seen from a Rust `impl` or Swift `extension` of their type). C/C++:
+     declaration-level macros blanked and parsed again (`BEGIN_NAMESPACE` lines, `class
+     EXPORT_API Name`); functions that error recovery flattened into an ERROR node (an
+     `#ifdef` splitting braces) are definitions.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401

@@ -57,3 +57,30 @@ static void ring_log(const char *msg)
     if (ring_debug)
         fprintf(stderr, "ring: %s\n", msg);
 }
+
+static double
+ring_ratio
+ (struct ring *r)
+{
+    double q = 0;
+#ifndef RING_UNCHECKED
+#ifndef RING_EMPTY_OK
+    if (r->cap > 0) {
+#endif
+#endif
+#ifdef RING_TRACE
+        ring_log("ratio");
+#endif
+        q = (double)r->count / r->cap;
+#ifndef RING_UNCHECKED
+#ifndef RING_EMPTY_OK
+        }
+    else {
+        ring_log("empty");
+        }
+#endif
+#endif
+    return q;
+}
+
+int ring_after(void) { return 1; }

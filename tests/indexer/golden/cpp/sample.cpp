@@ -57,3 +57,12 @@ using ShapeList = std::vector<std::unique_ptr<Shape>>;
 enum class Colour { Red, Green, Blue };
 
 }  // namespace geo
+
+GEO_BEGIN_NAMESPACE
+class GEO_EXPORT Canvas : public Shape {
+  Q_OBJECT
+ public:
+  Canvas();
+  void draw() { paint(); }
+};
+GEO_END_NAMESPACE
