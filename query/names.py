@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
+from ..format.resident import KeyIndex, StringColumn
 from ..tokenize import split_identifier
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
@@ -98,27 +99,71 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
     return min(prev[m], big)
 
 
+class _RowLists(Mapping):
+    """key -> its rows (ascending), over a KeyIndex."""
+
+    def __init__(self, index: KeyIndex) -> None:
+        self.index = index
+
+    def __getitem__(self, key: str) -> list[int]:
+        rows = self.index.rows_of(key) if isinstance(key, str) else []
+        if not rows:
+            raise KeyError(key)
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(self.index.keys))
+
+    def __len__(self) -> int:
+        return len(self.index.keys)
+
+
 class NameIndex:
     """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
 
-    def __init__(self, rows: list[SymbolRow], keys: Iterable[tuple[str, str, str]]) -> None:
-        """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL)."""
+    def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
+                 by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
+                 by_written_name: KeyIndex | None = None) -> None:
+        """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
+        or the resident indexes of those keys and of the names as written (`by_name`,
+        `by_qualified`, `by_written_name`: format/resident.py)."""
+        if by_name is None or by_qualified is None:
+            names, qualified, fq = zip(*keys) if rows else ((), (), ())
+            other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
+            by_name = KeyIndex(KeyIndex.build(list(names)))
+            by_qualified = KeyIndex(KeyIndex.build([*qualified, *(fq[i] for i in other)],
+                                                   [*range(len(qualified)), *other]))
         self.rows = rows
-        self.by_name: dict[str, list[int]] = defaultdict(list)
-        self.by_qualified: dict[str, list[int]] = defaultdict(list)
-        for i, (name, qualified, fq) in enumerate(keys):
-            self.by_name[name].append(i)
-            self.by_qualified[qualified].append(i)
-            if fq != qualified:
-                self.by_qualified[fq].append(i)
-        self.names = sorted(self.by_name)
-        self.by_length: dict[int, list[str]] = defaultdict(list)
-        for name in self.names:
-            self.by_length[len(name)].append(name)  # each list stays sorted
-        self.lengths = sorted(self.by_length)
+        self.by_name: Mapping[str, list[int]] = _RowLists(by_name)
+        self.by_qualified: Mapping[str, list[int]] = _RowLists(by_qualified)
+        self._name_keys = by_name
+        self._written = by_written_name
+        self._lengths: tuple[list[int], list[int], StringColumn] | None = None
         self._subtokens: dict[str, set[str]] | None = None
         self._trigrams: dict[tuple[str, int], list[str]] | None = None
 
+    @property
+    def names(self) -> list[str]:
+        """Every distinct lower-cased name, sorted."""
+        import pyarrow.compute as pc
+
+        return pc.unique(self._name_keys.key_array).to_pylist()
+
+    def _by_length(self) -> tuple[list[int], list[int], StringColumn]:
+        """(lengths, where each length's names start, the names sorted by length then name)."""
+        if self._lengths is None:
+            import numpy as np
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            distinct = pc.unique(self._name_keys.key_array)
+            table = pa.table({"n": pc.utf8_length(distinct), "name": distinct})
+            table = table.take(pc.sort_indices(table, [("n", "ascending"), ("name", "ascending")]))
+            sizes = table.column("n").to_numpy()
+            starts = np.flatnonzero(np.diff(sizes, prepend=-1)) if len(sizes) else np.zeros(0, int)
+            self._lengths = (sizes[starts].tolist(), [*starts.tolist(), len(sizes)],
+                             StringColumn(table.column("name")))
+        return self._lengths
 
     def exact_qualified(self, query: str) -> list[int]:
         return list(self.by_qualified.get(fold_qualified(query), ()))
@@ -143,13 +188,13 @@ class NameIndex:
         """Distinct lower-cased names starting with `prefix`, shortest first, at most `cap`."""
         p = prefix.lower()
         out: list[str] = []
-        for length in self.lengths:
+        lengths, starts, names = self._by_length()
+        for k, length in enumerate(lengths):
             if length < len(p):
                 continue
-            names = self.by_length[length]
-            i = bisect.bisect_left(names, p)
-            while i < len(names) and names[i].startswith(p):
-                out.append(names[i])
+            i, end = bisect.bisect_left(names, p, starts[k], starts[k + 1]), starts[k + 1]
+            while i < end and (name := names[i]).startswith(p):
+                out.append(name)
                 if len(out) >= cap:
                     return out
                 i += 1
@@ -159,7 +204,7 @@ class NameIndex:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
         if self._subtokens is None:
             index: dict[str, set[str]] = defaultdict(set)
-            for name in {r.name for r in self.rows}:
+            for name in self._original_names():
                 for t in split_identifier(name):
                     index[t].add(name.lower())
             self._subtokens = index
@@ -169,6 +214,14 @@ class NameIndex:
         sets.sort(key=len)
         found = set(sets[0]).intersection(*sets[1:])
         return sorted(found, key=len)
+
+    def _original_names(self) -> set[str]:
+        """Every distinct name as written (not lower-cased)."""
+        if self._written is not None:
+            import pyarrow.compute as pc
+
+            return set(pc.unique(self._written.key_array).to_pylist())
+        return {r.name for r in self.rows}
 
     def fuzzy_names(self, query: str, max_distance: int, cap: int = 50) -> list[tuple[str, int]]:
         """Distinct names within `max_distance` edits (transpositions count one), closest first.

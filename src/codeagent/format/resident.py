@@ -1,0 +1,295 @@
+"""Resident arrays: the columnar files beside index.duckdb that long-lived readers map.
+
+A server answers symbol, reference and graph look-ups from memory instead of scanning DuckDB
+tables per request. Loading those rows as Python objects cost ~550 MiB and seconds per server
+on the standard library; instead the assembly writes them once, as uncompressed Arrow IPC
+files (`resident.<structure>.<part>.arrow`, listed in SUMS like every assembled file), and
+readers memory-map them: loading costs nothing, the pages are shared by every server on the
+machine through the page cache, and RSS counts only the pages a query touches. A look-up by
+key is a binary search over a sorted key column (`KeyIndex`): no dictionary is built.
+
+Readers check RESIDENT_VERSION (in each file's schema metadata) and build the same arrays in
+memory from SQL when the files are absent (an assembly written before them) or of another
+version. The builders below are the one definition of every array, for both.
+
+RESIDENT_VERSION history:
+  1: symbols (the symbol table's rows and key indexes), refs (grouped by the target's last
+     segment), edges (in graph order, indexed by src_id and dst_id).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
+    import pyarrow as pa
+
+RESIDENT_VERSION = 1
+_VERSION_KEY = b"codeagent.resident_version"
+TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
+_FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
+         "'/', '.'), chr(92), '.')")
+_SYMBOLS_SQL = """
+SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
+       {fq} AS fq_name, coalesce(s.signature, '') AS signature, s.start_line, s.end_line,
+       s.parent_id IS NULL AS top_level, regexp_matches(s.path, '{test}') AS in_tests,
+       lower(s.name) AS name_key, """ + _FOLD.format("s.qualified_name") + """ AS qualified_key,
+       """ + _FOLD.format("{fq}") + """ AS fq_key_folded,
+       coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
+       coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
+       coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
+       {has_fq} AS has_fq
+FROM symbols s {join}
+ORDER BY s.path, s.start_line, s.ordinal
+"""
+SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
+_SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
+SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
+                  "fq_name", "raw_fq_key", "name_key", "qualified_key")
+
+REF_COLUMNS = ("path", "language", "kind", "target", "start_line", "end_line")
+REFS_SQL = """
+SELECT regexp_extract(target, '[^.]*$') AS key, path, language, kind, target, start_line, end_line
+FROM refs ORDER BY key, path, start_line, ordinal
+"""
+
+EDGE_COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
+_EDGE_DICTIONARY = ("kind", "confidence", "src_path", "dst_path")
+# The order of graph queries' rows: exact edges first, then by place. The trailing columns
+# break every tie, so the SQL path and the resident edges agree row for row.
+EDGE_ORDER = ("e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path, e.src_id, "
+              "e.dst_id, e.kind, e.target")
+EDGES_SQL = f"""
+SELECT src_id, dst_id, kind, confidence, src_path, src_line, coalesce(target, '') AS target, dst_path
+FROM edges e ORDER BY {EDGE_ORDER}
+"""
+
+
+def symbols_sql(named: bool = True, keyed: bool = True) -> str:
+    """The symbol table's rows; `named`/`keyed`: the assembly has symbol_names.fq_name/fq_key."""
+    return _SYMBOLS_SQL.format(
+        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
+        join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
+        raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
+        has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
+
+
+# ---- key indexes ------------------------------------------------------------------------------
+def whole(column) -> pa.Array:
+    """A column as one array, in place when it is one chunk (combine_chunks copies even then,
+    which would read every page of a mapped file into private memory)."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
+
+
+class StringColumn:
+    """An Arrow string array read in place (offsets and bytes), as a sequence of str/None."""
+
+    def __init__(self, array: pa.Array) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        array = whole(array)
+        if pa.types.is_dictionary(array.type):
+            codes = array.indices if array.null_count == 0 else array.indices.fill_null(-1)
+            self._codes = codes.to_numpy(zero_copy_only=False)
+            self._values = array.dictionary.to_pylist() + [None]
+            self._len = len(array)
+            return
+        self._codes = None
+        wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
+        _, offsets, data = array.buffers()
+        self._offsets = np.frombuffer(offsets, dtype=wide)[array.offset:array.offset + len(array) + 1]
+        self._data = memoryview(data) if data is not None else memoryview(b"")
+        self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
+        self._len = len(array)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> str | None:
+        if self._codes is not None:
+            return self._values[self._codes[i]]
+        if self._valid is not None and not self._valid[i]:
+            return None
+        return str(self._data[self._offsets[i]:self._offsets[i + 1]], "utf-8")
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (self[i] for i in range(self._len))
+
+
+class KeyIndex:
+    """Rows by key: the keys sorted (bytewise, which is code-point order) beside their row
+    numbers, ascending within a key; a look-up is a binary search."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.key_array = whole(table.column("key"))
+        self.keys = StringColumn(self.key_array)
+        self.rows = whole(table.column("row")).to_numpy(zero_copy_only=False)
+
+    def span(self, key: str) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.keys, key)
+        hi = lo
+        while hi < len(self.keys) and self.keys[hi] == key:
+            hi += 1
+        return lo, hi
+
+    def rows_of(self, key: str) -> list[int]:
+        lo, hi = self.span(key)
+        return self.rows[lo:hi].tolist()
+
+    def first(self, key: str) -> int | None:
+        lo = bisect.bisect_left(self.keys, key)
+        return int(self.rows[lo]) if lo < len(self.keys) and self.keys[lo] == key else None
+
+    @classmethod
+    def build(cls, keys, rows=None) -> pa.Table:
+        """The index table of `keys` (row i's key; None: not indexed); `rows`: the row number
+        of each key when not 0..n-1."""
+        import numpy as np
+        import pyarrow as pa
+
+        keys = whole(keys) if isinstance(keys, pa.ChunkedArray) else pa.array(keys, pa.string())
+        if keys.type != pa.string():
+            keys = _call("cast", keys, options=_cast_options(pa.string()))
+        rows = np.arange(len(keys), dtype=np.int32) if rows is None else np.asarray(rows, dtype=np.int32)
+        valid = _call("is_valid", keys)
+        keys, rows = _call("filter", keys, valid), rows[valid.to_numpy(zero_copy_only=False)]
+        table = pa.table({"key": keys, "row": _kernels().from_numpy(rows)})
+        return _sorted(table, "key", "row")
+
+
+# ---- the structures' arrays -------------------------------------------------------------------
+# Built with the compute kernels called directly (codeagent.kernels): a build never imports
+# pyarrow.compute (~40 ms a process).
+def _kernels():
+    from .. import kernels  # imports pyarrow: only when arrays are built
+
+    return kernels
+
+
+def _call(name: str, *args, options=None):
+    return _kernels().call_function(name, list(args), options)
+
+
+def _cast_options(to):
+    try:
+        from pyarrow._compute import CastOptions
+    except ImportError:
+        from pyarrow.compute import CastOptions
+    return CastOptions.safe(to)
+
+
+def _sorted(table: pa.Table, *keys: str) -> pa.Table:
+    """`table`'s rows stably sorted by `keys` ascending (bytewise for strings: the order of
+    Python's str, whatever the SQL engine's collation)."""
+    try:
+        from pyarrow._compute import SortOptions
+    except ImportError:
+        from pyarrow.compute import SortOptions
+    order = _call("sort_indices", table, options=SortOptions([(k, "ascending") for k in keys]))
+    return _call("take", table, order)
+
+
+def _encoded(table: pa.Table, names: tuple[str, ...], dictionary: tuple[str, ...]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.table({n: (_kernels().dictionary_encode(whole(table.column(n))) if n in dictionary
+                         else whole(table.column(n))) for n in names})
+
+
+def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The symbol table's parts from the rows of `symbols_sql`: `rows` (every column but the
+    index keys) and one KeyIndex table per SYMBOL_INDEXES entry."""
+    import numpy as np
+    import pyarrow as pa
+
+    kept = tuple(n for n in table.column_names if n not in SYMBOL_KEYS)
+    out = {"rows": _encoded(table, kept, _SYMBOL_DICTIONARY)}
+    col = {n: whole(table.column(n)) for n in table.column_names}
+    none = pa.scalar(None, pa.string())
+    has_fq, fq_name, raw = col["has_fq"], col["fq_name"], col["raw_fq_key"]
+    for name in ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path", "name_key"):
+        out[name] = KeyIndex.build(pa.chunked_array([col[name]]))
+    out["fq_name"] = KeyIndex.build(pa.chunked_array([_call("if_else", has_fq, fq_name, none)]))
+    # raw_fq_key: the fq_keys that the fq_name index does not already cover
+    k = _kernels()
+    same = k.fill_null(_call("and", has_fq, _call("equal", raw, fq_name)), False)
+    out["raw_fq_key"] = KeyIndex.build(pa.chunked_array([_call("if_else", same, none, raw)]))
+    # qualified_key: the folded qualified name of every row, and its folded fq name when other
+    qualified, folded = col["qualified_key"], col["fq_key_folded"]
+    other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
+    out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
+                                          np.concatenate([np.arange(len(qualified)), other]))
+    return out
+
+
+def ref_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The reference table: REFS_SQL's rows with a key, sorted by it (stably: rows keep the
+    SQL order within a key)."""
+    table = _call("filter", table, _call("is_valid", whole(table.column("key"))))
+    return {"rows": _encoded(_sorted(table, "key"), ("key", *REF_COLUMNS), ("path", "language", "kind"))}
+
+
+def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The edge table: EDGES_SQL's rows and their src_id and dst_id KeyIndexes."""
+    return {"rows": _encoded(table, EDGE_COLUMNS, _EDGE_DICTIONARY),
+            "src_id": KeyIndex.build(table.column("src_id")),
+            "dst_id": KeyIndex.build(table.column("dst_id"))}
+
+
+STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
+    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES)),
+    "refs": (ref_arrays, ("rows",)),
+    "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
+}
+
+
+# ---- files ------------------------------------------------------------------------------------
+def file_name(structure: str, part: str) -> str:
+    return f"resident.{structure}.{part}.arrow"
+
+
+def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table]) -> None:
+    """Write a structure's parts into an assembly being built (its directory is renamed into
+    place whole, so no file needs its own atomic rename)."""
+    import pyarrow as pa
+
+    for part, table in arrays.items():
+        meta = {_VERSION_KEY: str(RESIDENT_VERSION).encode()}
+        table = table.replace_schema_metadata(meta).combine_chunks()
+        with pa.OSFile(str(directory / file_name(structure, part)), "wb") as sink:
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+
+
+def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
+    """A structure's parts memory-mapped from `directory`; None when a part is missing or of
+    another RESIDENT_VERSION (the reader builds them from SQL instead)."""
+    import pyarrow as pa
+
+    out = {}
+    for part in STRUCTURES[structure][1]:
+        path = directory / file_name(structure, part)
+        try:
+            reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
+        except (OSError, pa.ArrowInvalid):
+            return None
+        if (reader.schema.metadata or {}).get(_VERSION_KEY) != str(RESIDENT_VERSION).encode():
+            return None
+        out[part] = reader.read_all()
+    return out
+
+
+def write_resident(con, directory: Path) -> None:
+    """Every structure's arrays, from the assembly's DuckDB connection `con`."""
+    for structure, sql in (("symbols", symbols_sql()), ("refs", REFS_SQL), ("edges", EDGES_SQL)):
+        build = STRUCTURES[structure][0]
+        write_arrays(directory, structure, build(con.sql(sql).to_arrow_table()))
