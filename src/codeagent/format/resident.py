@@ -14,7 +14,8 @@ version. The builders below are the one definition of every array, for both.
 
 RESIDENT_VERSION history:
   1: symbols (the symbol table's rows and key indexes), refs (grouped by the target's last
-     segment), edges (in graph order, indexed by src_id and dst_id).
+     segment), edges (in graph order, indexed by src_id and dst_id), texts (files' text by
+     path), postings (each file's summed term counts, by term).
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ EDGES_SQL = f"""
 SELECT src_id, dst_id, kind, confidence, src_path, src_line, coalesce(target, '') AS target, dst_path
 FROM edges e ORDER BY {EDGE_ORDER}
 """
+
+
+# Each file's summed term counts (the file ranking's body field) beside the file's length.
+POSTINGS_SQL = """
+WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE doc_kind = 'c' GROUP BY ALL),
+l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
+SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
+"""
+TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
 
 
 def symbols_sql(named: bool = True, keyed: bool = True) -> str:
@@ -245,10 +255,24 @@ def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
             "dst_id": KeyIndex.build(table.column("dst_id"))}
 
 
+def postings_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """POSTINGS_SQL's rows sorted by term, then path (paths dictionary-encoded)."""
+    table = _sorted(table, "term", "path")
+    return {"rows": _encoded(table, ("term", "path", "tf", "dl"), ("path",))}
+
+
+def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """Every indexed file's text by path (TEXTS_SQL's rows sorted by path): a reader slices
+    one file's text out of the mapped bytes instead of holding a copy of them all."""
+    return {"rows": _sorted(table, "path")}
+
+
 STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
     "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES)),
     "refs": (ref_arrays, ("rows",)),
     "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
+    "texts": (text_arrays, ("rows",)),
+    "postings": (postings_arrays, ("rows",)),
 }
 
 
@@ -290,6 +314,7 @@ def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
 
 def write_resident(con, directory: Path) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con`."""
-    for structure, sql in (("symbols", symbols_sql()), ("refs", REFS_SQL), ("edges", EDGES_SQL)):
+    for structure, sql in (("symbols", symbols_sql()), ("refs", REFS_SQL), ("edges", EDGES_SQL),
+                           ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
         build = STRUCTURES[structure][0]
         write_arrays(directory, structure, build(con.sql(sql).to_arrow_table()))
