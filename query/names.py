@@ -14,8 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from ..format.resident import KeyIndex, StringColumn
-from ..tokenize import split_identifier
+from ..format.resident import KeyIndex, StringColumn, subtoken_table
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
 
@@ -123,10 +122,10 @@ class NameIndex:
 
     def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
                  by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
-                 by_written_name: KeyIndex | None = None) -> None:
+                 by_written_name: KeyIndex | None = None, subtokens=None) -> None:
         """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
         or the resident indexes of those keys and of the names as written (`by_name`,
-        `by_qualified`, `by_written_name`: format/resident.py)."""
+        `by_qualified`, `by_written_name`; `subtokens`: format/resident.subtoken_table)."""
         if by_name is None or by_qualified is None:
             names, qualified, fq = zip(*keys) if rows else ((), (), ())
             other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
@@ -139,7 +138,8 @@ class NameIndex:
         self._name_keys = by_name
         self._written = by_written_name
         self._lengths: tuple[list[int], list[int], StringColumn] | None = None
-        self._subtokens: dict[str, set[str]] | None = None
+        self._subtokens = None if subtokens is None else (StringColumn(subtokens.column("key")),
+                                                          StringColumn(subtokens.column("name")))
         self._trigrams: dict[tuple[str, int], list[str]] | None = None
 
     @property
@@ -202,18 +202,19 @@ class NameIndex:
 
     def subtoken_names(self, tokens: list[str]) -> list[str]:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
-        if self._subtokens is None:
-            index: dict[str, set[str]] = defaultdict(set)
-            for name in self._original_names():
-                for t in split_identifier(name):
-                    index[t].add(name.lower())
-            self._subtokens = index
-        sets = [self._subtokens.get(t, set()) for t in tokens]
+        if self._subtokens is None:  # no resident table (keys given): build it once
+            table = subtoken_table(self._original_names())
+            self._subtokens = (StringColumn(table.column("key")), StringColumn(table.column("name")))
+        keys, names = self._subtokens
+        sets = []
+        for t in tokens:
+            lo = bisect.bisect_left(keys, t)
+            sets.append({names[i] for i in range(lo, bisect.bisect_right(keys, t, lo))})
         if not sets:
             return []
         sets.sort(key=len)
         found = set(sets[0]).intersection(*sets[1:])
-        return sorted(found, key=len)
+        return sorted(found, key=lambda n: (len(n), n))
 
     def _original_names(self) -> set[str]:
         """Every distinct name as written (not lower-cased)."""

@@ -88,3 +88,20 @@ def test_map_arrays_refuses_another_version(tmp_path, monkeypatch):
     monkeypatch.setattr(resident, "RESIDENT_VERSION", resident.RESIDENT_VERSION + 1)
     assert resident.map_arrays(tmp_path, "refs") is None  # the reader builds them from SQL
     assert resident.map_arrays(tmp_path / "absent", "refs") is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abAB_1é", min_size=1, max_size=8), min_size=1, max_size=30),
+       st.lists(st.sampled_from(["a", "b", "ab", "1", "é", "ba"]), min_size=1, max_size=3))
+def test_subtoken_names_match_the_brute_force(names, tokens):
+    from codeagent.tokenize import split_identifier
+
+    rows = [SymbolRow(f"id{i}", f"s{i}", "p.py", "python", "function", n, n, n, "", 1, 1, True, False)
+            for i, n in enumerate(names)]
+    index = NameIndex(rows, [(n.lower(), n.lower(), n.lower()) for n in names])
+    def has(lower: str, token: str) -> bool:  # any spelling of the name has the sub-token
+        return any(token in split_identifier(n) for n in names if n.lower() == lower)
+
+    want = {n.lower() for n in names if all(has(n.lower(), t) for t in tokens)}
+    found = index.subtoken_names(tokens)
+    assert found == sorted(want, key=lambda n: (len(n), n))

@@ -13,7 +13,7 @@ memory from SQL when the files are absent (an assembly written before them) or o
 version. The builders below are the one definition of every array, for both.
 
 RESIDENT_VERSION history:
-  1: symbols (the symbol table's rows and key indexes), refs (grouped by the target's last
+  1: symbols (the symbol table's rows, key indexes and names by sub-token), refs (grouped by the target's last
      segment), edges (in graph order, indexed by src_id and dst_id), texts (files' text by
      path), postings (each file's summed term counts, by term).
 """
@@ -238,7 +238,20 @@ def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
     out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
                                           np.concatenate([np.arange(len(qualified)), other]))
+    out["subtokens"] = subtoken_table(set(col["name"].to_pylist()))
     return out
+
+
+def subtoken_table(names: set[str]) -> pa.Table:
+    """(key: a sub-token, name: a lower-cased name it is part of), sorted, for the names as
+    written (`split_identifier` reads their case)."""
+    import pyarrow as pa
+
+    from ..tokenize import split_identifier
+
+    pairs = sorted({(t, n.lower()) for n in names if n is not None for t in split_identifier(n)})
+    return pa.table({"key": pa.array([t for t, _ in pairs], pa.string()),
+                     "name": pa.array([n for _, n in pairs], pa.string())})
 
 
 def ref_arrays(table: pa.Table) -> dict[str, pa.Table]:
@@ -268,7 +281,7 @@ def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
 
 
 STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
-    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES)),
+    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES, "subtokens")),
     "refs": (ref_arrays, ("rows",)),
     "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
     "texts": (text_arrays, ("rows",)),
