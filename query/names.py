@@ -10,11 +10,12 @@ long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from ..format.resident import KeyIndex, StringColumn, subtoken_table
+from ..format.resident import (KeyIndex, StringColumn, subtoken_table, trigram_key,
+                               trigram_table, trigrams)
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
 
@@ -45,11 +46,6 @@ def fold_qualified(name: str) -> str:
     for sep in ("::", "->", "#", "/", "\\"):
         out = out.replace(sep, ".")
     return out.removesuffix("()")
-
-
-def trigrams(word: str) -> set[str]:
-    padded = f"\x02\x02{word}\x03\x03"
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
 
 def damerau_levenshtein(a: str, b: str, limit: int) -> int:
@@ -122,10 +118,11 @@ class NameIndex:
 
     def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
                  by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
-                 by_written_name: KeyIndex | None = None, subtokens=None) -> None:
+                 by_written_name: KeyIndex | None = None, subtokens=None, grams=None) -> None:
         """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
         or the resident indexes of those keys and of the names as written (`by_name`,
-        `by_qualified`, `by_written_name`; `subtokens`: format/resident.subtoken_table)."""
+        `by_qualified`, `by_written_name`; `subtokens`, `grams`: subtoken_table and
+        trigram_table in format/resident.py)."""
         if by_name is None or by_qualified is None:
             names, qualified, fq = zip(*keys) if rows else ((), (), ())
             other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
@@ -140,7 +137,8 @@ class NameIndex:
         self._lengths: tuple[list[int], list[int], StringColumn] | None = None
         self._subtokens = None if subtokens is None else (StringColumn(subtokens.column("key")),
                                                           StringColumn(subtokens.column("name")))
-        self._trigrams: dict[tuple[str, int], list[str]] | None = None
+        self._trigrams = None if grams is None else (StringColumn(grams.column("key")),
+                                                     StringColumn(grams.column("name")))
 
     @property
     def names(self) -> list[str]:
@@ -231,21 +229,24 @@ class NameIndex:
         counting a transposition) and have a length within `max_distance`.
         """
         q = query.lower()
-        if self._trigrams is None:
-            tri: dict[tuple[str, int], list[str]] = defaultdict(list)
-            for name in self.names:
-                for g in trigrams(name):
-                    tri[(g, len(name))].append(name)
-            self._trigrams = tri
+        if self._trigrams is None:  # no resident table (keys given): build it once
+            table = trigram_table(set(self.names))
+            self._trigrams = (StringColumn(table.column("key")), StringColumn(table.column("name")))
+        keys, names = self._trigrams
+
+        def span(key: str) -> range:
+            lo = bisect.bisect_left(keys, key)
+            return range(lo, bisect.bisect_right(keys, key, lo))
+
         lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
-        postings = {g: [self._trigrams.get((g, n), ()) for n in lengths] for g in trigrams(q)}
+        postings = {g: [span(trigram_key(g, n)) for n in lengths] for g in trigrams(q)}
         # The rarest grams only: the q-gram bound holds for any subset of the query's grams.
         grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
         need = max(1, len(grams) - 4 * max_distance)
         counts: Counter[str] = Counter()
         for g in grams:
-            for names in postings[g]:
-                counts.update(names)
+            for rows in postings[g]:
+                counts.update(names[i] for i in rows)
         ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
                         key=lambda kv: -kv[1])[:cap * 8]
         out = [(name, d) for name, _ in ranked

@@ -140,7 +140,8 @@ class SymbolTable:
         self.incoming = None  # per row: edges into it (reference counts), made on first use
         self.names = NameIndex(self.rows, by_name=self._index["name_key"],
                                by_qualified=self._index["qualified_key"],
-                               by_written_name=self._index["name"], subtokens=parts["subtokens"])
+                               by_written_name=self._index["name"], subtokens=parts["subtokens"],
+                               grams=parts["trigrams"])
 
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":

@@ -105,3 +105,37 @@ def test_subtoken_names_match_the_brute_force(names, tokens):
     want = {n.lower() for n in names if all(has(n.lower(), t) for t in tokens)}
     found = index.subtoken_names(tokens)
     assert found == sorted(want, key=lambda n: (len(n), n))
+
+
+def _dict_fuzzy(names: list[str], query: str, max_distance: int, cap: int) -> list[tuple[str, int]]:
+    """The fuzzy search over a dictionary of trigram postings (what the resident table replaced)."""
+    from collections import Counter
+
+    from codeagent.query.names import MAX_FUZZY_GRAMS, damerau_levenshtein, trigrams
+
+    q, distinct = query.lower(), sorted({n.lower() for n in names})
+    tri: dict = {}
+    for name in distinct:
+        for g in trigrams(name):
+            tri.setdefault((g, len(name)), []).append(name)
+    lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
+    postings = {g: [tri.get((g, n), ()) for n in lengths] for g in trigrams(q)}
+    grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
+    need = max(1, len(grams) - 4 * max_distance)
+    counts: Counter = Counter()
+    for g in grams:
+        for found in postings[g]:
+            counts.update(found)
+    ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q), key=lambda kv: -kv[1])
+    out = [(n, d) for n, _ in ranked[:cap * 8] if (d := damerau_levenshtein(q, n, max_distance)) <= max_distance]
+    return sorted(out, key=lambda nd: (nd[1], len(nd[0]), nd[0]))[:cap]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abcdAé", min_size=1, max_size=7), min_size=1, max_size=40),
+       st.text(alphabet="abcdAé", min_size=1, max_size=7), st.integers(1, 2))
+def test_fuzzy_names_match_the_dictionary_search(names, query, distance):
+    rows = [SymbolRow(f"id{i}", f"s{i}", "p.py", "python", "function", n, n, n, "", 1, 1, True, False)
+            for i, n in enumerate(names)]
+    index = NameIndex(rows, [(n.lower(), n.lower(), n.lower()) for n in names])
+    assert index.fuzzy_names(query, distance, cap=500) == _dict_fuzzy(names, query, distance, cap=500)

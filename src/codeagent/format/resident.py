@@ -13,7 +13,7 @@ memory from SQL when the files are absent (an assembly written before them) or o
 version. The builders below are the one definition of every array, for both.
 
 RESIDENT_VERSION history:
-  1: symbols (the symbol table's rows, key indexes and names by sub-token), refs (grouped by the target's last
+  1: symbols (the symbol table's rows, key indexes, names by sub-token and by trigram), refs (grouped by the target's last
      segment), edges (in graph order, indexed by src_id and dst_id), texts (files' text by
      path), postings (each file's summed term counts, by term).
 """
@@ -238,8 +238,29 @@ def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
     out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
                                           np.concatenate([np.arange(len(qualified)), other]))
-    out["subtokens"] = subtoken_table(set(col["name"].to_pylist()))
+    written = set(col["name"].to_pylist())
+    out["subtokens"] = subtoken_table(written)
+    out["trigrams"] = trigram_table({n.lower() for n in written if n is not None})
     return out
+
+
+def trigrams(word: str) -> set[str]:
+    padded = f"\x02\x02{word}\x03\x03"
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def trigram_key(gram: str, length: int) -> str:
+    return f"{gram}\x00{length}"
+
+
+def trigram_table(names: set[str]) -> pa.Table:
+    """(key: a padded trigram and a name length (`trigram_key`), name: a lower-cased name of
+    that length holding it), sorted: the fuzzy name search's candidates."""
+    import pyarrow as pa
+
+    pairs = sorted({(trigram_key(g, len(n)), n) for n in names for g in trigrams(n)})
+    return pa.table({"key": pa.array([k for k, _ in pairs], pa.string()),
+                     "name": pa.array([n for _, n in pairs], pa.string())})
 
 
 def subtoken_table(names: set[str]) -> pa.Table:
@@ -281,7 +302,7 @@ def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
 
 
 STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
-    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES, "subtokens")),
+    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES, "subtokens", "trigrams")),
     "refs": (ref_arrays, ("rows",)),
     "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
     "texts": (text_arrays, ("rows",)),
