@@ -256,23 +256,24 @@ def trigram_key(gram: str, length: int) -> str:
 def trigram_table(names: set[str]) -> pa.Table:
     """(key: a padded trigram and a name length (`trigram_key`), name: a lower-cased name of
     that length holding it), sorted: the fuzzy name search's candidates."""
-    import pyarrow as pa
-
-    pairs = sorted({(trigram_key(g, len(n)), n) for n in names for g in trigrams(n)})
-    return pa.table({"key": pa.array([k for k, _ in pairs], pa.string()),
-                     "name": pa.array([n for _, n in pairs], pa.string())})
+    return _pairs_table([(trigram_key(g, len(n)), n) for n in names for g in trigrams(n)])
 
 
 def subtoken_table(names: set[str]) -> pa.Table:
     """(key: a sub-token, name: a lower-cased name it is part of), sorted, for the names as
     written (`split_identifier` reads their case)."""
-    import pyarrow as pa
-
     from ..tokenize import split_identifier
 
-    pairs = sorted({(t, n.lower()) for n in names if n is not None for t in split_identifier(n)})
-    return pa.table({"key": pa.array([t for t, _ in pairs], pa.string()),
-                     "name": pa.array([n for _, n in pairs], pa.string())})
+    return _pairs_table({(t, n.lower()) for n in names if n is not None for t in split_identifier(n)})
+
+
+def _pairs_table(pairs) -> pa.Table:
+    """Distinct (key, name) string pairs as a table sorted by key, then name."""
+    import pyarrow as pa
+
+    keys, names = zip(*pairs) if pairs else ((), ())
+    return _sorted(pa.table({"key": pa.array(keys, pa.string()), "name": pa.array(names, pa.string())}),
+                   "key", "name")
 
 
 def ref_arrays(table: pa.Table) -> dict[str, pa.Table]:
