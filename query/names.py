@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from ..format.resident import (KeyIndex, StringColumn, subtoken_table, trigram_key,
@@ -118,11 +118,12 @@ class NameIndex:
 
     def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
                  by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
-                 by_written_name: KeyIndex | None = None, subtokens=None, grams=None) -> None:
+                 by_written_name: KeyIndex | None = None,
+                 name_tables: Callable[[], dict] | None = None) -> None:
         """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
         or the resident indexes of those keys and of the names as written (`by_name`,
-        `by_qualified`, `by_written_name`; `subtokens`, `grams`: subtoken_table and
-        trigram_table in format/resident.py)."""
+        `by_qualified`, `by_written_name`; `name_tables()`: the resident `names` structure,
+        read on the first subtoken or fuzzy search)."""
         if by_name is None or by_qualified is None:
             names, qualified, fq = zip(*keys) if rows else ((), (), ())
             other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
@@ -135,10 +136,9 @@ class NameIndex:
         self._name_keys = by_name
         self._written = by_written_name
         self._lengths: tuple[list[int], list[int], StringColumn] | None = None
-        self._subtokens = None if subtokens is None else (StringColumn(subtokens.column("key")),
-                                                          StringColumn(subtokens.column("name")))
-        self._trigrams = None if grams is None else (StringColumn(grams.column("key")),
-                                                     StringColumn(grams.column("name")))
+        self._name_tables = name_tables
+        self._subtokens: tuple[StringColumn, StringColumn] | None = None
+        self._trigrams: tuple[StringColumn, StringColumn] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -200,9 +200,8 @@ class NameIndex:
 
     def subtoken_names(self, tokens: list[str]) -> list[str]:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
-        if self._subtokens is None:  # no resident table (keys given): build it once
-            table = subtoken_table(self._original_names())
-            self._subtokens = (StringColumn(table.column("key")), StringColumn(table.column("name")))
+        if self._subtokens is None:
+            self._subtokens = self._pairs("subtokens", lambda: subtoken_table(self._original_names()))
         keys, names = self._subtokens
         sets = []
         for t in tokens:
@@ -213,6 +212,11 @@ class NameIndex:
         sets.sort(key=len)
         found = set(sets[0]).intersection(*sets[1:])
         return sorted(found, key=lambda n: (len(n), n))
+
+    def _pairs(self, part: str, build: Callable) -> tuple[StringColumn, StringColumn]:
+        """A (key, name) table of the resident `names` structure (or `build()` without one)."""
+        table = self._name_tables()[part] if self._name_tables is not None else build()
+        return StringColumn(table.column("key")), StringColumn(table.column("name"))
 
     def _original_names(self) -> set[str]:
         """Every distinct name as written (not lower-cased)."""
@@ -229,9 +233,8 @@ class NameIndex:
         counting a transposition) and have a length within `max_distance`.
         """
         q = query.lower()
-        if self._trigrams is None:  # no resident table (keys given): build it once
-            table = trigram_table(set(self.names))
-            self._trigrams = (StringColumn(table.column("key")), StringColumn(table.column("name")))
+        if self._trigrams is None:
+            self._trigrams = self._pairs("trigrams", lambda: trigram_table(set(self.names)))
         keys, names = self._trigrams
 
         def span(key: str) -> range:

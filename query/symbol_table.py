@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from ..format import resident as arrays
 from ..format.resident import KeyIndex, StringColumn, whole
-from .index import IndexView
+from .index import IndexView, _Vanished, check_resident
 from .names import NameIndex, SymbolRow
 from .results import SymbolInfo
 
@@ -58,7 +58,12 @@ def load_sql(view: IndexView) -> str:
 def structure_arrays(view: IndexView, structure: str, sql: str) -> dict:
     """A resident structure's parts: memory-mapped from the assembly when it wrote them
     (format/resident.py), else built from `sql` (an older assembly)."""
-    mapped = arrays.map_arrays(view.path.parent, structure)
+    try:
+        check_resident(view, structure)
+    except _Vanished:  # pruned since the view opened: the database is still open, read it
+        mapped = None
+    else:
+        mapped = arrays.map_arrays(view.path.parent, structure)
     if mapped is not None:
         return mapped
     return arrays.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
@@ -127,8 +132,10 @@ class _FirstRow(Mapping):
 class SymbolTable:
     """One manifest's symbols; row numbers index `rows` (ordered by path, line, ordinal)."""
 
-    def __init__(self, table=None, parts: dict | None = None) -> None:
-        """From the rows of `load_sql` (`table`), or from their resident `parts`."""
+    def __init__(self, table=None, parts: dict | None = None,
+                 name_tables: Callable[[], dict] | None = None) -> None:
+        """From the rows of `load_sql` (`table`), or from their resident `parts`;
+        `name_tables()`: the resident `names` structure (NameIndex)."""
         parts = parts if parts is not None else arrays.symbol_arrays(table)
         main = parts["rows"]
         self.rows = SymbolRows(main)
@@ -140,14 +147,14 @@ class SymbolTable:
         self.incoming = None  # per row: edges into it (reference counts), made on first use
         self.names = NameIndex(self.rows, by_name=self._index["name_key"],
                                by_qualified=self._index["qualified_key"],
-                               by_written_name=self._index["name"], subtokens=parts["subtokens"],
-                               grams=parts["trigrams"])
+                               by_written_name=self._index["name"], name_tables=name_tables)
 
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":
         """The view's symbol table, loaded on first use."""
         return resident(view, "symbol_table", cls.load,
-                        lambda: cls(parts=structure_arrays(view, "symbols", load_sql(view))))
+                        lambda: cls(parts=structure_arrays(view, "symbols", load_sql(view)),
+                                    name_tables=partial(_name_tables, weakref.ref(view))))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -228,6 +235,20 @@ class SymbolTable:
                 counts.column("n").to_numpy()[known]
             self.incoming = incoming
         return int(self.incoming[row])
+
+
+def _no_loader(view: IndexView) -> None:
+    """Structures loaded through another's (the name tables: through the symbol table's)."""
+
+
+def _name_tables(view_ref: weakref.ref) -> dict:
+    """The resident `names` structure of the view (held weakly: a table referring to its
+    view would make a cycle, kept past the view's close by the frozen GC)."""
+    view = view_ref()
+    if view is None:
+        raise RuntimeError("the view of this symbol table is gone")
+    return resident(view, "name_tables", _no_loader,
+                    lambda: structure_arrays(view, "names", arrays.NAMES_SQL))
 
 
 def resident(view: IndexView, key: str, loader: Callable[[IndexView], T], build: Callable[[], T]) -> T:

@@ -13,7 +13,7 @@ memory from SQL when the files are absent (an assembly written before them) or o
 version. The builders below are the one definition of every array, for both.
 
 RESIDENT_VERSION history:
-  1: symbols (the symbol table's rows, key indexes, names by sub-token and by trigram), refs (grouped by the target's last
+  1: symbols (the symbol table's rows and key indexes), names (by sub-token and trigram), refs (grouped by the target's last
      segment), edges (in graph order, indexed by src_id and dst_id), texts (files' text by
      path), postings (each file's summed term counts, by term).
 """
@@ -76,6 +76,7 @@ WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE do
 l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
+NAMES_SQL = "SELECT DISTINCT name FROM symbols"
 TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
 
 
@@ -238,10 +239,15 @@ def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
     out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
                                           np.concatenate([np.arange(len(qualified)), other]))
-    written = set(col["name"].to_pylist())
-    out["subtokens"] = subtoken_table(written)
-    out["trigrams"] = trigram_table({n.lower() for n in written if n is not None})
     return out
+
+
+def name_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """Names by sub-token and by trigram, from NAMES_SQL's distinct names as written (a
+    structure of its own: only subtoken and fuzzy searches read it)."""
+    written = set(table.column("name").to_pylist())
+    return {"subtokens": subtoken_table(written),
+            "trigrams": trigram_table({n.lower() for n in written if n is not None})}
 
 
 def trigrams(word: str) -> set[str]:
@@ -303,7 +309,8 @@ def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
 
 
 STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
-    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES, "subtokens", "trigrams")),
+    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES)),
+    "names": (name_arrays, ("subtokens", "trigrams")),
     "refs": (ref_arrays, ("rows",)),
     "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
     "texts": (text_arrays, ("rows",)),
@@ -314,6 +321,11 @@ STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str
 # ---- files ------------------------------------------------------------------------------------
 def file_name(structure: str, part: str) -> str:
     return f"resident.{structure}.{part}.arrow"
+
+
+def is_resident_file(name: str, structure: str | None = None) -> bool:
+    """Is `name` one of the resident files (of `structure`, when given)?"""
+    return name.startswith(f"resident.{structure}." if structure else "resident.") and name.endswith(".arrow")
 
 
 def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table]) -> None:
@@ -349,7 +361,7 @@ def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
 
 def write_resident(con, directory: Path) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con`."""
-    for structure, sql in (("symbols", symbols_sql()), ("refs", REFS_SQL), ("edges", EDGES_SQL),
+    for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL), ("edges", EDGES_SQL),
                            ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
         build = STRUCTURES[structure][0]
         write_arrays(directory, structure, build(con.sql(sql).to_arrow_table()))
