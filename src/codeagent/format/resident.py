@@ -26,6 +26,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from ..tokenize import split_identifier
+
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
     import pyarrow as pa
 
@@ -268,8 +270,6 @@ def trigram_table(names: set[str]) -> pa.Table:
 def subtoken_table(names: set[str]) -> pa.Table:
     """(key: a sub-token, name: a lower-cased name it is part of), sorted, for the names as
     written (`split_identifier` reads their case)."""
-    from ..tokenize import split_identifier
-
     return _pairs_table({(t, n.lower()) for n in names if n is not None for t in split_identifier(n)})
 
 
