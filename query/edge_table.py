@@ -38,6 +38,13 @@ class EdgeTable:
         return resident(view, "edge_table", cls.load,
                         lambda: cls(parts=structure_arrays(view, "edges", EDGES_SQL)))
 
+    def count_into(self, dst_id: str) -> int:
+        """Edges into `dst_id` other than `contains`."""
+        lo, hi = self.by_dst.span(dst_id)
+        kinds = self.kind_codes[self.by_dst.rows[lo:hi]]
+        contains = self.kind_names.index("contains") if "contains" in self.kind_names else -1
+        return int((kinds != contains).sum())
+
     def rows(self, ids: list[str], key: str, kinds: list[str] | None, limit: int) -> list[tuple]:
         """Rows (COLUMNS) whose `key` ("src_id" or "dst_id") is one of `ids` and whose kind is
         in `kinds` (None: any kind but `contains`), in table order, at most `limit`."""

@@ -144,7 +144,6 @@ class SymbolTable:
         self._index = {n: KeyIndex(parts[n]) for n in arrays.SYMBOL_INDEXES}
         self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
         self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)
-        self.incoming = None  # per row: edges into it (reference counts), made on first use
         self.names = NameIndex(self.rows, by_name=self._index["name_key"],
                                by_qualified=self._index["qualified_key"],
                                by_written_name=self._index["name"], name_tables=name_tables)
@@ -217,24 +216,6 @@ class SymbolTable:
         lo = rows[0]
         found = (self.ordinals[lo:rows[-1] + 1] == ordinal).nonzero()[0]
         return lo + int(found[0]) if len(found) else None
-
-    def reference_count(self, view: IndexView, row: int) -> int:
-        """Edges into the symbol at `row` other than `contains` (from the `edges` table)."""
-        if self.incoming is None:
-            import numpy as np
-            import pyarrow.compute as pc
-
-            counts = view.cursor().sql(
-                "SELECT dst_id, count(*)::INTEGER AS n FROM edges WHERE kind <> 'contains' "
-                "AND dst_id IS NOT NULL GROUP BY dst_id").to_arrow_table()
-            ids = self._index["symbol_id"]
-            at = pc.index_in(counts.column("dst_id"), value_set=ids.key_array)
-            known = at.is_valid().to_numpy(zero_copy_only=False)
-            incoming = np.zeros(len(self), dtype=np.int32)
-            incoming[ids.rows[at.to_numpy(zero_copy_only=False)[known].astype(np.int64)]] = \
-                counts.column("n").to_numpy()[known]
-            self.incoming = incoming
-        return int(self.incoming[row])
 
 
 def _no_loader(view: IndexView) -> None:
