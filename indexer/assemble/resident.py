@@ -13,11 +13,12 @@ from ...store import Store
 
 def write_resident_arrays(store: Store, manifest: Manifest, manifest_id: str, work_dir: Path,
                           prev_dir: Path | None) -> None:
-    """Write the symbol, reference and edge arrays beside the finished database."""
+    """Write the resident arrays beside the finished database (`prev_dir`: the assembly it
+    was built on, whose unchanged name tables are copied)."""
     import duckdb
 
     con = duckdb.connect(str(work_dir / fmt.DUCKDB_FILE), read_only=True)
     try:
-        write_resident(con, work_dir)
+        write_resident(con, work_dir, prev_dir)
     finally:
         con.close()

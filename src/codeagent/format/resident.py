@@ -26,6 +26,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from ..hashing import hash_bytes
 from ..tokenize import split_identifier
 
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
@@ -33,6 +34,10 @@ if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarr
 
 RESIDENT_VERSION = 1
 _VERSION_KEY = b"codeagent.resident_version"
+_SOURCE_KEY = b"codeagent.source"  # digest of the rows a reusable structure was built from
+# Costly to build, and their rows (the distinct names) rarely change with an edit: an
+# incremental assembly copies the previous one's files when they were built from the same.
+REUSABLE = ("names",)
 TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
 _FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
          "'/', '.'), chr(92), '.')")
@@ -78,7 +83,7 @@ WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE do
 l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
-NAMES_SQL = "SELECT DISTINCT name FROM symbols"
+NAMES_SQL = "SELECT DISTINCT name FROM symbols WHERE name IS NOT NULL ORDER BY name"
 TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
 
 
@@ -328,13 +333,17 @@ def is_resident_file(name: str, structure: str | None = None) -> bool:
     return name.startswith(f"resident.{structure}." if structure else "resident.") and name.endswith(".arrow")
 
 
-def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table]) -> None:
+def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table],
+                 source: str | None = None) -> None:
     """Write a structure's parts into an assembly being built (its directory is renamed into
-    place whole, so no file needs its own atomic rename)."""
+    place whole, so no file needs its own atomic rename); `source`: the digest of the rows
+    they were built from (REUSABLE structures)."""
     import pyarrow as pa
 
     for part, table in arrays.items():
         meta = {_VERSION_KEY: str(RESIDENT_VERSION).encode()}
+        if source is not None:
+            meta[_SOURCE_KEY] = source.encode()
         table = table.replace_schema_metadata(meta).combine_chunks()
         with pa.OSFile(str(directory / file_name(structure, part)), "wb") as sink:
             with pa.ipc.new_file(sink, table.schema) as writer:
@@ -359,9 +368,36 @@ def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
     return out
 
 
-def write_resident(con, directory: Path) -> None:
-    """Every structure's arrays, from the assembly's DuckDB connection `con`."""
-    for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL), ("edges", EDGES_SQL),
-                           ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
-        build = STRUCTURES[structure][0]
-        write_arrays(directory, structure, build(con.sql(sql).to_arrow_table()))
+def write_resident(con, directory: Path, previous: Path | None = None) -> None:
+    """Every structure's arrays, from the assembly's DuckDB connection `con`; `previous`: the
+    verified assembly this one was built on (its REUSABLE structures may be copied)."""
+    for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL),
+                           ("edges", EDGES_SQL), ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
+        table = con.sql(sql).to_arrow_table()
+        source = None
+        if structure in REUSABLE:
+            source = hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
+            if previous is not None and _copied(previous, directory, structure, source):
+                continue
+        write_arrays(directory, structure, STRUCTURES[structure][0](table), source)
+
+
+def _copied(previous: Path, directory: Path, structure: str, source: str) -> bool:
+    """Copy `structure`'s files from `previous` when they were built from `source` in this
+    RESIDENT_VERSION; False (nothing copied) otherwise."""
+    import shutil
+
+    import pyarrow as pa
+
+    names = [file_name(structure, part) for part in STRUCTURES[structure][1]]
+    want = {_VERSION_KEY: str(RESIDENT_VERSION).encode(), _SOURCE_KEY: source.encode()}
+    for name in names:
+        try:
+            meta = pa.ipc.open_file(pa.memory_map(str(previous / name), "r")).schema.metadata or {}
+        except (OSError, pa.ArrowInvalid):
+            return False
+        if any(meta.get(k) != v for k, v in want.items()):
+            return False
+    for name in names:
+        shutil.copyfile(previous / name, directory / name)
+    return True
