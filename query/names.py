@@ -138,6 +138,7 @@ class NameIndex:
         self._lengths: tuple[list[int], list[int], StringColumn] | None = None
         self._name_tables = name_tables
         self._subtokens: tuple[StringColumn, StringColumn] | None = None
+        self._token_spans: dict[str, tuple[int, int]] = {}
         self._trigrams: tuple[StringColumn, StringColumn] | None = None
 
     @property
@@ -203,20 +204,33 @@ class NameIndex:
         if self._subtokens is None:
             self._subtokens = self._pairs("subtokens", lambda: subtoken_table(self._original_names()))
         keys, names = self._subtokens
-        sets = []
-        for t in tokens:
-            lo = bisect.bisect_left(keys, t)
-            sets.append({names[i] for i in range(lo, bisect.bisect_right(keys, t, lo))})
-        if not sets:
+        spans = sorted((self._subtoken_span(t) for t in tokens), key=lambda s: s[1] - s[0])
+        if not spans:
             return []
-        sets.sort(key=len)
-        found = set(sets[0]).intersection(*sets[1:])
+        lo, hi = spans[0]
+        found = {names[i] for i in range(lo, hi)}
+        for lo, hi in spans[1:]:  # the rarest token's names, kept when every other token has them
+            if not found:
+                break
+            found = {n for n in found if (j := bisect.bisect_left(names, n, lo, hi)) < hi and names[j] == n}
         return sorted(found, key=lambda n: (len(n), n))
 
     def _pairs(self, part: str, build: Callable) -> tuple[StringColumn, StringColumn]:
         """A (key, name) table of the resident `names` structure (or `build()` without one)."""
         table = self._name_tables()[part] if self._name_tables is not None else build()
         return StringColumn(table.column("key")), StringColumn(table.column("name"))
+
+    def _subtoken_span(self, token: str) -> tuple[int, int]:
+        """Where `token`'s names lie in the sub-token table (names sorted within it), memoised:
+        a report-length query asks for a thousand tokens, most of them again."""
+        span = self._token_spans.get(token)
+        if span is None:
+            keys = self._subtokens[0]
+            lo = bisect.bisect_left(keys, token)
+            span = (lo, bisect.bisect_right(keys, token, lo))
+            if len(self._token_spans) < 1 << 16:
+                self._token_spans[token] = span
+        return span
 
     def _original_names(self) -> set[str]:
         """Every distinct name as written (not lower-cased)."""
