@@ -86,6 +86,9 @@ class _NumberColumn:
         return self._cast(self._values[i])
 
 
+_RECENT_ROWS = 1 << 14  # about 8 MiB of SymbolRows at most
+
+
 class SymbolRows(Sequence):
     """The rows' hot fields as `SymbolRow`s, read from the columns on access."""
 
@@ -96,6 +99,7 @@ class SymbolRows(Sequence):
                          or pa.types.is_dictionary(table.schema.field(n).type)
                          else _NumberColumn(table.column(n)) for n in HOT]
         self._len = table.num_rows
+        self._recent: dict[int, SymbolRow] = {}  # rows read lately (a ranking reads each again)
 
     def __len__(self) -> int:
         return self._len
@@ -105,9 +109,14 @@ class SymbolRows(Sequence):
             return [self[j] for j in range(*i.indices(self._len))]
         if i < 0:
             i += self._len
-        if not 0 <= i < self._len:
-            raise IndexError(i)
-        return SymbolRow(*(c[i] for c in self._columns))
+        row = self._recent.get(i)
+        if row is None:
+            if not 0 <= i < self._len:
+                raise IndexError(i)
+            if len(self._recent) >= _RECENT_ROWS:
+                self._recent.clear()
+            row = self._recent[i] = SymbolRow(*(c[i] for c in self._columns))
+        return row
 
 
 class _FirstRow(Mapping):
