@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from ..format.resident import (KeyIndex, StringColumn, subtoken_table, trigram_key,
-                               trigram_table, trigrams)
+                               trigram_table, trigrams, whole)
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
 
@@ -139,7 +139,7 @@ class NameIndex:
         self._name_tables = name_tables
         self._subtokens: tuple[StringColumn, StringColumn] | None = None
         self._token_spans: dict[str, tuple[int, int]] = {}
-        self._trigrams: tuple[StringColumn, StringColumn] | None = None
+        self._trigrams = None  # (keys, names) columns and the names' Arrow array
 
     @property
     def names(self) -> list[str]:
@@ -215,9 +215,12 @@ class NameIndex:
             found = {n for n in found if (j := bisect.bisect_left(names, n, lo, hi)) < hi and names[j] == n}
         return sorted(found, key=lambda n: (len(n), n))
 
-    def _pairs(self, part: str, build: Callable) -> tuple[StringColumn, StringColumn]:
+    def _pair_table(self, part: str, build: Callable):
         """A (key, name) table of the resident `names` structure (or `build()` without one)."""
-        table = self._name_tables()[part] if self._name_tables is not None else build()
+        return self._name_tables()[part] if self._name_tables is not None else build()
+
+    def _pairs(self, part: str, build: Callable) -> tuple[StringColumn, StringColumn]:
+        table = self._pair_table(part, build)
         return StringColumn(table.column("key")), StringColumn(table.column("name"))
 
     def _subtoken_span(self, token: str) -> tuple[int, int]:
@@ -248,7 +251,8 @@ class NameIndex:
         """
         q = query.lower()
         if self._trigrams is None:
-            self._trigrams = self._pairs("trigrams", lambda: trigram_table(set(self.names)))
+            table = self._pair_table("trigrams", lambda: trigram_table(set(self.names)))
+            self._trigrams = (StringColumn(table.column("key")), whole(table.column("name")))
         keys, names = self._trigrams
 
         def span(key: str) -> range:
@@ -263,7 +267,8 @@ class NameIndex:
         counts: Counter[str] = Counter()
         for g in grams:
             for rows in postings[g]:
-                counts.update(names[i] for i in rows)
+                if rows:  # a slice read by Arrow at once: ~20x faster than name by name
+                    counts.update(names.slice(rows.start, len(rows)).to_pylist())
         ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
                         key=lambda kv: -kv[1])[:cap * 8]
         out = [(name, d) for name, _ in ranked
