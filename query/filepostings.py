@@ -3,23 +3,22 @@ without a GROUP BY over the chunk postings per query.
 
 `term_postings` holds one row per (term, chunk); the file ranking needs the sums per (term,
 file) and each file's length. Summing them in SQL took 10-13 ms a query on the standard library
-(1.6M chunk postings); here one load (about 0.3 s, 8 MB of arrays for 620k (term, file) pairs)
-sorts the sums by term, so a query's rows are a slice per term. One-shot readers keep the SQL.
+(1.6M chunk postings); here the sums sorted by term (a resident array the assembly wrote,
+format/resident.py: mapped, not loaded) make a query's rows a slice per term, found by binary
+search. One-shot readers keep the SQL.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 
 import numpy as np
 
+from ..format.resident import POSTINGS_SQL, StringColumn, postings_arrays, whole
 from .index import IndexView, sql_literals
-from .symbol_table import resident
+from .symbol_table import resident, structure_arrays
 
-_LOAD_SQL = """
-SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE doc_kind = 'c' GROUP BY ALL
-"""
-_LENGTHS_SQL = "SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path"
 # The same rows through SQL, for views that do not keep tables in memory.
 BODY_SQL = """
 WITH p AS (
@@ -33,50 +32,43 @@ SELECT p.path, fl.dl, list(p.term), list(p.tf) FROM p JOIN fl USING (path) GROUP
 
 
 class FilePostings:
-    """(term, file, summed tf) rows sorted by term, and each file's length in tokens."""
+    """(term, file, summed tf, file length) rows sorted by term (a resident array)."""
 
-    def __init__(self, table, lengths) -> None:
-        terms = table.column("term").combine_chunks().dictionary_encode()
-        paths = table.column("path").combine_chunks().dictionary_encode()
-        codes = terms.indices.to_numpy(zero_copy_only=False)
-        order = np.argsort(codes, kind="stable")
-        ordered = codes[order]
-        bounds = np.flatnonzero(np.diff(ordered)) + 1
-        starts = np.concatenate(([0], bounds)) if len(ordered) else np.zeros(0, np.int64)
-        ends = np.concatenate((bounds, [len(ordered)])) if len(ordered) else starts
-        names = terms.dictionary.to_pylist()
-        self.slices: dict[str, tuple[int, int]] = {
-            names[ordered[lo]]: (int(lo), int(hi)) for lo, hi in zip(starts.tolist(), ends.tolist())}
-        self.path_ids = paths.indices.to_numpy(zero_copy_only=False)[order].astype(np.int32)
-        self.tf = table.column("tf").to_numpy()[order].astype(np.float64)
+    def __init__(self, table=None, parts: dict | None = None) -> None:
+        """From the rows of POSTINGS_SQL (`table`), or from their resident `parts`."""
+        rows = (parts if parts is not None else postings_arrays(table))["rows"]
+        self.terms = StringColumn(rows.column("term"))
+        paths = whole(rows.column("path"))
+        self.path_ids = paths.indices.to_numpy(zero_copy_only=False)
         self.paths: list[str] = paths.dictionary.to_pylist()
-        known = dict(zip(lengths.column("path").to_pylist(), lengths.column("dl").to_pylist()))
-        self.length = np.array([known.get(p, np.nan) for p in self.paths], dtype=np.float64)
+        self.tf = whole(rows.column("tf")).to_numpy(zero_copy_only=False)
+        dl = whole(rows.column("dl"))
+        self.length = dl.fill_null(np.nan).to_numpy(zero_copy_only=False) if dl.null_count else \
+            dl.to_numpy(zero_copy_only=False)
 
     @classmethod
     def load(cls, view: IndexView) -> "FilePostings":
         """The view's file postings, loaded on first use."""
-        return resident(view, "file_postings", cls.load, lambda: cls._read(view.cursor()))
-
-    @classmethod
-    def _read(cls, cur) -> "FilePostings":
-        return cls(cur.sql(_LOAD_SQL).to_arrow_table(), cur.sql(_LENGTHS_SQL).to_arrow_table())
+        return resident(view, "file_postings", cls.load,
+                        lambda: cls(parts=structure_arrays(view, "postings", POSTINGS_SQL)))
 
     def rows(self, terms: Iterable[str], allowed: set[str] | None = None) -> list[tuple]:
         """(path, length, [term...], [tf...]) of every file holding one of `terms` (and in
         `allowed` when given): the rows of BODY_SQL, in no particular order."""
-        per_path: dict[int, tuple[list[str], list[float]]] = {}
+        per_path: dict[int, tuple[list[str], list[float], float]] = {}
         for term in dict.fromkeys(terms):
-            lo, hi = self.slices.get(term, (0, 0))
-            for pid, tf in zip(self.path_ids[lo:hi].tolist(), self.tf[lo:hi].tolist()):
+            lo = bisect.bisect_left(self.terms, term)
+            hi = bisect.bisect_right(self.terms, term, lo)
+            for pid, tf, dl in zip(self.path_ids[lo:hi].tolist(), self.tf[lo:hi].tolist(),
+                                   self.length[lo:hi].tolist()):
                 got = per_path.get(pid)
                 if got is None:
-                    got = per_path[pid] = ([], [])
+                    got = per_path[pid] = ([], [], dl)
                 got[0].append(term)
-                got[1].append(tf)
+                got[1].append(float(tf))
         out = []
-        for pid, (ts, tfs) in per_path.items():
-            path, dl = self.paths[pid], self.length[pid]
+        for pid, (ts, tfs, dl) in per_path.items():
+            path = self.paths[pid]
             if np.isnan(dl) or (allowed is not None and path not in allowed):
                 continue
             out.append((path, float(dl), ts, tfs))

@@ -15,6 +15,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
+from ..format.resident import is_resident_file
 from ..store import Store
 from .freshness import worktree_freshness
 from ..model import COMPLETE, Metadata
@@ -205,19 +207,27 @@ class _Vanished(Exception):
     """The assembled directory is gone (a newer build pruned it) or not there yet."""
 
 
-_verified: set[tuple[str, str]] = set()
+_verified: set[tuple[str, str, str]] = set()
 _verified_lock = threading.Lock()
 
 
-def _check_assembly(store: Store, manifest_id: str, directory: Path) -> None:
+def _not_resident(name: str) -> bool:
+    return not is_resident_file(name)
+
+
+def _check_assembly(store: Store, manifest_id: str, directory: Path,
+                    structure: str | None = None) -> None:
     """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
-    and manifest (assembled files are immutable once renamed into place)."""
-    key = (str(store.root), manifest_id)
+    and manifest (assembled files are immutable once renamed into place). The resident
+    arrays are checked apart, one `structure` at a time before it is mapped
+    (`check_resident`): a view's first request pays only for those it reads."""
+    key = (str(store.root), manifest_id, structure or "")
     with _verified_lock:
         if key in _verified:
             return
     check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
-    damaged = check(manifest_id) if check else []
+    which = _not_resident if structure is None else partial(is_resident_file, structure=structure)
+    damaged = check(manifest_id, which=which) if check else []
     if damaged and store.is_assembled(manifest_id):
         raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
                            hint=f"delete {directory} and run `codeagent build`")
@@ -225,6 +235,11 @@ def _check_assembly(store: Store, manifest_id: str, directory: Path) -> None:
         raise _Vanished(manifest_id)
     with _verified_lock:
         _verified.add(key)
+
+
+def check_resident(view: "IndexView", structure: str) -> None:
+    """Re-hash the view's resident `structure` files (format/resident.py) before they are mapped."""
+    _check_assembly(view.store, view.manifest_id, view.path.parent, structure)
 
 
 def open_index(repo: Path | None = None, store_dir: Path | None = None,

@@ -5,15 +5,21 @@ Reading 30 MB of text out of DuckDB's on-disk storage costs more than scanning i
 server keeps one copy per manifest in an in-memory DuckDB (same RE2 engine, same SQL) and
 regex search runs several times faster. One-shot CLI calls read the file directly.
 
+Snippets and spans read one file's text from the resident texts (`resident_texts`: the
+assembly's mapped array, no copy), which a first look-up needs without paying for this copy.
+
 The copy also keeps every file's lines split once (`flines(path, lines)`), for the grep
 queries that read the lines of many files which mostly do not match (see grep.py).
 """
 
 from __future__ import annotations
 
+import bisect
 import threading
 
+from ..format.resident import TEXTS_SQL, StringColumn
 from .index import IndexView, thread_cursor
+from .symbol_table import resident, structure_arrays
 
 _LOAD_SQL = "SELECT path, language, status, line_count, text FROM files"
 _FLINES_SQL = """CREATE TABLE flines AS SELECT path, string_split(text, chr(10))[:line_count] AS lines
@@ -25,9 +31,6 @@ class TextCopy:
         import duckdb
 
         table = view.cursor().sql(_LOAD_SQL).to_arrow_table()
-        self.texts: dict[str, str] = {p: t for p, t in zip(table.column("path").to_pylist(),
-                                                            table.column("text").to_pylist())
-                                      if t is not None}
         self.con = duckdb.connect(":memory:")
         self.con.register("files_arrow", table)
         self.con.execute("CREATE TABLE files AS SELECT * FROM files_arrow ORDER BY path")
@@ -66,3 +69,22 @@ def text_copy(view: IndexView) -> TextCopy:
                 view.on_close(copy.close)
                 view.loaded(text_copy)
     return copy
+
+
+class ResidentTexts:
+    """Every indexed file's text by path, read from the resident array (format/resident.py)."""
+
+    def __init__(self, parts: dict) -> None:
+        rows = parts["rows"]
+        self.paths = StringColumn(rows.column("path"))
+        self.texts = StringColumn(rows.column("text"))
+
+    def get(self, path: str) -> str | None:
+        i = bisect.bisect_left(self.paths, path)
+        return self.texts[i] if i < len(self.paths) and self.paths[i] == path else None
+
+
+def resident_texts(view: IndexView) -> ResidentTexts:
+    """The view's file texts by path, mapped (or built from SQL) on first use."""
+    return resident(view, "resident_texts", resident_texts,
+                    lambda: ResidentTexts(structure_arrays(view, "texts", TEXTS_SQL)))

@@ -10,11 +10,12 @@ long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from ..tokenize import split_identifier
+from ..format.resident import (KeyIndex, StringColumn, subtoken_table, trigram_key,
+                               trigram_table, trigrams, whole)
 
 __all__ = ["NameIndex", "SymbolRow", "fold_qualified", "trigrams", "damerau_levenshtein"]
 
@@ -45,11 +46,6 @@ def fold_qualified(name: str) -> str:
     for sep in ("::", "->", "#", "/", "\\"):
         out = out.replace(sep, ".")
     return out.removesuffix("()")
-
-
-def trigrams(word: str) -> set[str]:
-    padded = f"\x02\x02{word}\x03\x03"
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
 
 def damerau_levenshtein(a: str, b: str, limit: int) -> int:
@@ -98,27 +94,75 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
     return min(prev[m], big)
 
 
+class _RowLists(Mapping):
+    """key -> its rows (ascending), over a KeyIndex."""
+
+    def __init__(self, index: KeyIndex) -> None:
+        self.index = index
+
+    def __getitem__(self, key: str) -> list[int]:
+        rows = self.index.rows_of(key) if isinstance(key, str) else []
+        if not rows:
+            raise KeyError(key)
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(self.index.keys))
+
+    def __len__(self) -> int:
+        return len(self.index.keys)
+
+
 class NameIndex:
     """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
 
-    def __init__(self, rows: list[SymbolRow], keys: Iterable[tuple[str, str, str]]) -> None:
-        """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL)."""
+    def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
+                 by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
+                 by_written_name: KeyIndex | None = None,
+                 name_tables: Callable[[], dict] | None = None) -> None:
+        """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
+        or the resident indexes of those keys and of the names as written (`by_name`,
+        `by_qualified`, `by_written_name`; `name_tables()`: the resident `names` structure,
+        read on the first subtoken or fuzzy search)."""
+        if by_name is None or by_qualified is None:
+            names, qualified, fq = zip(*keys) if rows else ((), (), ())
+            other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
+            by_name = KeyIndex(KeyIndex.build(list(names)))
+            by_qualified = KeyIndex(KeyIndex.build([*qualified, *(fq[i] for i in other)],
+                                                   [*range(len(qualified)), *other]))
         self.rows = rows
-        self.by_name: dict[str, list[int]] = defaultdict(list)
-        self.by_qualified: dict[str, list[int]] = defaultdict(list)
-        for i, (name, qualified, fq) in enumerate(keys):
-            self.by_name[name].append(i)
-            self.by_qualified[qualified].append(i)
-            if fq != qualified:
-                self.by_qualified[fq].append(i)
-        self.names = sorted(self.by_name)
-        self.by_length: dict[int, list[str]] = defaultdict(list)
-        for name in self.names:
-            self.by_length[len(name)].append(name)  # each list stays sorted
-        self.lengths = sorted(self.by_length)
-        self._subtokens: dict[str, set[str]] | None = None
-        self._trigrams: dict[tuple[str, int], list[str]] | None = None
+        self.by_name: Mapping[str, list[int]] = _RowLists(by_name)
+        self.by_qualified: Mapping[str, list[int]] = _RowLists(by_qualified)
+        self._name_keys = by_name
+        self._written = by_written_name
+        self._lengths: tuple[list[int], list[int], StringColumn] | None = None
+        self._name_tables = name_tables
+        self._subtokens: tuple[StringColumn, StringColumn] | None = None
+        self._token_spans: dict[str, tuple[int, int]] = {}
+        self._trigrams = None  # (keys, names) columns and the names' Arrow array
 
+    @property
+    def names(self) -> list[str]:
+        """Every distinct lower-cased name, sorted."""
+        import pyarrow.compute as pc
+
+        return pc.unique(self._name_keys.key_array).to_pylist()
+
+    def _by_length(self) -> tuple[list[int], list[int], StringColumn]:
+        """(lengths, where each length's names start, the names sorted by length then name)."""
+        if self._lengths is None:
+            import numpy as np
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            distinct = pc.unique(self._name_keys.key_array)
+            table = pa.table({"n": pc.utf8_length(distinct), "name": distinct})
+            table = table.take(pc.sort_indices(table, [("n", "ascending"), ("name", "ascending")]))
+            sizes = table.column("n").to_numpy()
+            starts = np.flatnonzero(np.diff(sizes, prepend=-1)) if len(sizes) else np.zeros(0, int)
+            self._lengths = (sizes[starts].tolist(), [*starts.tolist(), len(sizes)],
+                             StringColumn(table.column("name")))
+        return self._lengths
 
     def exact_qualified(self, query: str) -> list[int]:
         return list(self.by_qualified.get(fold_qualified(query), ()))
@@ -143,13 +187,13 @@ class NameIndex:
         """Distinct lower-cased names starting with `prefix`, shortest first, at most `cap`."""
         p = prefix.lower()
         out: list[str] = []
-        for length in self.lengths:
+        lengths, starts, names = self._by_length()
+        for k, length in enumerate(lengths):
             if length < len(p):
                 continue
-            names = self.by_length[length]
-            i = bisect.bisect_left(names, p)
-            while i < len(names) and names[i].startswith(p):
-                out.append(names[i])
+            i, end = bisect.bisect_left(names, p, starts[k], starts[k + 1]), starts[k + 1]
+            while i < end and (name := names[i]).startswith(p):
+                out.append(name)
                 if len(out) >= cap:
                     return out
                 i += 1
@@ -158,17 +202,46 @@ class NameIndex:
     def subtoken_names(self, tokens: list[str]) -> list[str]:
         """Distinct names whose sub-tokens include every token (camelCase/snake_case parts)."""
         if self._subtokens is None:
-            index: dict[str, set[str]] = defaultdict(set)
-            for name in {r.name for r in self.rows}:
-                for t in split_identifier(name):
-                    index[t].add(name.lower())
-            self._subtokens = index
-        sets = [self._subtokens.get(t, set()) for t in tokens]
-        if not sets:
+            self._subtokens = self._pairs("subtokens", lambda: subtoken_table(self._original_names()))
+        keys, names = self._subtokens
+        spans = sorted((self._subtoken_span(t) for t in tokens), key=lambda s: s[1] - s[0])
+        if not spans:
             return []
-        sets.sort(key=len)
-        found = set(sets[0]).intersection(*sets[1:])
-        return sorted(found, key=len)
+        lo, hi = spans[0]
+        found = {names[i] for i in range(lo, hi)}
+        for lo, hi in spans[1:]:  # the rarest token's names, kept when every other token has them
+            if not found:
+                break
+            found = {n for n in found if (j := bisect.bisect_left(names, n, lo, hi)) < hi and names[j] == n}
+        return sorted(found, key=lambda n: (len(n), n))
+
+    def _pair_table(self, part: str, build: Callable):
+        """A (key, name) table of the resident `names` structure (or `build()` without one)."""
+        return self._name_tables()[part] if self._name_tables is not None else build()
+
+    def _pairs(self, part: str, build: Callable) -> tuple[StringColumn, StringColumn]:
+        table = self._pair_table(part, build)
+        return StringColumn(table.column("key")), StringColumn(table.column("name"))
+
+    def _subtoken_span(self, token: str) -> tuple[int, int]:
+        """Where `token`'s names lie in the sub-token table (names sorted within it), memoised:
+        a report-length query asks for a thousand tokens, most of them again."""
+        span = self._token_spans.get(token)
+        if span is None:
+            keys = self._subtokens[0]
+            lo = bisect.bisect_left(keys, token)
+            span = (lo, bisect.bisect_right(keys, token, lo))
+            if len(self._token_spans) < 1 << 16:
+                self._token_spans[token] = span
+        return span
+
+    def _original_names(self) -> set[str]:
+        """Every distinct name as written (not lower-cased)."""
+        if self._written is not None:
+            import pyarrow.compute as pc
+
+            return set(pc.unique(self._written.key_array).to_pylist())
+        return {r.name for r in self.rows}
 
     def fuzzy_names(self, query: str, max_distance: int, cap: int = 50) -> list[tuple[str, int]]:
         """Distinct names within `max_distance` edits (transpositions count one), closest first.
@@ -178,20 +251,24 @@ class NameIndex:
         """
         q = query.lower()
         if self._trigrams is None:
-            tri: dict[tuple[str, int], list[str]] = defaultdict(list)
-            for name in self.names:
-                for g in trigrams(name):
-                    tri[(g, len(name))].append(name)
-            self._trigrams = tri
+            table = self._pair_table("trigrams", lambda: trigram_table(set(self.names)))
+            self._trigrams = (StringColumn(table.column("key")), whole(table.column("name")))
+        keys, names = self._trigrams
+
+        def span(key: str) -> range:
+            lo = bisect.bisect_left(keys, key)
+            return range(lo, bisect.bisect_right(keys, key, lo))
+
         lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
-        postings = {g: [self._trigrams.get((g, n), ()) for n in lengths] for g in trigrams(q)}
+        postings = {g: [span(trigram_key(g, n)) for n in lengths] for g in trigrams(q)}
         # The rarest grams only: the q-gram bound holds for any subset of the query's grams.
         grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
         need = max(1, len(grams) - 4 * max_distance)
         counts: Counter[str] = Counter()
         for g in grams:
-            for names in postings[g]:
-                counts.update(names)
+            for rows in postings[g]:
+                if rows:  # a slice read by Arrow at once: ~20x faster than name by name
+                    counts.update(names.slice(rows.start, len(rows)).to_pylist())
         ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q),
                         key=lambda kv: -kv[1])[:cap * 8]
         out = [(name, d) for name, _ in ranked

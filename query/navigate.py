@@ -7,6 +7,7 @@ from ..format import SKIP_SECRET
 from .index import IndexView
 from ..model import Outline, SourceSpan, SymbolDetail, SymbolInfo
 from .sourcetext import lines_of, span_text
+from .edge_table import EdgeTable
 from .symbol_table import has_fq_keys, has_names, resident_table
 
 SYMBOL_COLUMNS = ("s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name, "
@@ -124,7 +125,7 @@ def source_spans(view: IndexView, handle: str, *, with_text: bool = True) -> lis
 def reference_count(view: IndexView, sym: SymbolInfo) -> int:
     table = resident_table(view)
     if table is not None and view.has_table("edges") and sym.symbol_id in table.by_id:
-        return table.reference_count(view, table.by_id[sym.symbol_id])
+        return EdgeTable.load(view).count_into(sym.symbol_id)  # resident: see edge_table.py
     if view.has_table("edges"):
         return view.sql("SELECT count(*) FROM edges WHERE dst_id = ? AND kind <> 'contains'",
                         [sym.symbol_id])[0][0]

@@ -17,7 +17,7 @@ from itertools import accumulate
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import text_copy, text_cursor
+from .memtext import resident_texts, text_cursor
 
 SNIPPET_LINES = 4
 _CACHE_FILES = 64
@@ -39,8 +39,8 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, list[str]]:
         out = {p: cache[p] for p in wanted if p in cache}
     missing = [p for p in wanted if p not in out]
     if missing and view.keep_text_in_memory:
-        texts = text_copy(view).texts
-        out.update((p, texts[p].split("\n")) for p in missing if p in texts)
+        texts = resident_texts(view)
+        out.update((p, t.split("\n")) for p in missing if (t := texts.get(p)) is not None)
     elif missing:
         rows = text_cursor(view).execute(
             "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "

@@ -1,15 +1,15 @@
-"""Every symbol of one manifest in memory, loaded once per view, so that resolving a handle,
-listing children, spans and a file's symbols take no DuckDB point query.
+"""Every symbol of one manifest, for long-lived readers, so that resolving a handle, listing
+children, spans and a file's symbols take no DuckDB point query.
 
 Each point query on the wide `symbols` table (joined to `symbol_names`) scans it: 4-12 ms on
-the standard library, several per `get_symbol`. Here one ordered scan fills, per manifest:
-the `SymbolRow`s that the name index also uses (hot fields, shared string objects), the
-rarely read fields (doc, columns, body hash...) as compact Arrow columns taken per request,
-and dictionaries from symbol_id, stable_id, parent and path to row numbers. Rows are in the
-order the SQL path returns them: (path, start_line, ordinal).
+the standard library, several per `get_symbol`. Here the rows (in the SQL path's order:
+path, start_line, ordinal) and sorted key indexes by symbol_id, stable_id, parent, path and
+names are columnar arrays the assembly wrote (format/resident.py), memory-mapped: loading
+costs nothing, servers share the pages, and a `SymbolRow` is read from the columns on access.
+An assembly without them gets the same arrays built from SQL on first use.
 
-Long-lived readers (the server) use it; one-shot views keep the SQL path, which is cheaper
-than loading every symbol once. `navigate` answers identically from either.
+Long-lived readers (the server) use it; one-shot views keep the SQL path. `navigate`
+answers identically from either.
 """
 
 from __future__ import annotations
@@ -18,44 +18,28 @@ import atexit
 import gc
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
 
-from .index import IndexView
+from ..format import resident as arrays
+from ..format.resident import KeyIndex, StringColumn, whole
+from .index import IndexView, _Vanished, check_resident
 from .names import NameIndex, SymbolRow
 from ..model import SymbolInfo
 
 _load_locks: dict[str, threading.Lock] = {}
 _exit_hook = False
-TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
-_FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
-         "'/', '.'), chr(92), '.')")
-_LOAD_SQL = """
-SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
-       {fq} AS fq_name, coalesce(s.signature, '') AS signature, s.start_line, s.end_line,
-       s.parent_id IS NULL AS top_level, regexp_matches(s.path, '{test}') AS in_tests,
-       lower(s.name) AS name_key, """ + _FOLD.format("s.qualified_name") + """ AS qualified_key,
-       """ + _FOLD.format("{fq}") + """ AS fq_key_folded,
-       coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
-       coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
-       coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
-       {has_fq} AS has_fq
-FROM symbols s {join}
-ORDER BY s.path, s.start_line, s.ordinal
-"""
+TEST_PATH_RE2 = arrays.TEST_PATH_RE2
 HOT = ("symbol_id", "stable_id", "path", "language", "kind", "name", "qualified_name", "fq_name",
        "signature", "start_line", "end_line", "top_level", "in_tests")
-KEYS = ("name_key", "qualified_key", "fq_key_folded")
+KEYS = arrays.SYMBOL_KEYS
 COLD = ("doc", "visibility", "modifiers", "start_col", "end_col", "name_line", "parent_id",
         "body_hash", "ordinal", "raw_fq_key", "has_fq")
-_SHARED = ("path", "language", "kind", "name")  # few distinct values: one object each
 _INFO_COLD = COLD[:8]
 T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
 COLUMNS = ("symbol_id", "stable_id", "parent_id", "path", "qualified_name", "name")
-
-
 
 
 def has_names(view: IndexView) -> bool:
@@ -68,74 +52,117 @@ def has_fq_keys(view: IndexView) -> bool:
 
 
 def load_sql(view: IndexView) -> str:
-    named, keyed = has_names(view), has_fq_keys(view)
-    return _LOAD_SQL.format(
-        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
-        join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
-        raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
-        has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
+    return arrays.symbols_sql(has_names(view), has_fq_keys(view))
 
 
-def _column(table, name: str) -> list:
-    """A column as Python values; columns with few distinct values share one object per value."""
-    col = table.column(name)
-    if name not in _SHARED:
-        return col.to_pylist()
-    enc = col.dictionary_encode().combine_chunks()
-    values = enc.dictionary.to_pylist()
-    return [values[i] if i is not None else None for i in enc.indices.to_pylist()]
+def structure_arrays(view: IndexView, structure: str, sql: str) -> dict:
+    """A resident structure's parts: memory-mapped from the assembly when it wrote them
+    (format/resident.py), else built from `sql` (an older assembly)."""
+    try:
+        check_resident(view, structure)
+    except _Vanished:  # pruned since the view opened: the database is still open, read it
+        mapped = None
+    else:
+        mapped = arrays.map_arrays(view.path.parent, structure)
+    if mapped is not None:
+        return mapped
+    return arrays.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
 
 
-def _multimap(keys, skip_none: bool = True) -> dict:
-    """key -> row number (one row) or list of row numbers (several, ascending)."""
-    out: dict = {}
-    for i, k in enumerate(keys):
-        if k is None and skip_none:
-            continue
-        got = out.get(k)
-        if got is None:
-            out[k] = i
-        elif isinstance(got, list):
-            got.append(i)
-        else:
-            out[k] = [got, i]
-    return out
+class _NumberColumn:
+    """An integer or boolean Arrow column read as Python ints/bools."""
+
+    def __init__(self, column) -> None:
+        array = whole(column)
+        self._cast = bool if array.type == "bool" else int
+        self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
+        if self._valid is not None:
+            array = array.fill_null(self._cast(0))
+        self._values = array.to_numpy(zero_copy_only=False)  # in place for integers
+
+    def __getitem__(self, i: int):
+        if self._valid is not None and not self._valid[i]:
+            return None
+        return self._cast(self._values[i])
 
 
-def _rows(hit) -> list[int]:
-    if hit is None:
-        return []
-    return list(hit) if isinstance(hit, list) else [hit]
+_RECENT_ROWS = 1 << 14  # about 8 MiB of SymbolRows at most
+
+
+class SymbolRows(Sequence):
+    """The rows' hot fields as `SymbolRow`s, read from the columns on access."""
+
+    def __init__(self, table) -> None:
+        import pyarrow as pa
+
+        self._columns = [StringColumn(table.column(n)) if pa.types.is_string(table.schema.field(n).type)
+                         or pa.types.is_dictionary(table.schema.field(n).type)
+                         else _NumberColumn(table.column(n)) for n in HOT]
+        self._len = table.num_rows
+        self._recent: dict[int, SymbolRow] = {}  # rows read lately (a ranking reads each again)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        row = self._recent.get(i)
+        if row is None:
+            if not 0 <= i < self._len:
+                raise IndexError(i)
+            if len(self._recent) >= _RECENT_ROWS:
+                self._recent.clear()
+            row = self._recent[i] = SymbolRow(*(c[i] for c in self._columns))
+        return row
+
+
+class _FirstRow(Mapping):
+    """key -> its first row, over a KeyIndex (the symbol_id index: one row per key)."""
+
+    def __init__(self, index: KeyIndex) -> None:
+        self.index = index
+
+    def __getitem__(self, key: str) -> int:
+        row = self.index.first(key) if isinstance(key, str) else None
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index.keys)
+
+    def __len__(self) -> int:
+        return len(self.index.keys)
 
 
 class SymbolTable:
     """One manifest's symbols; row numbers index `rows` (ordered by path, line, ordinal)."""
 
-    def __init__(self, table) -> None:
-        import pyarrow as pa
-
-        hot = [_column(table, name) for name in HOT]
-        self.rows: list[SymbolRow] = [SymbolRow(*r) for r in zip(*hot)]
-        self.cold = pa.table({n: table.column(n) for n in COLD}).combine_chunks()
-        self._cold_arrays = {n: self.cold.column(n).combine_chunks() for n in COLD}
-        self.by_id: dict[str, int] = {r.symbol_id: i for i, r in enumerate(self.rows)}
-        self.by_stable = _multimap(r.stable_id for r in self.rows)
-        self.children = _multimap(self.by_id.get(p) for p in self.cold.column("parent_id").to_pylist())
-        self.ordinals = self.cold.column("ordinal").to_numpy()
-        self.by_path: dict[str, tuple[int, int]] = {}
-        for i, r in enumerate(self.rows):
-            lo, _ = self.by_path.get(r.path, (i, i))
-            self.by_path[r.path] = (lo, i + 1)
-        self._exact: dict[str, dict] = {}
-        self._lock = threading.Lock()
-        self.incoming: dict[int, int] | None = None  # row -> edges into it (reference counts)
-        self.names = NameIndex(self.rows, zip(*(table.column(k).to_pylist() for k in KEYS)))
+    def __init__(self, table=None, parts: dict | None = None,
+                 name_tables: Callable[[], dict] | None = None) -> None:
+        """From the rows of `load_sql` (`table`), or from their resident `parts`;
+        `name_tables()`: the resident `names` structure (NameIndex)."""
+        parts = parts if parts is not None else arrays.symbol_arrays(table)
+        main = parts["rows"]
+        self.rows = SymbolRows(main)
+        self.cold = main.select(list(COLD))
+        self._cold_arrays = {n: whole(self.cold.column(n)) for n in COLD}
+        self._index = {n: KeyIndex(parts[n]) for n in arrays.SYMBOL_INDEXES}
+        self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
+        self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)
+        self.names = NameIndex(self.rows, by_name=self._index["name_key"],
+                               by_qualified=self._index["qualified_key"],
+                               by_written_name=self._index["name"], name_tables=name_tables)
 
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":
         """The view's symbol table, loaded on first use."""
         return resident(view, "symbol_table", cls.load,
-                        lambda: cls(view.cursor().sql(load_sql(view)).to_arrow_table()))
+                        lambda: cls(parts=structure_arrays(view, "symbols", load_sql(view)),
+                                    name_tables=partial(_name_tables, weakref.ref(view))))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -143,54 +170,26 @@ class SymbolTable:
     # ---- lookups: ascending row numbers -------------------------------------------------------
     def where(self, column: str, value: str) -> list[int]:
         """Rows whose `column` (one of COLUMNS) equals `value`."""
+        if column not in COLUMNS:
+            raise ValueError(f"no lookup by {column}")
         if column == "symbol_id":
             i = self.by_id.get(value)
             return [] if i is None else [i]
-        if column == "stable_id":
-            return _rows(self.by_stable.get(value))
-        if column == "parent_id":
-            parent = self.by_id.get(value)
-            return [] if parent is None else _rows(self.children.get(parent))
-        if column == "path":
-            lo, hi = self.by_path.get(value, (0, 0))
-            return list(range(lo, hi))
-        if column in ("qualified_name", "name"):
-            return _rows(self._exact_map(column).get(value))
-        raise ValueError(f"no lookup by {column}")
+        if column == "parent_id" and value not in self.by_id:
+            return []
+        return self._index[column].rows_of(value)
 
     def fq_matches(self, handle: str) -> list[int]:
         """Rows whose `symbol_names` entry has fq_name = handle or fq_key = handle with `::`
         and `#` folded to `.` (the SQL path's first name tier)."""
         key = handle.replace("::", ".").replace("#", ".")
-        by_fq = self._exact_map("fq_name")
-        cand = set(_rows(by_fq.get(handle))) | set(_rows(by_fq.get(key)))
-        cand |= set(_rows(self._exact_map("raw_fq_key").get(key)))
+        by_fq = self._index["fq_name"]
+        cand = set(by_fq.rows_of(handle)) | set(by_fq.rows_of(key))
+        cand |= set(self._index["raw_fq_key"].rows_of(key))
         has_fq = self._cold_arrays["has_fq"]
         raw_key = self._cold_arrays["raw_fq_key"]
         return sorted(i for i in cand if (has_fq[i].as_py() and self.rows[i].fq_name == handle)
                       or raw_key[i].as_py() == key)
-
-    def _exact_map(self, column: str) -> dict:
-        got = self._exact.get(column)
-        if got is None:
-            with self._lock:
-                got = self._exact.get(column)
-                if got is None:
-                    got = self._build_exact(column)
-                    self._exact[column] = got
-        return got
-
-    def _build_exact(self, column: str) -> dict:
-        """Exact-value maps; `fq_name` holds symbol_names' own names only, `raw_fq_key` the
-        fq_keys that map `fq_name` does not already cover (fq_matches checks both)."""
-        has_fq = self.cold.column("has_fq").to_pylist()
-        if column == "raw_fq_key":
-            keys = self.cold.column(column).to_pylist()
-            return _multimap(None if h and k == r.fq_name else k
-                             for k, r, h in zip(keys, self.rows, has_fq))
-        if column == "fq_name":
-            return _multimap(r.fq_name if h else None for r, h in zip(self.rows, has_fq))
-        return _multimap(getattr(r, column) for r in self.rows)
 
     # ---- materialising ------------------------------------------------------------------------
     def infos(self, rows: list[int]) -> list[SymbolInfo]:
@@ -220,17 +219,26 @@ class SymbolTable:
 
     def at(self, path: str, ordinal: int) -> int | None:
         """The row of the symbol at `ordinal` in `path`."""
-        lo, hi = self.by_path.get(path, (0, 0))
-        found = (self.ordinals[lo:hi] == ordinal).nonzero()[0]
+        rows = self._index["path"].rows_of(path)
+        if not rows:
+            return None
+        lo = rows[0]
+        found = (self.ordinals[lo:rows[-1] + 1] == ordinal).nonzero()[0]
         return lo + int(found[0]) if len(found) else None
 
-    def reference_count(self, view: IndexView, row: int) -> int:
-        """Edges into the symbol at `row` other than `contains` (from the `edges` table)."""
-        if self.incoming is None:
-            counts = view.sql("SELECT dst_id, count(*) FROM edges WHERE kind <> 'contains' "
-                              "AND dst_id IS NOT NULL GROUP BY dst_id")
-            self.incoming = {self.by_id[d]: n for d, n in counts if d in self.by_id}
-        return self.incoming.get(row, 0)
+
+def _no_loader(view: IndexView) -> None:
+    """Structures loaded through another's (the name tables: through the symbol table's)."""
+
+
+def _name_tables(view_ref: weakref.ref) -> dict:
+    """The resident `names` structure of the view (held weakly: a table referring to its
+    view would make a cycle, kept past the view's close by the frozen GC)."""
+    view = view_ref()
+    if view is None:
+        raise RuntimeError("the view of this symbol table is gone")
+    return resident(view, "name_tables", _no_loader,
+                    lambda: structure_arrays(view, "names", arrays.NAMES_SQL))
 
 
 def resident(view: IndexView, key: str, loader: Callable[[IndexView], T], build: Callable[[], T]) -> T:

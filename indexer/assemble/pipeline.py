@@ -36,16 +36,17 @@ from .ann import build_vector_artifact
 from ..budget import MemoryBudget
 from .base import BaseCopy, connect, copy_base, same_assembly_version, settle
 from .graph import symbol_graph
+from .resident import write_resident_arrays
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
                      insert_skipped, mark_delta)
 from .term_postings import insert_postings, postings_tail, sort_postings
 
 # Derived tables computed in the database from its rows: step(con, manifest).
 DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
-# Extra artifacts written into the assembled directory (the vectors and their ANN index):
-# step(store, manifest, manifest_id, work_dir, previous_assembled_dir).
+# Extra artifacts written into the assembled directory (the vectors and their ANN index, the
+# arrays readers map): step(store, manifest, manifest_id, work_dir, previous_assembled_dir).
 ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None"], None], ...] = (
-    build_vector_artifact,)
+    build_vector_artifact, write_resident_arrays)
 
 
 def insert_entries(con, store: Store, entries: list[FileEntry],

@@ -85,3 +85,34 @@ def test_rows_by_path_and_ordinal_match_the_symbols_table(views):
         i = table.at(path, ordinal)
         assert (table.rows[i].symbol_id, table.rows[i].line_start) == (symbol_id, line)
     assert table.at("app/server.py", 10_000) is None and table.at("nope.py", 0) is None
+
+
+def test_mapped_arrays_answer_like_arrays_built_from_sql(views):
+    """A long-lived view maps the arrays the assembly wrote; an assembly without them builds
+    the same arrays from SQL at load time: every look-up agrees."""
+    from codeagent.format import resident
+    from codeagent.query.edge_table import EdgeTable
+    from codeagent.query.ref_table import RefTable
+    from codeagent.query.symbol_table import COLUMNS, load_sql
+
+    sql, mem = views
+    mapped = SymbolTable.load(mem)
+    assert resident.map_arrays(mem.path.parent, "symbols") is not None, "the assembly wrote no arrays"
+    built = SymbolTable(sql.cursor().sql(load_sql(sql)).to_arrow_table())
+    handles = _handles(sql) + [r[0] for r in sql.sql("SELECT DISTINCT path FROM symbols")]
+    assert list(mapped.rows) == list(built.rows) and len(mapped.rows) > 20
+    for h in handles:
+        for column in COLUMNS:
+            assert mapped.where(column, h) == built.where(column, h), (column, h)
+        assert mapped.fq_matches(h) == built.fq_matches(h), h
+        assert mapped.names.exact_qualified(h) == built.names.exact_qualified(h), h
+        assert mapped.names.prefix(h[:3]) == built.names.prefix(h[:3]), h
+    assert mapped.infos(list(range(len(mapped)))) == built.infos(list(range(len(built))))
+    refs = (RefTable.load(mem), RefTable(sql.cursor().sql(resident.REFS_SQL).to_arrow_table()))
+    edges = (EdgeTable.load(mem), EdgeTable(sql.cursor().sql(resident.EDGES_SQL).to_arrow_table()))
+    ids = [r.symbol_id for r in mapped.rows]
+    for name in {r.name for r in mapped.rows} | {"nope"}:
+        assert refs[0].uses(name, None, 50) == refs[1].uses(name, None, 50), name
+    for key in ("src_id", "dst_id"):
+        assert edges[0].rows(ids, key, None, 10_000) == edges[1].rows(ids, key, None, 10_000)
+        assert edges[0].rows(ids, key, None, 10_000), key

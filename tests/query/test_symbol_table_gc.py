@@ -62,3 +62,25 @@ def test_closing_one_of_two_settled_views_keeps_the_other_frozen(git_repo):
         first.close()
         second.close()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_damaged_resident_file_is_refused_before_it_is_mapped(git_repo):
+    """Resident arrays are re-hashed against SUMS when a long-lived view first maps them (not
+    at open: a request pays only for what it reads); a damaged one is refused, not read."""
+    import pytest
+
+    from codeagent.errors import StoreCorrupt
+    from codeagent.format.resident import file_name
+
+    git_repo.write("m.py", "def alpha():\n    pass\n")
+    git_repo.commit()
+    build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    with open_index(git_repo.path, ref="main") as view:
+        path = view.path.parent / file_name("symbols", "rows")
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+        assert get_symbol(view, "m.alpha").symbol.name == "alpha"  # a one-shot view reads SQL
+        view.keep_text_in_memory = True
+        with pytest.raises(StoreCorrupt, match="resident.symbols.rows.arrow"):
+            SymbolTable.load(view)

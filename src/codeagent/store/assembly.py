@@ -4,6 +4,7 @@ whether they are still what was written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import format as fmt
@@ -29,12 +30,13 @@ class AssemblyMixin:
             return False
         return marker == complete_marker(manifest_id)
 
-    def assembly_problems(self, manifest_id: str, *, deep: bool = True,
-                          trust_mtime: bool = False) -> list[str]:
+    def assembly_problems(self, manifest_id: str, *, deep: bool = True, trust_mtime: bool = False,
+                          which: Callable[[str], bool] | None = None) -> list[str]:
         """Why a manifest's assembled files cannot be trusted ([] when intact): each file is
         checked against the size (and, when `deep`, the blake3) recorded in SUMS. With
         `trust_mtime`, a file whose mtime is still the one recorded is not re-hashed (this
-        catches every rewrite, not bit rot: `verify` and readers re-hash)."""
+        catches every rewrite, not bit rot: `verify` and readers re-hash). `which`: check
+        only the files it accepts (by name)."""
         directory = self.assembled_dir(manifest_id)
         try:
             sums = json.loads((directory / fmt.ASSEMBLY_SUMS).read_bytes())
@@ -42,6 +44,8 @@ class AssemblyMixin:
             return [f"{fmt.ASSEMBLY_SUMS} is missing or unreadable"]
         problems = []
         for name, (size, digest, *mtime) in sorted(sums.items()):
+            if which is not None and not which(name):
+                continue
             try:
                 st = (directory / name).stat()
                 actual = st.st_size

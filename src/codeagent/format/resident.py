@@ -1,0 +1,403 @@
+"""Resident arrays: the columnar files beside index.duckdb that long-lived readers map.
+
+A server answers symbol, reference and graph look-ups from memory instead of scanning DuckDB
+tables per request. Loading those rows as Python objects cost ~550 MiB and seconds per server
+on the standard library; instead the assembly writes them once, as uncompressed Arrow IPC
+files (`resident.<structure>.<part>.arrow`, listed in SUMS like every assembled file), and
+readers memory-map them: loading costs nothing, the pages are shared by every server on the
+machine through the page cache, and RSS counts only the pages a query touches. A look-up by
+key is a binary search over a sorted key column (`KeyIndex`): no dictionary is built.
+
+Readers check RESIDENT_VERSION (in each file's schema metadata) and build the same arrays in
+memory from SQL when the files are absent (an assembly written before them) or of another
+version. The builders below are the one definition of every array, for both.
+
+RESIDENT_VERSION history:
+  1: symbols (the symbol table's rows and key indexes), names (by sub-token and trigram), refs (grouped by the target's last
+     segment), edges (in graph order, indexed by src_id and dst_id), texts (files' text by
+     path), postings (each file's summed term counts, by term).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from ..hashing import hash_bytes
+from ..tokenize import split_identifier
+
+if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
+    import pyarrow as pa
+
+RESIDENT_VERSION = 1
+_VERSION_KEY = b"codeagent.resident_version"
+_SOURCE_KEY = b"codeagent.source"  # digest of the rows a reusable structure was built from
+# Costly to build, and their rows (the distinct names) rarely change with an edit: an
+# incremental assembly copies the previous one's files when they were built from the same.
+REUSABLE = ("names",)
+TEST_PATH_RE2 = r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[^/]+$"
+_FOLD = ("replace(replace(replace(replace(replace(lower({}), '::', '.'), '->', '.'), '#', '.'), "
+         "'/', '.'), chr(92), '.')")
+_SYMBOLS_SQL = """
+SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified_name,
+       {fq} AS fq_name, coalesce(s.signature, '') AS signature, s.start_line, s.end_line,
+       s.parent_id IS NULL AS top_level, regexp_matches(s.path, '{test}') AS in_tests,
+       lower(s.name) AS name_key, """ + _FOLD.format("s.qualified_name") + """ AS qualified_key,
+       """ + _FOLD.format("{fq}") + """ AS fq_key_folded,
+       coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
+       coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
+       coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
+       {has_fq} AS has_fq
+FROM symbols s {join}
+ORDER BY s.path, s.start_line, s.ordinal
+"""
+SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
+_SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
+SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
+                  "fq_name", "raw_fq_key", "name_key", "qualified_key")
+
+REF_COLUMNS = ("path", "language", "kind", "target", "start_line", "end_line")
+REFS_SQL = """
+SELECT regexp_extract(target, '[^.]*$') AS key, path, language, kind, target, start_line, end_line
+FROM refs ORDER BY key, path, start_line, ordinal
+"""
+
+EDGE_COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
+_EDGE_DICTIONARY = ("kind", "confidence", "src_path", "dst_path")
+# The order of graph queries' rows: exact edges first, then by place. The trailing columns
+# break every tie, so the SQL path and the resident edges agree row for row.
+EDGE_ORDER = ("e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path, e.src_id, "
+              "e.dst_id, e.kind, e.target")
+EDGES_SQL = f"""
+SELECT src_id, dst_id, kind, confidence, src_path, src_line, coalesce(target, '') AS target, dst_path
+FROM edges e ORDER BY {EDGE_ORDER}
+"""
+
+
+# Each file's summed term counts (the file ranking's body field) beside the file's length.
+POSTINGS_SQL = """
+WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE doc_kind = 'c' GROUP BY ALL),
+l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
+SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
+"""
+NAMES_SQL = "SELECT DISTINCT name FROM symbols WHERE name IS NOT NULL ORDER BY name"
+TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
+
+
+def symbols_sql(named: bool = True, keyed: bool = True) -> str:
+    """The symbol table's rows; `named`/`keyed`: the assembly has symbol_names.fq_name/fq_key."""
+    return _SYMBOLS_SQL.format(
+        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
+        join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
+        raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
+        has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
+
+
+# ---- key indexes ------------------------------------------------------------------------------
+def whole(column) -> pa.Array:
+    """A column as one array, in place when it is one chunk (combine_chunks copies even then,
+    which would read every page of a mapped file into private memory)."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
+
+
+class StringColumn:
+    """An Arrow string array read in place (offsets and bytes), as a sequence of str/None."""
+
+    def __init__(self, array: pa.Array) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        array = whole(array)
+        if pa.types.is_dictionary(array.type):
+            codes = array.indices if array.null_count == 0 else array.indices.fill_null(-1)
+            self._codes = codes.to_numpy(zero_copy_only=False)
+            self._values = array.dictionary.to_pylist() + [None]
+            self._len = len(array)
+            return
+        self._codes = None
+        wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
+        _, offsets, data = array.buffers()
+        self._offsets = np.frombuffer(offsets, dtype=wide)[array.offset:array.offset + len(array) + 1]
+        self._data = memoryview(data) if data is not None else memoryview(b"")
+        self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
+        self._len = len(array)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> str | None:
+        if self._codes is not None:
+            return self._values[self._codes[i]]
+        if self._valid is not None and not self._valid[i]:
+            return None
+        return str(self._data[self._offsets[i]:self._offsets[i + 1]], "utf-8")
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (self[i] for i in range(self._len))
+
+
+class KeyIndex:
+    """Rows by key: the keys sorted (bytewise, which is code-point order) beside their row
+    numbers, ascending within a key; a look-up is a binary search."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.key_array = whole(table.column("key"))
+        self.keys = StringColumn(self.key_array)
+        self.rows = whole(table.column("row")).to_numpy(zero_copy_only=False)
+
+    def span(self, key: str) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.keys, key)
+        hi = lo
+        while hi < len(self.keys) and self.keys[hi] == key:
+            hi += 1
+        return lo, hi
+
+    def rows_of(self, key: str) -> list[int]:
+        lo, hi = self.span(key)
+        return self.rows[lo:hi].tolist()
+
+    def first(self, key: str) -> int | None:
+        lo = bisect.bisect_left(self.keys, key)
+        return int(self.rows[lo]) if lo < len(self.keys) and self.keys[lo] == key else None
+
+    @classmethod
+    def build(cls, keys, rows=None) -> pa.Table:
+        """The index table of `keys` (row i's key; None: not indexed); `rows`: the row number
+        of each key when not 0..n-1."""
+        import numpy as np
+        import pyarrow as pa
+
+        keys = whole(keys) if isinstance(keys, pa.ChunkedArray) else pa.array(keys, pa.string())
+        if keys.type != pa.string():
+            keys = _call("cast", keys, options=_cast_options(pa.string()))
+        rows = np.arange(len(keys), dtype=np.int32) if rows is None else np.asarray(rows, dtype=np.int32)
+        valid = _call("is_valid", keys)
+        keys, rows = _call("filter", keys, valid), rows[valid.to_numpy(zero_copy_only=False)]
+        table = pa.table({"key": keys, "row": _kernels().from_numpy(rows)})
+        return _sorted(table, "key", "row")
+
+
+# ---- the structures' arrays -------------------------------------------------------------------
+# Built with the compute kernels called directly (codeagent.kernels): a build never imports
+# pyarrow.compute (~40 ms a process).
+def _kernels():
+    from .. import kernels  # imports pyarrow: only when arrays are built
+
+    return kernels
+
+
+def _call(name: str, *args, options=None):
+    return _kernels().call_function(name, list(args), options)
+
+
+def _cast_options(to):
+    try:
+        from pyarrow._compute import CastOptions
+    except ImportError:
+        from pyarrow.compute import CastOptions
+    return CastOptions.safe(to)
+
+
+def _sorted(table: pa.Table, *keys: str) -> pa.Table:
+    """`table`'s rows stably sorted by `keys` ascending (bytewise for strings: the order of
+    Python's str, whatever the SQL engine's collation)."""
+    try:
+        from pyarrow._compute import SortOptions
+    except ImportError:
+        from pyarrow.compute import SortOptions
+    order = _call("sort_indices", table, options=SortOptions([(k, "ascending") for k in keys]))
+    return _call("take", table, order)
+
+
+def _encoded(table: pa.Table, names: tuple[str, ...], dictionary: tuple[str, ...]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.table({n: (_kernels().dictionary_encode(whole(table.column(n))) if n in dictionary
+                         else whole(table.column(n))) for n in names})
+
+
+def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The symbol table's parts from the rows of `symbols_sql`: `rows` (every column but the
+    index keys) and one KeyIndex table per SYMBOL_INDEXES entry."""
+    import numpy as np
+    import pyarrow as pa
+
+    kept = tuple(n for n in table.column_names if n not in SYMBOL_KEYS)
+    out = {"rows": _encoded(table, kept, _SYMBOL_DICTIONARY)}
+    col = {n: whole(table.column(n)) for n in table.column_names}
+    none = pa.scalar(None, pa.string())
+    has_fq, fq_name, raw = col["has_fq"], col["fq_name"], col["raw_fq_key"]
+    for name in ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path", "name_key"):
+        out[name] = KeyIndex.build(pa.chunked_array([col[name]]))
+    out["fq_name"] = KeyIndex.build(pa.chunked_array([_call("if_else", has_fq, fq_name, none)]))
+    # raw_fq_key: the fq_keys that the fq_name index does not already cover
+    k = _kernels()
+    same = k.fill_null(_call("and", has_fq, _call("equal", raw, fq_name)), False)
+    out["raw_fq_key"] = KeyIndex.build(pa.chunked_array([_call("if_else", same, none, raw)]))
+    # qualified_key: the folded qualified name of every row, and its folded fq name when other
+    qualified, folded = col["qualified_key"], col["fq_key_folded"]
+    other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
+    out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
+                                          np.concatenate([np.arange(len(qualified)), other]))
+    return out
+
+
+def name_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """Names by sub-token and by trigram, from NAMES_SQL's distinct names as written (a
+    structure of its own: only subtoken and fuzzy searches read it)."""
+    written = set(table.column("name").to_pylist())
+    return {"subtokens": subtoken_table(written),
+            "trigrams": trigram_table({n.lower() for n in written if n is not None})}
+
+
+def trigrams(word: str) -> set[str]:
+    padded = f"\x02\x02{word}\x03\x03"
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def trigram_key(gram: str, length: int) -> str:
+    return f"{gram}\x00{length}"
+
+
+def trigram_table(names: set[str]) -> pa.Table:
+    """(key: a padded trigram and a name length (`trigram_key`), name: a lower-cased name of
+    that length holding it), sorted: the fuzzy name search's candidates."""
+    return _pairs_table([(trigram_key(g, len(n)), n) for n in names for g in trigrams(n)])
+
+
+def subtoken_table(names: set[str]) -> pa.Table:
+    """(key: a sub-token, name: a lower-cased name it is part of), sorted, for the names as
+    written (`split_identifier` reads their case)."""
+    return _pairs_table({(t, n.lower()) for n in names if n is not None for t in split_identifier(n)})
+
+
+def _pairs_table(pairs) -> pa.Table:
+    """Distinct (key, name) string pairs as a table sorted by key, then name."""
+    import pyarrow as pa
+
+    keys, names = zip(*pairs) if pairs else ((), ())
+    return _sorted(pa.table({"key": pa.array(keys, pa.string()), "name": pa.array(names, pa.string())}),
+                   "key", "name")
+
+
+def ref_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The reference table: REFS_SQL's rows with a key, sorted by it (stably: rows keep the
+    SQL order within a key)."""
+    table = _call("filter", table, _call("is_valid", whole(table.column("key"))))
+    return {"rows": _encoded(_sorted(table, "key"), ("key", *REF_COLUMNS), ("path", "language", "kind"))}
+
+
+def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """The edge table: EDGES_SQL's rows and their src_id and dst_id KeyIndexes."""
+    return {"rows": _encoded(table, EDGE_COLUMNS, _EDGE_DICTIONARY),
+            "src_id": KeyIndex.build(table.column("src_id")),
+            "dst_id": KeyIndex.build(table.column("dst_id"))}
+
+
+def postings_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """POSTINGS_SQL's rows sorted by term, then path (paths dictionary-encoded)."""
+    table = _sorted(table, "term", "path")
+    return {"rows": _encoded(table, ("term", "path", "tf", "dl"), ("path",))}
+
+
+def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
+    """Every indexed file's text by path (TEXTS_SQL's rows sorted by path): a reader slices
+    one file's text out of the mapped bytes instead of holding a copy of them all."""
+    return {"rows": _sorted(table, "path")}
+
+
+STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
+    "symbols": (symbol_arrays, ("rows", *SYMBOL_INDEXES)),
+    "names": (name_arrays, ("subtokens", "trigrams")),
+    "refs": (ref_arrays, ("rows",)),
+    "edges": (edge_arrays, ("rows", "src_id", "dst_id")),
+    "texts": (text_arrays, ("rows",)),
+    "postings": (postings_arrays, ("rows",)),
+}
+
+
+# ---- files ------------------------------------------------------------------------------------
+def file_name(structure: str, part: str) -> str:
+    return f"resident.{structure}.{part}.arrow"
+
+
+def is_resident_file(name: str, structure: str | None = None) -> bool:
+    """Is `name` one of the resident files (of `structure`, when given)?"""
+    return name.startswith(f"resident.{structure}." if structure else "resident.") and name.endswith(".arrow")
+
+
+def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table],
+                 source: str | None = None) -> None:
+    """Write a structure's parts into an assembly being built (its directory is renamed into
+    place whole, so no file needs its own atomic rename); `source`: the digest of the rows
+    they were built from (REUSABLE structures)."""
+    import pyarrow as pa
+
+    for part, table in arrays.items():
+        meta = {_VERSION_KEY: str(RESIDENT_VERSION).encode()}
+        if source is not None:
+            meta[_SOURCE_KEY] = source.encode()
+        table = table.replace_schema_metadata(meta).combine_chunks()
+        with pa.OSFile(str(directory / file_name(structure, part)), "wb") as sink:
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+
+
+def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
+    """A structure's parts memory-mapped from `directory`; None when a part is missing or of
+    another RESIDENT_VERSION (the reader builds them from SQL instead)."""
+    import pyarrow as pa
+
+    out = {}
+    for part in STRUCTURES[structure][1]:
+        path = directory / file_name(structure, part)
+        try:
+            reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
+        except (OSError, pa.ArrowInvalid):
+            return None
+        if (reader.schema.metadata or {}).get(_VERSION_KEY) != str(RESIDENT_VERSION).encode():
+            return None
+        out[part] = reader.read_all()
+    return out
+
+
+def write_resident(con, directory: Path, previous: Path | None = None) -> None:
+    """Every structure's arrays, from the assembly's DuckDB connection `con`; `previous`: the
+    verified assembly this one was built on (its REUSABLE structures may be copied)."""
+    for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL),
+                           ("edges", EDGES_SQL), ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
+        table = con.sql(sql).to_arrow_table()
+        source = None
+        if structure in REUSABLE:
+            source = hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
+            if previous is not None and _copied(previous, directory, structure, source):
+                continue
+        write_arrays(directory, structure, STRUCTURES[structure][0](table), source)
+
+
+def _copied(previous: Path, directory: Path, structure: str, source: str) -> bool:
+    """Copy `structure`'s files from `previous` when they were built from `source` in this
+    RESIDENT_VERSION; False (nothing copied) otherwise."""
+    import shutil
+
+    import pyarrow as pa
+
+    names = [file_name(structure, part) for part in STRUCTURES[structure][1]]
+    want = {_VERSION_KEY: str(RESIDENT_VERSION).encode(), _SOURCE_KEY: source.encode()}
+    for name in names:
+        try:
+            meta = pa.ipc.open_file(pa.memory_map(str(previous / name), "r")).schema.metadata or {}
+        except (OSError, pa.ArrowInvalid):
+            return False
+        if any(meta.get(k) != v for k, v in want.items()):
+            return False
+    for name in names:
+        shutil.copyfile(previous / name, directory / name)
+    return True

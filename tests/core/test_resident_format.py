@@ -1,0 +1,141 @@
+"""The resident arrays (format/resident.py): a key index answers like the dictionary it
+replaces, for any keys, and what a reader maps from the files is what was written."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeagent.format import resident
+from codeagent.format.resident import KeyIndex, StringColumn
+from codeagent.query.names import NameIndex, SymbolRow
+
+# Few distinct keys (so they repeat), any code points (bytewise order must be str order).
+KEYS = st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "ab", "B", "é", "z\u4e2d", "a.b"]),
+                          st.text(max_size=6)), max_size=60)
+
+
+def _multimap(keys: list[str | None]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, k in enumerate(keys):
+        if k is not None:
+            out.setdefault(k, []).append(i)
+    return out
+
+
+def _mapped(table: pa.Table) -> pa.Table:
+    """`table` written as a resident part and memory-mapped back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        resident.write_arrays(Path(tmp), "test", {"part": table})
+        path = Path(tmp) / resident.file_name("test", "part")
+        return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(KEYS, st.lists(st.text(max_size=4), max_size=5))
+def test_key_index_answers_like_a_dictionary(keys, probes):
+    expected = _multimap(keys)
+    for index in (KeyIndex(KeyIndex.build(keys)), KeyIndex(_mapped(KeyIndex.build(keys)))):
+        for key in [*expected, *probes]:
+            rows = expected.get(key, [])
+            assert index.rows_of(key) == rows, key
+            assert index.first(key) == (rows[0] if rows else None), key
+            lo, hi = index.span(key)
+            assert index.rows[lo:hi].tolist() == rows, key
+
+
+@settings(max_examples=100, deadline=None)
+@given(KEYS)
+def test_string_column_reads_what_was_written(values):
+    plain = pa.array(values, pa.string())
+    table = pa.table({"plain": plain, "dict": plain.dictionary_encode()})
+    for t in (table, _mapped(table)):
+        for name in ("plain", "dict"):
+            column = StringColumn(t.column(name))
+            assert len(column) == len(values)
+            assert list(column) == values, name
+
+
+def _brute_prefix(names: list[str], prefix: str, cap: int) -> list[str]:
+    found = sorted({n.lower() for n in names if n.lower().startswith(prefix.lower())},
+                   key=lambda n: (len(n), n))
+    return found[:cap]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abAB_é", min_size=1, max_size=5), min_size=1, max_size=40),
+       st.text(alphabet="abAB_é", max_size=3), st.integers(1, 10))
+def test_name_index_prefix_and_exact_match_the_brute_force(names, prefix, cap):
+    rows = [SymbolRow(f"id{i}", f"s{i}", "p.py", "python", "function", n, f"m.{n}", f"m.{n}", "",
+                      i + 1, i + 1, True, False) for i, n in enumerate(names)]
+    keys = [(n.lower(), f"m.{n}".lower(), f"m.{n}".lower()) for n in names]
+    index = NameIndex(rows, keys)
+    assert index.prefix(prefix, cap) == _brute_prefix(names, prefix, cap)
+    for n in names + [prefix]:
+        assert index.exact_name(n) == [i for i, m in enumerate(names) if m.lower() == n.lower()]
+        assert index.exact_qualified(f"M.{n}") == [i for i, m in enumerate(names) if m.lower() == n.lower()]
+    assert index.names == sorted({n.lower() for n in names})
+
+
+def test_map_arrays_refuses_another_version(tmp_path, monkeypatch):
+    table = KeyIndex.build(["a", "b"])
+    resident.write_arrays(tmp_path, "refs", {"rows": table})
+    assert resident.map_arrays(tmp_path, "refs") is not None
+    monkeypatch.setattr(resident, "RESIDENT_VERSION", resident.RESIDENT_VERSION + 1)
+    assert resident.map_arrays(tmp_path, "refs") is None  # the reader builds them from SQL
+    assert resident.map_arrays(tmp_path / "absent", "refs") is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abAB_1é", min_size=1, max_size=8), min_size=1, max_size=30),
+       st.lists(st.sampled_from(["a", "b", "ab", "1", "é", "ba"]), min_size=1, max_size=3))
+def test_subtoken_names_match_the_brute_force(names, tokens):
+    from codeagent.tokenize import split_identifier
+
+    rows = [SymbolRow(f"id{i}", f"s{i}", "p.py", "python", "function", n, n, n, "", 1, 1, True, False)
+            for i, n in enumerate(names)]
+    index = NameIndex(rows, [(n.lower(), n.lower(), n.lower()) for n in names])
+    def has(lower: str, token: str) -> bool:  # any spelling of the name has the sub-token
+        return any(token in split_identifier(n) for n in names if n.lower() == lower)
+
+    want = {n.lower() for n in names if all(has(n.lower(), t) for t in tokens)}
+    found = index.subtoken_names(tokens)
+    assert found == sorted(want, key=lambda n: (len(n), n))
+
+
+def _dict_fuzzy(names: list[str], query: str, max_distance: int, cap: int) -> list[tuple[str, int]]:
+    """The fuzzy search over a dictionary of trigram postings (what the resident table replaced)."""
+    from collections import Counter
+
+    from codeagent.query.names import MAX_FUZZY_GRAMS, damerau_levenshtein, trigrams
+
+    q, distinct = query.lower(), sorted({n.lower() for n in names})
+    tri: dict = {}
+    for name in distinct:
+        for g in trigrams(name):
+            tri.setdefault((g, len(name)), []).append(name)
+    lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
+    postings = {g: [tri.get((g, n), ()) for n in lengths] for g in trigrams(q)}
+    grams = sorted(postings, key=lambda g: sum(map(len, postings[g])))[:MAX_FUZZY_GRAMS]
+    need = max(1, len(grams) - 4 * max_distance)
+    counts: Counter = Counter()
+    for g in grams:
+        for found in postings[g]:
+            counts.update(found)
+    ranked = sorted((kv for kv in counts.items() if kv[1] >= need and kv[0] != q), key=lambda kv: -kv[1])
+    out = [(n, d) for n, _ in ranked[:cap * 8] if (d := damerau_levenshtein(q, n, max_distance)) <= max_distance]
+    return sorted(out, key=lambda nd: (nd[1], len(nd[0]), nd[0]))[:cap]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abcdAé", min_size=1, max_size=7), min_size=1, max_size=40),
+       st.text(alphabet="abcdAé", min_size=1, max_size=7), st.integers(1, 2))
+def test_fuzzy_names_match_the_dictionary_search(names, query, distance):
+    rows = [SymbolRow(f"id{i}", f"s{i}", "p.py", "python", "function", n, n, n, "", 1, 1, True, False)
+            for i, n in enumerate(names)]
+    index = NameIndex(rows, [(n.lower(), n.lower(), n.lower()) for n in names])
+    assert index.fuzzy_names(query, distance, cap=500) == _dict_fuzzy(names, query, distance, cap=500)
