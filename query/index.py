@@ -25,6 +25,7 @@ from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
 from ..store import Store
 from .freshness import worktree_freshness
+from .overlay import connect_overlay, overlay_base_id
 from .results import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -78,12 +79,21 @@ class IndexView:
         self.repo = repo
         self.ref = ref
         self.manifest_id = manifest_id
-        self.path = store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE
+        directory = store.assembled_dir(manifest_id)
+        self.path = directory / fmt.DUCKDB_FILE
         if not store.is_assembled(manifest_id):
             raise _Vanished(manifest_id)
-        _check_assembly(store, manifest_id, self.path.parent)
+        _check_assembly(store, manifest_id, directory)
+        self.base_id = overlay_base_id(directory)  # None: a full assembly
         try:
-            self.con = duckdb.connect(str(self.path), read_only=True)
+            if self.base_id is None:
+                self.con = duckdb.connect(str(self.path), read_only=True)
+            else:
+                if not store.is_assembled(self.base_id):
+                    raise _Vanished(manifest_id)
+                _check_assembly(store, self.base_id, store.assembled_dir(self.base_id))
+                self.path = store.assembled_dir(self.base_id) / fmt.DUCKDB_FILE
+                self.con = connect_overlay(self.path.parent, directory)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
             raise _Vanished(manifest_id) from exc
         self._local = threading.local()

@@ -245,10 +245,11 @@ class _Steps:
 def prune_assembled(store: Store, keep: set[str]) -> int:
     """Delete assembled directories of manifests not in `keep`.
 
-    Each is first renamed into tmp/ (atomic), so a build killed mid-delete never leaves a
-    half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
+    An overlay's base is kept with it. Each is first renamed into tmp/ (atomic), so a build
+    killed mid-delete never leaves a half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
     """
     base = store.root / fmt.ASSEMBLED_DIR
+    keep = set(keep) | {store.assembly_base(mid) or mid for mid in keep}
     removed = 0
     for entry in base.iterdir() if base.exists() else ():
         if entry.name not in keep:
