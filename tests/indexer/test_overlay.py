@@ -162,3 +162,23 @@ def test_a_one_file_edit_writes_an_overlay_and_keeps_its_base(git_repo):
     assert json.loads((store.assembled_dir(third.manifest_id) / OVERLAY_MARKER).read_text())["base"] == first.manifest_id
     assert store.is_assembled(first.manifest_id)  # the base is kept while an overlay names it
     assert verify_store(store).ok
+
+
+def test_gc_keeps_an_overlays_base_and_what_consolidating_it_reads(git_repo):
+    from codeagent.indexer.maintenance import gc_store
+
+    git_repo.write_many({"a.py": "def f():\n    return g()\n", "b.py": "def g():\n    return 1\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 2\n")
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    gc_store(store)
+    assert store.is_assembled(first.manifest_id) and store.has(first.manifest_id)
+    git_repo.write("a.py", "def f():\n    return 3\n")
+    consolidated = build(BuildOptions(repo=git_repo.path, jobs=1, overlay=False))
+    assert store.assembly_base(consolidated.manifest_id) is None
+    with open_index(git_repo.path) as view:
+        assert view.base_id is None
+        assert view.sql("SELECT text FROM files WHERE path = 'b.py'") == [("def g():\n    return 2\n",)]
+        assert view.sql("SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
+    assert verify_store(store).ok
