@@ -182,3 +182,24 @@ def test_gc_keeps_an_overlays_base_and_what_consolidating_it_reads(git_repo):
         assert view.sql("SELECT text FROM files WHERE path = 'b.py'") == [("def g():\n    return 2\n",)]
         assert view.sql("SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
     assert verify_store(store).ok
+
+
+def test_a_damaged_base_is_reported_and_the_next_build_mends_it(git_repo):
+    from codeagent.query.status import store_status
+
+    git_repo.write_many({"a.py": "def f():\n    return 1\n", "b.py": "def g():\n    return 2\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 3\n")
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    db = store.assembled_dir(first.manifest_id) / fmt.DUCKDB_FILE
+    data = bytearray(db.read_bytes())
+    data[len(data) // 3:len(data) // 3 + 64] = bytes(b ^ 0xFF for b in data[len(data) // 3:len(data) // 3 + 64])
+    db.write_bytes(bytes(data))
+    status = store_status(git_repo.path)
+    assert status["worktree"]["state"] == "damaged", status["worktree"]
+    git_repo.write("a.py", "def f():\n    return 4\n")
+    mended = build(BuildOptions(repo=git_repo.path, jobs=1))
+    assert store.assembly_base(mended.manifest_id) is None  # rebuilt whole, not on the damaged base
+    with open_index(git_repo.path) as view:
+        assert view.sql("SELECT name FROM symbols ORDER BY name") == [("f",), ("g",)]
