@@ -23,6 +23,7 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
+from ..format.overlay import OVERLAY_DB
 from ..store import Store
 from .freshness import worktree_freshness
 from .overlay import connect_overlay, overlay_base_id
@@ -127,6 +128,16 @@ class IndexView:
 
     def sql(self, query: str, params: list | tuple | None = None) -> list[tuple]:
         return self.cursor().execute(query, params or []).fetchall()
+
+    def masked_paths(self, table: str) -> frozenset[str]:
+        """An overlay's paths whose rows of `table` replace (or delete) its base's; empty for a
+        full assembly. With `base_id`, what a resident structure loaded for the base needs to
+        follow this manifest: drop these paths' rows, add `overlay.main.<table>`'s."""
+        key = f"masked:{table}"
+        if key not in self.cache:
+            self.cache[key] = frozenset() if self.base_id is None else frozenset(
+                r[0] for r in self.sql(f"SELECT path FROM {OVERLAY_DB}.main.mask_{table}"))
+        return self.cache[key]
 
     def has_table(self, name: str) -> bool:
         return name in self.tables

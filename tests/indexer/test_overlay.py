@@ -157,6 +157,8 @@ def test_a_one_file_edit_writes_an_overlay_and_keeps_its_base(git_repo):
         assert view.base_id == first.manifest_id
         assert [r[0] for r in view.sql("SELECT path FROM symbols WHERE name = 'added'")] == ["m3.py"]
         assert view.sql("SELECT count(*) FROM files")[0][0] == 30
+        assert view.masked_paths("symbols") == {"m3.py"}
+        assert view.sql("SELECT count(*) FROM overlay.main.symbols") == [(2,)]
     git_repo.write("m4.py", "def f4():\n    return 1\n")
     third = build(BuildOptions(repo=git_repo.path, jobs=1))
     assert json.loads((store.assembled_dir(third.manifest_id) / OVERLAY_MARKER).read_text())["base"] == first.manifest_id
