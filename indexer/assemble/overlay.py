@@ -41,6 +41,10 @@ from .tables import DELTA_OLD, changed_paths, path_table
 # replaces whole): a row it inserted has a rowid past the copied rows.
 APPENDED_TABLES = ("symbol_names", "import_bindings", "edges")
 OVERLAY_MAX_FILES = 256
+# Each build rewrites the overlay (on average half this, as it grows), and each consolidation
+# writes the base (C bytes) again after about this / g edits of distinct files (g: what one
+# file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at T = sqrt(2*C*g),
+# ~4.3 MB for the stdlib's 117 MB database. Repeated edits of the same files do not grow it.
 OVERLAY_MAX_BYTES = 4 << 20
 # DuckDB's smallest block: each table of an overlay takes at least one (the default 256 KiB
 # would make a one-file overlay ~4 MB of mostly empty blocks).
