@@ -149,7 +149,10 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
     spill = store.tmp_dir / f"spill-{work.name}"
     try:
         if memory is not None:
-            con.execute(f"SET memory_limit = '{memory.duckdb_limit}B'")
+            # The whole budget: this build holds at most OVERLAY_MAX_FILES files' rows besides,
+            # and the base's graph tables copied into memory (~470 MB on 3x the stdlib) would
+            # otherwise spill, writing in proportion to the repository.
+            con.execute(f"SET memory_limit = '{memory.total}B'")
             con.execute(f"SET temp_directory = {_sql_path(spill)}")
         con.execute(f"ATTACH {_sql_path(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)} AS {BASE_DB} (READ_ONLY)")
         con.execute(f"ATTACH {_sql_path(work / OVERLAY_FILE)} AS {OVERLAY_DB} (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
