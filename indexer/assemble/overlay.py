@@ -31,7 +31,7 @@ from ...format.manifest import Manifest, load_manifest
 from ...format.overlay import (BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE,
                                OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES, merged_view_sql,
                                overlay_problem, overlay_tables_sql)
-from ...store import Store, complete_marker, write_assembly_sums
+from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .graph import LAST_TIMINGS as graph_timings, symbol_graph
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
@@ -129,6 +129,7 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
             shutil.rmtree(work, ignore_errors=True)
             return None
         (work / OVERLAY_MARKER).write_text(json.dumps({"version": OVERLAY_VERSION, "base": base[1]}))
+        faults.step("assemble")
         write_assembly_sums(work)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         _swap_into_place(store, manifest_id, work, final)
@@ -160,12 +161,14 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         con.execute(overlay_tables_sql())
         for batch in (insert[i:i + 512] for i in range(0, len(insert), 512)):
             insert_entries(con, store, batch, tables)
+        faults.step("assemble")  # the steps an interrupt or a kill is tested at, as a full assembly's
         path_table(con, "overlay_paths", masked)
         for table in PER_PATH_TABLES:
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("USE memory")
         if not _graph(con, manifest, remove, insert):
             return False
+        faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
         _write_meta(con, manifest, manifest_id, 0)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
