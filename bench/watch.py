@@ -2,9 +2,13 @@
 
     python bench/watch.py [--edits 50] [--switch-files 2000] [--corpus DIR]
 
+    python bench/watch.py --scales 1,3   # the one-file builds on a 3x corpus too (bench/scale.py)
+
 Prints, in one run:
-  - the current path: one-file-edit `codeagent build` (a fresh process, as a watch build is):
-    seconds and bytes written (/proc/<pid>/io write_bytes), the copy of the database included;
+  - one-file-edit `codeagent build`s (a fresh process, as a watch build is), alternating the
+    copy-the-database path (`--consolidate`: a full database per manifest) and the overlay
+    path (the default): wall and CPU seconds, bytes written (/proc/<pid>/io write_bytes), per
+    corpus scale;
   - edit -> searchable: a client's search_symbols finds a function written into a file, p50 /
     p95 over --edits edits (the debounce, the build's process and the server's swap to the new
     manifest included; target p95 <= 1.0 s);
@@ -27,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import ENV, git, median, percentile, print_table, stdlib_repo  # noqa: E402
+from scale import scaled_repo  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/mcp.py is not the SDK
@@ -47,18 +52,20 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def run_build_measured(python: str, repo: Path) -> tuple[float, int]:
-    """(seconds, bytes written) of one `codeagent build` of the work tree in a fresh process
-    (/proc/<pid>/io read before the child is reaped: waitid WNOWAIT)."""
+def run_build_measured(python: str, repo: Path, *extra: str) -> tuple[float, int, float]:
+    """(seconds, bytes written, CPU seconds) of one `codeagent build` of the work tree in a
+    fresh process (/proc/<pid>/io and stat read before the child is reaped: waitid WNOWAIT)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([python, "-m", "codeagent", "build", str(repo), "--json"], env=ENV,
+    proc = subprocess.Popen([python, "-m", "codeagent", "build", str(repo), "--json", *extra], env=ENV,
                             cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     written = io_of(proc.pid)["write_bytes"]
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
     proc.wait()
     if proc.returncode:
         raise SystemExit(f"build failed:\n{proc.stderr.read().decode()}")
-    return time.perf_counter() - start, written
+    return time.perf_counter() - start, written, cpu
 
 
 def edit(repo: Path, rel: str, name: str) -> None:
@@ -73,15 +80,30 @@ def targets(repo: Path, n: int) -> list[str]:
     return random.Random(7).sample(files, min(n, len(files)))
 
 
-def current_path(python: str, repo: Path, edits: int) -> dict:
-    """One-file edits built by a fresh `codeagent build` each (what every build does today)."""
-    secs, written = [], []
-    for i, rel in enumerate(targets(repo, edits)):
+PATHS = {"copy the database (--consolidate)": ("--consolidate",), "overlay": ()}
+
+
+def one_file_builds(python: str, repo: Path, edits: int) -> dict[str, dict[str, list[float]]]:
+    """One-file edits, each built by a fresh `codeagent build`, the paths alternating edit by
+    edit (the same load for both); an overlay build after a consolidated one starts a new
+    overlay, so each overlay figure is that of a one-file overlay."""
+    out: dict[str, dict[str, list[float]]] = {p: {"seconds": [], "written": [], "cpu": []} for p in PATHS}
+    for i, rel in enumerate(targets(repo, edits * len(PATHS))):
+        path = list(PATHS)[i % len(PATHS)]
         edit(repo, rel, f"cli_probe_{i}_{os.getpid()}")
-        s, w = run_build_measured(python, repo)
-        secs.append(s)
-        written.append(w)
-    return {"seconds": secs, "written": written}
+        for key, value in zip(("seconds", "written", "cpu"), run_build_measured(python, repo, *PATHS[path])):
+            out[path][key].append(value)
+    return out
+
+
+def build_rows(scale: int, builds: dict[str, dict[str, list[float]]]) -> list[list[object]]:
+    rows = []
+    for path, got in builds.items():
+        what = f"{scale}x: codeagent build, {path}"
+        rows.append([what, f"seconds / CPU seconds p50 over {len(got['seconds'])}",
+                     f"{median(got['seconds']):.2f} / {median(got['cpu']):.2f} s"])
+        rows.append([what, "bytes written per one-file edit (median)", f"{median(got['written']) / 1e6:.2f} MB"])
+    return rows
 
 
 async def _found(client, name: str) -> bool:
@@ -184,7 +206,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edits", type=int, default=50)
     ap.add_argument("--current-edits", type=int, default=5,
-                    help="one-file edits built by a fresh `codeagent build` (the current path)")
+                    help="one-file edits built by a fresh `codeagent build`, per path and scale")
+    ap.add_argument("--scales", default="1", help="corpus scales of the one-file builds, e.g. 1,3")
     ap.add_argument("--switch-files", type=int, default=2000)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-watch")
     args = ap.parse_args()
@@ -193,20 +216,26 @@ def main() -> None:
     python = sys.executable
     repo = stdlib_repo(args.corpus)
     git(repo, "reset", "-q", "--hard")
-    wall, written = run_build_measured(python, repo)
+    wall, _, _ = run_build_measured(python, repo)
     current = (repo / ".codeagent" / "refs" / "worktree").read_text().strip()
     db = sum(p.stat().st_size for p in (repo / ".codeagent" / "assembled" / current).glob("index.duckdb*"))
     print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    cur = current_path(python, repo, args.current_edits)
+    rows = []
+    for scale in (int(x) for x in args.scales.split(",")):
+        if scale == 1:
+            rows += build_rows(1, one_file_builds(python, repo, args.current_edits))
+            continue
+        big = scaled_repo(args.corpus.with_name(f"{args.corpus.name}-{scale}x"), scale)
+        wall, _, _ = run_build_measured(python, big)
+        print(f"{scale}x corpus: {big}, build {wall:.1f} s")
+        rows += build_rows(scale, one_file_builds(python, big, args.current_edits))
+        git(big, "reset", "-q", "--hard")
     got = anyio.run(watched, python, repo, args.edits, args.switch_files)
     lat, n = got["latencies"], len(got["latencies"])
     mb = 1e6
-    print_table(["path", "what", "figure"], [
-        ["current: codeagent build per edit", f"seconds p50 over {len(cur['seconds'])}",
-         f"{median(cur['seconds']):.2f} s"],
-        ["current: codeagent build per edit", "bytes written per one-file edit (median)",
-         f"{median(cur['written']) / mb:.1f} MB"],
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    print_table(["path", "what", "figure"], rows + [
         ["serve --watch", f"edit -> searchable p50 / p95 over {n}",
          f"{percentile(lat, 50):.2f} / {percentile(lat, 95):.2f} s"],
         ["serve --watch", "builds for the edits", str(got["builds"])],

@@ -40,6 +40,7 @@ class BuildOptions:
     # previous manifest (none yet: everything is read).
     paths: frozenset[str] | None = None
     memory: MemoryBudget = field(default_factory=MemoryBudget)  # what parsing and assembly may hold
+    overlay: bool = True  # work tree: small changes as an overlay (assemble/overlay.py); False: consolidate
 
     @property
     def store_path(self) -> Path:
@@ -309,7 +310,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             from .assemble.base import BaseCopy  # only a build with something to parse copies a base
 
             builder.start_workers(len(need))
-            base_copy = stack.enter_context(BaseCopy(store, previous_id))
+            if not _overlay_wanted(opts, previous):  # an overlay copies no database
+                base_copy = stack.enter_context(BaseCopy(store, previous_id))
         clock = time.perf_counter()
         builder.progress("parse", 0, len(need))
         with store.batched_actions():
@@ -423,16 +425,23 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
                        base_copy) -> None:
     """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
     prune assemblies neither a ref nor the previous manifest needs."""
-    from .assemble.pipeline import assemble, prune_assembled  # pyarrow, DuckDB: not for a no-op build
+    from .assemble.overlay import assemble_change  # pyarrow, DuckDB: not for a no-op build
+    from .assemble.pipeline import prune_assembled
 
     prev = (previous, previous_id) if previous is not None and previous_id else None
-    assemble(store, manifest, manifest_id, prev, tables=builder.tables,
-             base_copy=base_copy, progress=builder.progress, memory=builder.opts.memory)
+    assemble_change(store, manifest, manifest_id, prev, overlay=_overlay_wanted(builder.opts, previous),
+                    tables=builder.tables, base_copy=base_copy, progress=builder.progress,
+                    memory=builder.opts.memory)
     if base_copy is not None:
         base_copy.close()
     store.set_ref(ref, manifest_id)
     keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
     prune_assembled(store, keep)
+
+
+def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
+    """A work-tree build without vectors may be an overlay (assemble/overlay.py)."""
+    return opts.overlay and opts.rev is None and previous is not None and _embedder(opts, previous) is None
 
 
 def _load_secret_patterns(store: Store) -> None:

@@ -85,6 +85,9 @@ def _driver_options(fn):
     fn = click.option("--path", "paths", multiple=True, metavar="FILE",
                       help="Work tree only, repeatable: re-read just these repository-relative "
                            "files; every other file keeps its entry in the previous index.")(fn)
+    fn = click.option("--consolidate", is_flag=True,
+                      help="Work tree: assemble a full database even for a small change, instead of "
+                           "an overlay of the changed files on the previous one (see README).")(fn)
     return click.option("--progress-json", is_flag=True,
                         help="Write progress as JSON lines on stderr ({\"stage\", \"done\", "
                              "\"total\"}) for a program driving the build.")(fn)
@@ -115,7 +118,7 @@ def _driver_options(fn):
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
               partition: str | None, to_remote: str | None, from_partitions: str | None,
-              progress_json: bool, paths: tuple[str, ...], as_json: bool) -> None:
+              progress_json: bool, consolidate: bool, paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
     Unchanged files are never re-read: the work tree is checked against a stat cache and
@@ -139,7 +142,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         progress=JsonProgress() if progress_json
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=run_command(as_json, memory_budget, memory),
-                        paths=frozenset(paths) if paths else None)
+                        paths=frozenset(paths) if paths else None, overlay=not consolidate)
     if partition is not None or to_remote is not None or from_partitions is not None:
         result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
     else:

@@ -141,6 +141,7 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | N
     with StoreLock(store):
         refs = store.list_refs()
         kept, ids = _kept_manifests(store, refs, keep_refs, repo)
+        ids |= {b for b in map(store.assembly_base, ids) if b}  # an overlay's base: consolidation reads it
         live = _live_objects(store, refs, kept, ids)
         doomed_refs = [r for r in refs if r not in kept]
         dead = [key for key, value in store.iter_actions() if is_object_id(value) and value not in live]

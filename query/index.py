@@ -24,9 +24,11 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import version_problem
+from ..format.overlay import OVERLAY_DB
 from ..format.resident import is_resident_file
 from ..store import Store
 from .freshness import worktree_freshness
+from .overlay import connect_overlay, overlay_base_id
 from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -80,12 +82,21 @@ class IndexView:
         self.repo = repo
         self.ref = ref
         self.manifest_id = manifest_id
-        self.path = store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE
+        directory = store.assembled_dir(manifest_id)
+        self.path = directory / fmt.DUCKDB_FILE
         if not store.is_assembled(manifest_id):
             raise _Vanished(manifest_id)
-        _check_assembly(store, manifest_id, self.path.parent)
+        _check_assembly(store, manifest_id, directory)
+        self.base_id = overlay_base_id(directory)  # None: a full assembly
         try:
-            self.con = duckdb.connect(str(self.path), read_only=True)
+            if self.base_id is None:
+                self.con = duckdb.connect(str(self.path), read_only=True)
+            else:
+                if not store.is_assembled(self.base_id):
+                    raise _Vanished(manifest_id)
+                _check_assembly(store, self.base_id, store.assembled_dir(self.base_id))
+                self.path = store.assembled_dir(self.base_id) / fmt.DUCKDB_FILE
+                self.con = connect_overlay(self.path.parent, directory)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
             raise _Vanished(manifest_id) from exc
         self._local = threading.local()
@@ -119,6 +130,16 @@ class IndexView:
 
     def sql(self, query: str, params: list | tuple | None = None) -> list[tuple]:
         return self.cursor().execute(query, params or []).fetchall()
+
+    def masked_paths(self, table: str) -> frozenset[str]:
+        """An overlay's paths whose rows of `table` replace (or delete) its base's; empty for a
+        full assembly. With `base_id`, what a resident structure loaded for the base needs to
+        follow this manifest: drop these paths' rows, add `overlay.main.<table>`'s."""
+        key = f"masked:{table}"
+        if key not in self.cache:
+            self.cache[key] = frozenset() if self.base_id is None else frozenset(
+                r[0] for r in self.sql(f"SELECT path FROM {OVERLAY_DB}.main.mask_{table}"))
+        return self.cache[key]
 
     def has_table(self, name: str) -> bool:
         return name in self.tables

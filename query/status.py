@@ -101,4 +101,8 @@ def _damage(store: Store, mid: str, manifest, present: set[str]) -> str:
         problems = store.assembly_problems(mid, trust_mtime=True)
         if problems:
             return f"its assembled index is damaged ({problems[0]})"
+        base = store.assembly_base(mid)  # an overlay answers with its base's database
+        if base is not None and (not base or not store.is_assembled(base)
+                                 or store.assembly_problems(base, trust_mtime=True)):
+            return "the assembled index its overlay sits on is missing or damaged"
     return ""

@@ -135,7 +135,9 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         batch_bytes = memory.assembly_batch_bytes if memory is not None else BATCH_SOURCE_BYTES
     start = None
     if previous is not None:
-        start = base_copy.take(previous[1]) if base_copy else copy_base(store, previous[1])
+        # A copy made for another manifest (the build's previous one was an overlay on this
+        # base) is dropped: copy the base now rather than assemble every file again.
+        start = (base_copy.take(previous[1]) if base_copy else None) or copy_base(store, previous[1])
     if start is None:
         work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
         work.mkdir(parents=True)
@@ -246,10 +248,11 @@ class _Steps:
 def prune_assembled(store: Store, keep: set[str]) -> int:
     """Delete assembled directories of manifests not in `keep`.
 
-    Each is first renamed into tmp/ (atomic), so a build killed mid-delete never leaves a
-    half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
+    An overlay's base is kept with it. Each is first renamed into tmp/ (atomic), so a build
+    killed mid-delete never leaves a half-deleted directory that still says COMPLETE; sweep_tmp finishes the job.
     """
     base = store.root / fmt.ASSEMBLED_DIR
+    keep = set(keep) | {store.assembly_base(mid) or mid for mid in keep}
     removed = 0
     for entry in base.iterdir() if base.exists() else ():
         if entry.name not in keep:

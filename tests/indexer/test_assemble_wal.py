@@ -28,11 +28,11 @@ def repo(git_repo):
 
 
 def test_incremental_assembly_leaves_a_wal_that_readers_replay(repo):
-    first = build(BuildOptions(repo=repo.path, jobs=1))
+    first = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     store = Store(repo.path / ".codeagent")
     assert not (store.assembled_dir(first.manifest_id) / fmt.DUCKDB_WAL).exists()
     repo.write("m2.py", "def renamed():\n    return 2\n")
-    second = build(BuildOptions(repo=repo.path, jobs=1))
+    second = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     directory = store.assembled_dir(second.manifest_id)
     assert (directory / fmt.DUCKDB_WAL).stat().st_size > 0
     assert _names(store, second.manifest_id) == ["f0", "f1", "f3", "f4", "renamed"]
@@ -47,14 +47,14 @@ def test_incremental_assembly_leaves_a_wal_that_readers_replay(repo):
 
 
 def test_a_wal_past_the_limit_is_checkpointed(repo, monkeypatch):
-    build(BuildOptions(repo=repo.path, jobs=1))
+    build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     store = Store(repo.path / ".codeagent")
     repo.write("m1.py", "def g1():\n    return 1\n")
-    kept = build(BuildOptions(repo=repo.path, jobs=1))
+    kept = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     assert (store.assembled_dir(kept.manifest_id) / fmt.DUCKDB_WAL).exists()
     monkeypatch.setattr(base, "WAL_MAX_BYTES", 0)
     repo.write("m3.py", "def g3():\n    return 3\n")
-    folded = build(BuildOptions(repo=repo.path, jobs=1))
+    folded = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     directory = store.assembled_dir(folded.manifest_id)
     wal = directory / fmt.DUCKDB_WAL
     assert not wal.exists() or wal.stat().st_size == 0

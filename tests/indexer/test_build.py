@@ -216,16 +216,16 @@ def test_term_postings_stay_sorted_with_a_bounded_tail(git_repo):
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     git_repo.write_many({f"m{i}.py": "".join(f"def {w}_{i}_{j}(): return {j}\n" for j, w in enumerate(words))
                          for i in range(20)})
-    first = _build(git_repo.path)
+    first = _build(git_repo.path, overlay=False)
     store = Store(git_repo.path / ".codeagent")
     assert _postings_layout(store, first.manifest_id)[:2] == (0, 0)
     git_repo.write("m0.py", "def zulu(): return 'appended'\n")
-    small = _build(git_repo.path)
+    small = _build(git_repo.path, overlay=False)
     disorder, tail, total = _postings_layout(store, small.manifest_id)
     assert 0 < tail <= 0.15 * total
     git_repo.write_many({f"m{i}.py": "".join(f"def yankee_{i}_{j}(): return 'x{j}'\n" for j in range(60))
                          for i in range(1, 8)})
-    big = _build(git_repo.path)
+    big = _build(git_repo.path, overlay=False)
     assert _postings_layout(store, big.manifest_id)[:2] == (0, 0)
 
 
@@ -245,9 +245,9 @@ def test_full_and_incremental_assemblies_have_the_same_rows(git_repo, tmp_path):
     git_repo.write_many({f"m{i}.py": f"import os\n\ndef f{i}(path):\n    '''Join {i}.'''\n"
                          f"    return os.path.join(path, 'x{i}')\n" for i in range(8)})
     git_repo.write("README.md", "# Notes\n\nsome words here\n")
-    _build(git_repo.path)
+    _build(git_repo.path, overlay=False)
     git_repo.write("m3.py", "class Three:\n    def run(self):\n        return f4('y')\n")
-    incremental = _build(git_repo.path)
+    incremental = _build(git_repo.path, overlay=False)
     full = _build(git_repo.path, store_dir=tmp_path / "fresh")
     assert full.manifest_id == incremental.manifest_id and full.files_parsed == 9
     stores = Store(git_repo.path / ".codeagent"), Store(tmp_path / "fresh")
@@ -337,11 +337,11 @@ def test_a_build_keeps_the_ref_target_and_its_previous_assembly_only(git_repo):
     """The previous assembly is copied in a thread while the build parses (BaseCopy); after
     the swap the ref's target and the previous assembly stay (readers get a build's grace)."""
     git_repo.write_many({"a.py": PY, "b.py": "Y = 1\n"})
-    ids = [_build(git_repo.path).manifest_id]
+    ids = [_build(git_repo.path, overlay=False).manifest_id]
     store = Store(git_repo.path / ".codeagent")
     for i in range(3):
         git_repo.write("b.py", f"Y = {i + 2}\n")
-        result = _build(git_repo.path)
+        result = _build(git_repo.path, overlay=False)
         assert result.files_parsed == 1 and result.previous_manifest_id == ids[-1]
         ids.append(result.manifest_id)
         assert _assembled(store) == {ids[-1], ids[-2]}

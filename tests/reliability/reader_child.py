@@ -20,6 +20,7 @@ import duckdb
 from codeagent import format as fmt
 from codeagent.hashing import hash_bytes
 from codeagent.format.manifest import load_manifest
+from codeagent.query.overlay import connect_overlay
 from codeagent.store import Store
 
 QUERY = """SELECT (SELECT value FROM meta WHERE key = 'manifest_id'),
@@ -46,8 +47,10 @@ def _raw_query(store: Store) -> tuple[str, tuple, int]:
         mid = store.read_ref("worktree")
         if not store.is_assembled(mid):
             continue
+        base = store.assembly_base(mid)  # a work-tree overlay reads its base's database too
         try:
-            con = duckdb.connect(str(store.assembled_dir(mid) / fmt.DUCKDB_FILE), read_only=True)
+            con = (duckdb.connect(str(store.assembled_dir(mid) / fmt.DUCKDB_FILE), read_only=True)
+                   if base is None else connect_overlay(store.assembled_dir(base or mid), store.assembled_dir(mid)))
         except duckdb.IOException:
             continue  # pruned between reading the ref and opening: read the ref again
         try:

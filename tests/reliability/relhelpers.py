@@ -169,8 +169,12 @@ def tmp_leftovers(store_dir: Path) -> list[str]:
 
 def assembled_manifest_id(store: Store, manifest_id: str) -> str:
     """Open the assembled DuckDB read-only and ask it which manifest it holds."""
+    from codeagent.query.overlay import connect_overlay
+
+    base = store.assembly_base(manifest_id)  # a work-tree overlay reads its base's database too
     path = store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE
-    con = duckdb.connect(str(path), read_only=True)
+    con = (duckdb.connect(str(path), read_only=True) if base is None
+           else connect_overlay(store.assembled_dir(base), path.parent))
     try:
         return con.execute("SELECT value FROM meta WHERE key = 'manifest_id'").fetchone()[0]
     finally:

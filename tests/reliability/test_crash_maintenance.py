@@ -127,6 +127,8 @@ def _damage(store: Store, mid: str, damage: str, rng: random.Random) -> None:
             store.object_path(oid).unlink()
     if "assembly" in damage:
         db = store.assembled_dir(mid) / fmt.DUCKDB_FILE
+        if not db.exists():  # a work-tree overlay
+            db = db.with_name(fmt.OVERLAY_FILE)
         data = bytearray(db.read_bytes())
         data[rng.randrange(len(data))] ^= 0xFF
         db.write_bytes(bytes(data))

@@ -93,6 +93,8 @@ COMPLETE_MARKER = "COMPLETE"
 # means an assembly from before SUMS existed: the next build re-assembles it; SUMS from before
 # mtime_ns was recorded have two fields).
 ASSEMBLY_SUMS = "SUMS"
+# An overlay assembly (overlay.py) holds OVERLAY_FILE and OVERLAY_MARKER instead of DUCKDB_FILE.
+from .overlay import OVERLAY_FILE, OVERLAY_MARKER  # noqa: E402,F401
 
 # Vectors (indexer/assemble/vectors.py writes the objects, indexer/assemble/ann.py the assembled files).
 # Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,

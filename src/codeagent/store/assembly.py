@@ -30,6 +30,17 @@ class AssemblyMixin:
             return False
         return marker == complete_marker(manifest_id)
 
+    def assembly_base(self, manifest_id: str) -> str | None:
+        """The manifest whose database an overlay assembly reads with its own (format/overlay.py);
+        None for a full assembly (or none), "" for an unreadable overlay marker."""
+        try:
+            marker = json.loads((self.assembled_dir(manifest_id) / fmt.OVERLAY_MARKER).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return ""
+        return str(marker.get("base", "")) if isinstance(marker, dict) else ""
+
     def assembly_problems(self, manifest_id: str, *, deep: bool = True, trust_mtime: bool = False,
                           which: Callable[[str], bool] | None = None) -> list[str]:
         """Why a manifest's assembled files cannot be trusted ([] when intact): each file is

@@ -1,0 +1,90 @@
+"""A work-tree overlay: a manifest assembled as the changed paths' rows on top of the assembled
+database of another manifest (its base), read together as one index.
+
+Layout of `assembled/<manifest id>/` for an overlay (instead of index.duckdb):
+  OVERLAY_MARKER  JSON {"version": OVERLAY_VERSION, "base": <base manifest id>}; the base's
+                  assembled directory is kept (not pruned) while an overlay names it.
+  OVERLAY_FILE    a DuckDB file holding, for every table of MERGED_TABLES, the rows of the
+                  paths it replaces (same columns as the base's table) and mask_<table>(path):
+                  the paths whose base rows it hides; meta (the overlay's manifest, with
+                  overlay_version and base_manifest_id).
+  SUMS, COMPLETE  as for every assembly.
+
+A reader attaches the base (BASE_DB) and the overlay (OVERLAY_DB) read-only and creates one
+view per table (merged_views_sql): the base's rows outside the mask, then the overlay's. The
+per-path tables (files, chunks, symbols, refs, term_postings, docs) mask every path whose
+manifest entry differs from the base's; the graph tables mask the paths (edges: src_path)
+whose rows differ from the base's, so an edit that changes how references in other files
+resolve carries those files' edges too. The views of TABLES_SQL (postings, term_df, corpus)
+are created again over the merged tables: BM25 statistics are those of the overlay's manifest,
+exactly as a full assembly computes them.
+
+OVERLAY_VERSION history:
+  1: per-table masks and rows as above.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .assembly import GRAPH_TABLES_SQL, TABLES_SQL
+
+OVERLAY_VERSION = 1
+OVERLAY_FILE = "overlay.duckdb"
+OVERLAY_MARKER = "OVERLAY"
+BASE_DB = "base"
+OVERLAY_DB = "overlay"
+
+# Table -> the column naming the path its rows belong to.
+MERGED_TABLES = {
+    "files": "path", "chunks": "path", "symbols": "path", "refs": "path",
+    "term_postings": "path", "docs": "path",
+    "symbol_names": "path", "modules": "path", "import_bindings": "path", "edges": "src_path",
+}
+PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
+GRAPH_TABLES = ("symbol_names", "modules", "import_bindings", "edges")
+# Read from the base as they are (the graph's layout version).
+BASE_ONLY_TABLES = ("graph_version",)
+
+
+def table_views() -> list[str]:
+    """The CREATE VIEW statements of TABLES_SQL (views over the per-path tables)."""
+    return [s.strip() + ";" for s in TABLES_SQL.split(";") if re.match(r"\s*CREATE VIEW", s)]
+
+
+def merged_view_sql(table: str, base: str = BASE_DB, overlay: str = OVERLAY_DB, *,
+                    rowid: bool = False) -> str:
+    """The view `table` over the base's rows outside the mask and the overlay's rows; with
+    `rowid`, a column rowid unique over both (the writer's graph step names rows by it)."""
+    column = MERGED_TABLES[table]
+    ids = (", rowid AS rowid", f", rowid + {1 << 40} AS rowid") if rowid else ("", "")
+    return (f"CREATE OR REPLACE VIEW {table} AS SELECT *{ids[0]} FROM {base}.main.{table} "
+            f"WHERE {column} NOT IN (SELECT path FROM {overlay}.main.mask_{table}) "
+            f"UNION ALL SELECT *{ids[1]} FROM {overlay}.main.{table};")
+
+
+def merged_views_sql(tables: tuple[str, ...] | None = None, base: str = BASE_DB,
+                     overlay: str = OVERLAY_DB) -> str:
+    """Views, in the connection's own (in-memory) database, that read `base` and `overlay`
+    as one index: `tables` (default all of MERGED_TABLES) merged, meta from the overlay,
+    graph_version from the base, then the views of TABLES_SQL."""
+    names = tuple(MERGED_TABLES) if tables is None else tables
+    out = [merged_view_sql(t, base, overlay) for t in names]
+    out.append(f"CREATE OR REPLACE VIEW meta AS SELECT * FROM {overlay}.main.meta;")
+    out += [f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {base}.main.{t};" for t in BASE_ONLY_TABLES]
+    out += table_views()
+    return "\n".join(out)
+
+
+def overlay_tables_sql() -> str:
+    """The overlay file's tables: those of an assembly (no views) and the masks."""
+    tables = [s.strip() + ";" for s in (TABLES_SQL + GRAPH_TABLES_SQL).split(";")
+              if s.strip() and not re.match(r"\s*CREATE VIEW", s)]
+    return "\n".join(tables + [f"CREATE TABLE mask_{t}(path VARCHAR);" for t in MERGED_TABLES])
+
+
+def overlay_problem(marker: dict) -> str | None:
+    """Why a reader of this codeagent cannot read an overlay with this marker, or None."""
+    if marker.get("version") != OVERLAY_VERSION:
+        return f"index overlay version {marker.get('version')}, this codeagent reads {OVERLAY_VERSION}"
+    return None

@@ -1,0 +1,207 @@
+"""Work-tree overlays (indexer/assemble/overlay.py, format/overlay.py): what a one-file edit
+writes, and that overlay + base answers exactly what a clean build of the same tree answers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from codeagent import format as fmt
+from codeagent.format.overlay import MERGED_TABLES, OVERLAY_FILE, OVERLAY_MARKER
+from codeagent.indexer.assemble import overlay
+from codeagent.indexer.build import BuildOptions, build
+from codeagent.indexer.maintenance import verify_store
+from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
+from codeagent.store import Store
+
+# Modules whose functions call each other by plain and imported names, so an edit in one file
+# changes how calls in the others resolve (the graph part of the overlay).
+NAMES = ["alpha", "beta", "gamma", "delta"]
+FILES = ["a.py", "b.py", "pkg/__init__.py", "pkg/c.py", "pkg/d.py", "notes.md"]
+
+
+def _module(defs: list[str], calls: list[str], imports: list[str]) -> str:
+    lines = [f"from pkg.c import {name}" for name in imports]
+    for i, name in enumerate(defs):
+        body = "\n".join(f"    {c}()" for c in calls) or "    pass"
+        lines.append(f"def {name}():\n{body}\n")
+        if i == 0:
+            lines.append(f"class K{name.title()}:\n    def {name}(self):\n        return {name}()\n")
+    return "\n".join(lines) + "\n"
+
+
+SUBSETS = st.lists(st.sampled_from(NAMES), max_size=3, unique=True)
+CONTENT = st.one_of(
+    st.builds(_module, SUBSETS, SUBSETS, SUBSETS),
+    st.sampled_from(["# Notes\n\nalpha beta words\n", "X = 1\n", "def broken(:\n"]),
+)
+EDIT = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(FILES), CONTENT),
+    st.tuples(st.just("delete"), st.sampled_from(FILES), st.just("")),
+    st.tuples(st.just("rename"), st.sampled_from(FILES), st.sampled_from(FILES)),
+)
+SETTINGS = settings(max_examples=8, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _apply(root: Path, edit: tuple[str, str, str]) -> None:
+    kind, path, arg = edit
+    target = root / path
+    if kind == "write":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(arg)
+    elif kind == "delete":
+        target.unlink(missing_ok=True)
+    elif target.exists() and arg != path:
+        (root / arg).parent.mkdir(parents=True, exist_ok=True)
+        target.replace(root / arg)
+
+
+def _tables(view) -> dict[str, list[tuple]]:
+    """Every row of every table the queries read, as a sorted multiset."""
+    return {t: sorted(view.sql(f"SELECT * FROM {t}"), key=repr) for t in MERGED_TABLES}
+
+
+def _answers(view) -> dict[str, object]:
+    """What the engine answers: symbol, text and regex search, grep, callers and callees."""
+    out: dict[str, object] = {}
+    for name in NAMES:
+        for mode in ("symbol", "text"):
+            resp = search(view, SearchRequest(name, mode=mode, limit=50))
+            out[f"{mode}:{name}"] = sorted((h.path, h.line_start, h.line_end, h.kind, h.name,
+                                            round(h.score, 6)) for h in resp.results)
+        for fn in (callers, callees):
+            try:
+                resp = fn(view, name)
+            except Exception as exc:  # ambiguous or unknown: the same error both ways
+                out[f"{fn.__name__}:{name}"] = type(exc).__name__
+                continue
+            out[f"{fn.__name__}:{name}"] = sorted(
+                (e.path, e.line, e.kind, e.confidence, e.target, e.dst_path) for e in resp.edges)
+    matches = grep(view, r"def (alpha|beta)\b", regex=True, context=0)
+    out["grep"] = sorted((m.path, m.line_number, m.line) for m in matches.matches)
+    return out
+
+
+def _clean(tree: Path, into: Path):
+    shutil.copytree(tree, into, ignore=shutil.ignore_patterns(".codeagent"))
+    build(BuildOptions(repo=into, jobs=1))
+    return open_index(into)
+
+
+def _kinds(store: Store) -> set[str]:
+    """`overlay` / `full` for each assembled directory of the store."""
+    out = set()
+    for d in (store.root / fmt.ASSEMBLED_DIR).iterdir():
+        out.add("overlay" if (d / OVERLAY_MARKER).exists() else "full")
+    return out
+
+
+def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]]) -> set[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "tree"
+        root.mkdir()
+        for path, content in start.items():
+            _apply(root, ("write", path, content))
+        build(BuildOptions(repo=root, jobs=1))
+        kinds = set()
+        for edit in edits:
+            _apply(root, edit)
+            build(BuildOptions(repo=root, jobs=1))
+            kinds |= _kinds(Store(root / ".codeagent"))
+        with open_index(root) as got, _clean(root, Path(tmp) / "clean") as want:
+            assert got.manifest_id == want.manifest_id
+            got_tables, want_tables = _tables(got), _tables(want)
+            for table in MERGED_TABLES:
+                assert got_tables[table] == want_tables[table], f"{table} differs after {edits}"
+            assert _answers(got) == _answers(want), f"answers differ after {edits}"
+        assert verify_store(Store(root / ".codeagent")).ok
+        return kinds
+
+
+START = st.fixed_dictionaries({p: CONTENT for p in FILES[:4]})
+
+
+@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4))
+@SETTINGS
+def test_overlay_answers_what_a_clean_build_answers(start, edits):
+    _check_sequence(start, edits)
+
+
+@given(start=START, edits=st.lists(EDIT, min_size=2, max_size=5))
+@SETTINGS
+def test_consolidation_answers_what_a_clean_build_answers(start, edits):
+    """With overlays of at most one file, sequences cross consolidations too."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(overlay, "OVERLAY_MAX_FILES", 1)
+        _check_sequence(start, edits)
+
+
+def test_a_one_file_edit_writes_an_overlay_and_keeps_its_base(git_repo):
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("m3.py", "def f3():\n    return f7()\n\ndef added():\n    pass\n")
+    second = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    directory = store.assembled_dir(second.manifest_id)
+    marker = json.loads((directory / OVERLAY_MARKER).read_text())
+    assert marker["base"] == first.manifest_id
+    assert not (directory / fmt.DUCKDB_FILE).exists()
+    assert (directory / OVERLAY_FILE).stat().st_size < 1 << 20
+    with open_index(git_repo.path) as view:
+        assert view.base_id == first.manifest_id
+        assert [r[0] for r in view.sql("SELECT path FROM symbols WHERE name = 'added'")] == ["m3.py"]
+        assert view.sql("SELECT count(*) FROM files")[0][0] == 30
+        assert view.masked_paths("symbols") == {"m3.py"}
+        assert view.sql("SELECT count(*) FROM overlay.main.symbols") == [(2,)]
+    git_repo.write("m4.py", "def f4():\n    return 1\n")
+    third = build(BuildOptions(repo=git_repo.path, jobs=1))
+    assert json.loads((store.assembled_dir(third.manifest_id) / OVERLAY_MARKER).read_text())["base"] == first.manifest_id
+    assert store.is_assembled(first.manifest_id)  # the base is kept while an overlay names it
+    assert verify_store(store).ok
+
+
+def test_gc_keeps_an_overlays_base_and_what_consolidating_it_reads(git_repo):
+    from codeagent.indexer.maintenance import gc_store
+
+    git_repo.write_many({"a.py": "def f():\n    return g()\n", "b.py": "def g():\n    return 1\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 2\n")
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    gc_store(store)
+    assert store.is_assembled(first.manifest_id) and store.has(first.manifest_id)
+    git_repo.write("a.py", "def f():\n    return 3\n")
+    consolidated = build(BuildOptions(repo=git_repo.path, jobs=1, overlay=False))
+    assert store.assembly_base(consolidated.manifest_id) is None
+    with open_index(git_repo.path) as view:
+        assert view.base_id is None
+        assert view.sql("SELECT text FROM files WHERE path = 'b.py'") == [("def g():\n    return 2\n",)]
+        assert view.sql("SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
+    assert verify_store(store).ok
+
+
+def test_a_damaged_base_is_reported_and_the_next_build_mends_it(git_repo):
+    from codeagent.query.status import store_status
+
+    git_repo.write_many({"a.py": "def f():\n    return 1\n", "b.py": "def g():\n    return 2\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 3\n")
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    db = store.assembled_dir(first.manifest_id) / fmt.DUCKDB_FILE
+    data = bytearray(db.read_bytes())
+    data[len(data) // 3:len(data) // 3 + 64] = bytes(b ^ 0xFF for b in data[len(data) // 3:len(data) // 3 + 64])
+    db.write_bytes(bytes(data))
+    status = store_status(git_repo.path)
+    assert status["worktree"]["state"] == "damaged", status["worktree"]
+    git_repo.write("a.py", "def f():\n    return 4\n")
+    mended = build(BuildOptions(repo=git_repo.path, jobs=1))
+    assert store.assembly_base(mended.manifest_id) is None  # rebuilt whole, not on the damaged base
+    with open_index(git_repo.path) as view:
+        assert view.sql("SELECT name FROM symbols ORDER BY name") == [("f",), ("g",)]
