@@ -57,13 +57,16 @@ def load_sql(view: IndexView) -> str:
 
 def structure_arrays(view: IndexView, structure: str, sql: str) -> dict:
     """A resident structure's parts: memory-mapped from the assembly when it wrote them
-    (format/resident.py), else built from `sql` (an older assembly)."""
-    try:
-        check_resident(view, structure)
-    except _Vanished:  # pruned since the view opened: the database is still open, read it
-        mapped = None
-    else:
-        mapped = arrays.map_arrays(view.path.parent, structure)
+    (format/resident.py), else built from `sql` (an older assembly, or an overlay: its
+    base's arrays hold rows the overlay replaces, so it reads its merged views)."""
+    mapped = None
+    if view.base_id is None:
+        try:
+            check_resident(view, structure)
+        except _Vanished:  # pruned since the view opened: the database is still open, read it
+            pass
+        else:
+            mapped = arrays.map_arrays(view.path.parent, structure)
     if mapped is not None:
         return mapped
     return arrays.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
