@@ -15,6 +15,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from repo_helpers import GitRepo  # noqa: E402
 
+# Suites of long stress runs (kill, swap and soak loops; whole-client conversations): an xdist
+# worker starts them first, so that no worker is left with one at the end while the other idles.
+LONG_RUNNING = ("reliability/", "mcp_server/test_inspector.py", "eval/test_ci_gate.py",
+                "query/test_concurrency.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # every worker collects, and must collect the same order
+        items.sort(key=lambda item: not any(part in item.nodeid for part in LONG_RUNNING))
+
+
 FIGURES: dict[str, dict] = {}  # suite -> figures, from the reports' "figures" user property
 
 
