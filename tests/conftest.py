@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,37 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from repo_helpers import GitRepo  # noqa: E402
+
+# Suites of long stress runs (kill, swap and soak loops; whole-client conversations): an xdist
+# worker starts them first, so that no worker is left with one at the end while the other idles.
+LONG_RUNNING = ("reliability/", "mcp_server/test_inspector.py", "eval/test_ci_gate.py",
+                "query/test_concurrency.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # every worker collects, and must collect the same order
+        items.sort(key=lambda item: not any(part in item.nodeid for part in LONG_RUNNING))
+
+
+FIGURES: dict[str, dict] = {}  # suite -> figures, from the reports' "figures" user property
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == "figures":
+            for suite, figures in value.items():
+                FIGURES.setdefault(suite, {}).update(figures)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not FIGURES:
+        return
+    terminalreporter.section("reliability figures")
+    for suite, figures in sorted(FIGURES.items()):
+        terminalreporter.write_line(f"{suite}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+    out = os.environ.get("CODEAGENT_FIGURES_JSON")
+    if out:
+        Path(out).write_text(json.dumps(FIGURES, indent=2, sort_keys=True))
 
 
 @pytest.fixture(autouse=True, scope="session")

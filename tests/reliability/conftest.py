@@ -1,8 +1,8 @@
-"""Reliability suites: shared figures, printed as one summary line per suite at the end."""
+"""Reliability suites: shared figures, sent with each test's report and printed as one summary
+line per suite at the end (tests/conftest.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -17,15 +17,14 @@ from relhelpers import FIGURES  # noqa: E402
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("reliability figures")
-    for suite, figures in sorted(FIGURES.items()):
-        terminalreporter.write_line(f"{suite}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
-    out = os.environ.get("CODEAGENT_FIGURES_JSON")
-    if out:
-        Path(out).write_text(json.dumps(FIGURES, indent=2, sort_keys=True))
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The figures a test recorded travel in its report's user_properties, so they reach the
+    summary from a pytest-xdist worker too."""
+    outcome = yield
+    if call.when == "teardown" and FIGURES:
+        outcome.get_result().user_properties.append(("figures", {k: dict(v) for k, v in FIGURES.items()}))
+        FIGURES.clear()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from codeagent.hashing import hash_bytes
 from codeagent.format.manifest import load_manifest
 from codeagent.store import Store
 
-FIGURES: dict[str, dict] = {}  # suite -> figures, printed by conftest's terminal summary
+FIGURES: dict[str, dict] = {}  # suite -> figures, sent with the test's report (conftest.py)
 
 PY = sys.executable
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",

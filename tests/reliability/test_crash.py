@@ -14,6 +14,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,16 @@ def _after_kill(run: CrashRun, i: int, repo: Path, store: Path, prev: str | None
     return mid
 
 
+def _exited_within(child, seconds: float) -> float | None:
+    """How long the child ran, if it exited within `seconds`; None if it still runs."""
+    started = time.monotonic()
+    try:
+        child.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return None
+    return time.monotonic() - started
+
+
 def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
                 stop_on_problem: bool = False) -> CrashRun:
     rng = random.Random(seed)
@@ -106,13 +117,14 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
         # Half the kills anywhere, half late (assembly, ref swap, prune: the end of a build).
         delay = span * (rng.uniform(0.0, 1.0) if i % 2 else rng.uniform(0.6, 1.15))
         child = spawn_build(repo, env=env)
-        time.sleep(delay)
+        took = _exited_within(child, delay)
         run.attempts += 1
-        if child.poll() is None:
+        if took is None:
             os.killpg(child.pid, signal.SIGKILL)
             run.killed += 1
         else:
             run.finished_first += 1
+            span = (span + took) / 2  # the machine got faster (a parallel test ended): follow it
         child.wait()
         prev = _after_kill(run, i, repo, store, prev)
         if run.problems and stop_on_problem:
