@@ -20,6 +20,7 @@ _interrupted = False
 _in_hook = False
 _command = "command"
 _reported = False
+_previous_hook = sys.unraisablehook
 
 
 def interrupted() -> bool:
@@ -65,7 +66,7 @@ def _unraisable(info: sys.UnraisableHookArgs) -> None:
     _in_hook = True
     try:
         if not (_interrupted and isinstance(info.exc_value, KeyboardInterrupt)):
-            sys.__unraisablehook__(info)
+            _previous_hook(info)
             return
         _redeliver()
     finally:
@@ -74,9 +75,11 @@ def _unraisable(info: sys.UnraisableHookArgs) -> None:
 
 def install() -> None:
     """Take over Ctrl-C in this process (main thread only; elsewhere nothing changes)."""
+    global _previous_hook
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
-        sys.unraisablehook = _unraisable
+        if sys.unraisablehook is not _unraisable:
+            _previous_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
 
 
 def exit_on_sigint(command: str) -> None:
