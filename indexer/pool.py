@@ -4,6 +4,7 @@ left to the parent in the workers."""
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
@@ -12,8 +13,6 @@ from ..interrupts import held, ignore_in_worker
 
 def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
     """A started pool of `workers` forked processes, each running `initializer` first."""
-    import multiprocessing
-
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(initializer,),
                                mp_context=multiprocessing.get_context("fork"))
     with held():
