@@ -15,8 +15,12 @@ def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> Pr
     """A started pool of `workers` forked processes, each running `initializer` first."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(initializer,),
                                mp_context=multiprocessing.get_context("fork"))
-    with held():
-        pool.submit(int)  # a fork-context pool forks all its workers (and its threads) on the first submit
+    try:
+        with held():
+            pool.submit(int)  # a fork-context pool forks all its workers (and its threads) on the first submit
+    except BaseException:  # a Ctrl-C held back, raised now: the caller never gets the pool to close
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     return pool
 
 
