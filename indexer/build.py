@@ -162,12 +162,9 @@ class _Builder:
 
     def _executor(self):
         if self._pool is None:
-            from concurrent.futures import ProcessPoolExecutor
-            import multiprocessing
+            from .pool import fork_pool  # multiprocessing (10-20 ms): only a build that parses enough forks
 
-            jobs = self.opts.jobs or os.cpu_count() or 1
-            self._pool = ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent,
-                                             mp_context=multiprocessing.get_context("fork"))
+            self._pool = fork_pool(self.opts.jobs or os.cpu_count() or 1, _die_with_parent)
         return self._pool
 
     def start_workers(self, n_files: int) -> None:
@@ -175,7 +172,7 @@ class _Builder:
         before the caller starts threads, which a forked child must not inherit mid-call."""
         jobs = self.opts.jobs or os.cpu_count() or 1
         if jobs > 1 and n_files >= POOL_THRESHOLD:
-            self._executor().submit(int)  # a fork-context pool forks all its workers on the first submit
+            self._executor()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -211,7 +208,6 @@ def _die_with_parent() -> None:
     import ctypes
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, once
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):

@@ -174,13 +174,11 @@ def _pool_job(group: list[str]) -> tuple[dict[str, str], VectorStats]:
 def _groups_in_pool(store: Store, embedder: Embedder, groups: list[list[str]], reuse: _Reuse):
     """Yield (objects, stats) per group from one forked worker per core."""
     global _pool_state
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from ..pool import fork_pool  # multiprocessing (10-20 ms): only a large embedding forks
 
     _pool_state = (store, embedder, reuse)
     try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
+        with fork_pool(os.cpu_count() or 1) as pool:
             yield from pool.map(_pool_job, groups)
     finally:
         _pool_state = None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__
+from . import __version__, interrupts
 from .errors import CodeagentError
 
 # name -> "module:function", named rather than imported: the core imports no side package
@@ -46,36 +46,27 @@ REPO_ARG = click.argument("repo", type=click.Path(path_type=Path), default=".", 
 STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
                          help="Store directory (default: REPO/.codeagent).")
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report a Ctrl-C
-_interrupted = False
-
-
-def _on_sigint(signum: int, frame: object) -> None:
-    global _interrupted
-    _interrupted = True
-    raise KeyboardInterrupt
 
 
 class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         """Run the command; a Ctrl-C anywhere (DuckDB turns it into its own error, pool
-        workers ignore it) exits 130 with one line instead of a traceback."""
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, _on_sigint)
+        workers ignore it, a callback may drop it) exits 130 with one line, no traceback."""
+        interrupts.install()
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException):
             raise
         except BaseException:
-            if not _interrupted:
+            if not interrupts.interrupted():
                 raise
-        name = ctx.invoked_subcommand or "command"
-        click.echo(f"interrupted: codeagent {name} stopped; the store is consistent (an "
-                   "interrupted build leaves the previous index current)", err=True)
-        ctx.exit(INTERRUPTED_EXIT)
+        else:
+            if not interrupts.interrupted():  # a Ctrl-C dropped and not yet delivered again
+                return result
+        finally:  # what follows is the process's wind-down
+            interrupts.exit_on_sigint(ctx.invoked_subcommand or "command")
+        interrupts.report()
+        ctx.exit(interrupts.INTERRUPTED_EXIT)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if self._load(name) is not None)

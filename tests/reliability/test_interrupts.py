@@ -8,6 +8,7 @@ import os
 import random
 import signal
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -125,3 +126,58 @@ def test_ctrl_c_at_every_step_of_gc_and_of_an_assembly_exits_130(tmp_path: Path)
             assert codeagent(*args).returncode == 0
     record("interrupts-at-steps", **outcomes)
     assert outcomes.get("build_exit_130", 0) >= 3 and outcomes.get("gc_exit_130", 0) >= 2, outcomes
+
+
+def test_ctrl_c_inside_the_parse_pool_fork_exits_130_with_one_line(tmp_path: Path) -> None:
+    """The Ctrl-C a terminal sends to the whole group, landed inside each fork of the parse
+    pool's start-up (store.faults: CODEAGENT_TEST_INT_AT_FORK, sent from the parent's at-fork
+    hooks, where logging's run, while the child starts): once printed a traceback from the
+    hook or from the worker's initializer, and could leave a pool without its manager thread
+    that the exit then waited on forever. Now: exit 130, the one line; a previous index stays."""
+    repo = init_repo(tmp_path / "repo", seed_files(random.Random(132), 80))
+    kept = tmp_path / "kept"
+    assert codeagent("build", repo, "--store", kept, "--jobs", "2").returncode == 0
+    previous = check_store(kept)[1]
+    for path in repo.rglob("*.py"):  # enough to parse that the incremental build starts the pool too
+        path.write_text(path.read_text() + "\n# changed\n")
+    for fork in (1, 2):
+        for target in (tmp_path / f"cold{fork}", kept):
+            proc = subprocess.run([PY, "-m", "codeagent", "build", str(repo), "--store", str(target),
+                                   "--jobs", "2"],
+                                  capture_output=True, text=True, timeout=120, start_new_session=True,
+                                  env={**os.environ, "CODEAGENT_DAEMON": "0",
+                                       "CODEAGENT_TEST_INT_AT_FORK": str(fork)})
+            lines = proc.stderr.strip().splitlines()
+            assert proc.returncode == 130, (fork, target.name, proc.stderr[-2000:])
+            assert len(lines) == 1 and lines[0].startswith(INTERRUPT_LINES[0]), proc.stderr[-2000:]
+            problems, now = check_store(target)
+            assert not problems, problems
+            if target == kept:
+                assert now == previous, "the interrupted build lost the previous index"
+    assert codeagent("build", repo, "--store", kept).returncode == 0
+
+
+def test_a_ctrl_c_a_callback_drops_is_delivered_again() -> None:
+    """Python prints and drops an exception raised in a weakref callback (or a finalizer, or a
+    fork hook): a Ctrl-C landing there is delivered again outside it, without a traceback."""
+    script = textwrap.dedent("""
+        import os, signal, sys, time, weakref
+        from codeagent import interrupts
+
+        class Thing:
+            pass
+
+        interrupts.install()
+        thing = Thing()
+        ref = weakref.ref(thing, lambda r: os.kill(os.getpid(), signal.SIGINT))
+        try:
+            del thing
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                pass
+            print("lost")
+        except KeyboardInterrupt:
+            print("delivered", interrupts.interrupted())
+    """)
+    proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (proc.stdout.strip(), proc.stderr) == ("delivered True", "")

@@ -11,6 +11,9 @@ CODEAGENT_TEST_KILL_AT=N  SIGKILL this process at step N of its store operation 
     measured in progress, not in wall time, so a slow or loaded machine kills mid-way as often.
 CODEAGENT_TEST_KILL_SIGNAL=INT  send that signal at step N instead (a Ctrl-C at a known step).
 CODEAGENT_TEST_STEPS=FILE  append each step's name to FILE (how many steps an operation has).
+CODEAGENT_TEST_INT_AT_FORK=N  send SIGINT to this process's group (as a terminal's Ctrl-C) from
+    inside its Nth os.fork, in the parent among the fork's hooks (logging's run there), while
+    the child just forked starts: a Ctrl-C landed in a process pool's start-up.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 _fault_writes = 0
 _steps = (0, 0)  # (pid, steps taken): a forked child counts its own
+_forks = 0
 
 
 def nonatomic() -> bool:
@@ -50,8 +54,6 @@ def write_in_place(path: Path | str, data: bytes) -> None:
         fh.write(data[len(data) // 2:])
 
 
-
-
 def step(what: str) -> None:
     """One step of a store operation: counted, logged and killed at under test; else nothing."""
     global _steps
@@ -65,3 +67,18 @@ def step(what: str) -> None:
             fh.write(f"{what}\n")
     if kill_at and _steps[1] == int(kill_at):
         os.kill(pid, getattr(signal, "SIG" + os.environ.get("CODEAGENT_TEST_KILL_SIGNAL", "KILL")))
+
+
+def _int_at_fork() -> None:
+    global _forks
+    _forks += 1
+    if _forks == int(os.environ["CODEAGENT_TEST_INT_AT_FORK"]):
+        pid = os.getpid()
+        if os.getpgrp() == pid:  # our own group (a new session): never the test runner's
+            os.killpg(pid, signal.SIGINT)
+        else:
+            os.kill(pid, signal.SIGINT)
+
+
+if os.environ.get("CODEAGENT_TEST_INT_AT_FORK"):
+    os.register_at_fork(after_in_parent=_int_at_fork)
