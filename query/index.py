@@ -13,7 +13,7 @@ import atexit
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -23,7 +23,7 @@ from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
-from ..format.assembly import version_problem
+from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import OVERLAY_DB
 from ..format.resident import is_resident_file
 from ..store import Store
@@ -35,12 +35,6 @@ from .watchdog import WATCHDOG
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
 WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
 _watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
-
-
-def sql_literals(values: Iterable[str]) -> str:
-    """`'a', 'b'`: values inlined as SQL string literals (so DuckDB can prune row groups on
-    them, which a parameter list does not allow)."""
-    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
 def thread_cursor(con, local: threading.local, lock: threading.Lock):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import IndexIncompatible
+from ..format.assembly import sql_literals
 from ..format.overlay import BASE_DB, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, merged_views_sql, overlay_problem
 
 
@@ -28,10 +29,6 @@ def overlay_base_id(directory: Path) -> str | None:
     return str(marker["base"])
 
 
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def connect_overlay(base_dir: Path, directory: Path):
     """An in-memory DuckDB connection reading `directory`'s overlay on the database in
     `base_dir` through merged views (both attached read-only)."""
@@ -39,8 +36,8 @@ def connect_overlay(base_dir: Path, directory: Path):
 
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH {_literal(base_dir / fmt.DUCKDB_FILE)} AS {BASE_DB} (READ_ONLY)")
-        con.execute(f"ATTACH {_literal(directory / OVERLAY_FILE)} AS {OVERLAY_DB} (READ_ONLY)")
+        con.execute(f"ATTACH {sql_literals([str(base_dir / fmt.DUCKDB_FILE)])} AS {BASE_DB} (READ_ONLY)")
+        con.execute(f"ATTACH {sql_literals([str(directory / OVERLAY_FILE)])} AS {OVERLAY_DB} (READ_ONLY)")
         con.execute(merged_views_sql())
     except BaseException:
         con.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ... import format as fmt
+from ...format.assembly import sql_literals
 from ...store import Store
 
 # An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
@@ -144,7 +145,7 @@ def connect(db_path: Path, spill: tuple[int, Path] | None = None):
     con = duckdb.connect(str(db_path))
     if spill is not None:
         con.execute(f"SET memory_limit = '{spill[0]}B'")
-        con.execute("SET temp_directory = '{}'".format(str(spill[1]).replace("'", "''")))
+        con.execute(f"SET temp_directory = {sql_literals([str(spill[1])])}")
     con.execute("PRAGMA disable_checkpoint_on_shutdown")
     con.execute(f"SET checkpoint_threshold = '{WAL_MAX_BYTES * 4}B'")
     try:  # DuckDB >= 1.5 writes a large commit straight to the file unless told otherwise

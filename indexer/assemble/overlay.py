@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ... import format as fmt
+from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
 from ...format.overlay import (BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE,
                                OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES, merged_view_sql,
@@ -82,10 +83,6 @@ def overlay_fits(store: Store, previous_id: str) -> bool:
         return not (directory / OVERLAY_FILE).exists()
     except (OSError, ValueError, AttributeError):
         return False
-
-
-def _sql_path(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
 
 
 def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
@@ -154,9 +151,9 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             # and the base's graph tables copied into memory (~470 MB on 3x the stdlib) would
             # otherwise spill, writing in proportion to the repository.
             con.execute(f"SET memory_limit = '{memory.total}B'")
-            con.execute(f"SET temp_directory = {_sql_path(spill)}")
-        con.execute(f"ATTACH {_sql_path(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)} AS {BASE_DB} (READ_ONLY)")
-        con.execute(f"ATTACH {_sql_path(work / OVERLAY_FILE)} AS {OVERLAY_DB} (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
+            con.execute(f"SET temp_directory = {sql_literals([str(spill)])}")
+        con.execute(f"ATTACH {sql_literals([str(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)])} AS {BASE_DB} (READ_ONLY)")
+        con.execute(f"ATTACH {sql_literals([str(work / OVERLAY_FILE)])} AS {OVERLAY_DB} (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
         for batch in (insert[i:i + 512] for i in range(0, len(insert), 512)):

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ... import kernels
 from ...errors import StoreCorrupt
+from ...format.assembly import sql_literals
 from ...format.manifest import FileEntry, Manifest
 from ...format.shard import PACKED, SHARD_SCHEMA, element_columns
 from ...roles import HEAD_CHARS, file_role
@@ -74,7 +75,7 @@ def entry_shards(con, store: Store, indexed: list[FileEntry], tables: Mapping[st
     rows = {}
     if stored:
         files = {str(store.object_path(s)): s for s in stored}
-        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        listed = sql_literals(files)
         read = con.sql(f"SELECT * FROM read_parquet([{listed}], filename=true)").to_arrow_table()
         shard_of = [files[f] for f in read.column("filename").to_pylist()]
         read = kernels.cast_table(read.drop_columns(["filename"]), SHARD_SCHEMA)

@@ -19,7 +19,7 @@ assembly_version, graph_version, embedder_id, counts and postings_tail_rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 # Layout of the per-manifest DuckDB file; not part of shard keys. A previous assembly of
 # another version is never used as the base of an incremental one.
@@ -88,6 +88,12 @@ CREATE OR REPLACE TABLE import_bindings(path VARCHAR, ordinal INTEGER, local VAR
 CREATE OR REPLACE TABLE edges(src_id VARCHAR, src_path VARCHAR, src_line INTEGER, dst_id VARCHAR,
     dst_path VARCHAR, kind VARCHAR, confidence VARCHAR, target VARCHAR);
 """
+
+
+def sql_literals(values: Iterable[str]) -> str:
+    """`'a', 'b'`: values inlined as SQL string literals (so DuckDB can prune row groups on
+    them, which a parameter list does not allow; and for paths in ATTACH or SET)."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
 def version_problem(meta: Mapping[str, str]) -> str | None:
