@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from ... import format as fmt
 from ...format.assembly import sql_literals
+from ...interrupts import held
 from ...store import Store
 
 # An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
@@ -140,7 +141,8 @@ class BaseCopy:
 def connect(db_path: Path, spill: tuple[int, Path] | None = None):
     """A writer connection that checkpoints only when `settle` says so; with `spill`
     (memory_limit bytes, temp directory), DuckDB keeps under the limit by spilling there."""
-    import duckdb
+    with held():  # a Ctrl-C raised inside DuckDB's module initialisation aborts the process
+        import duckdb
 
     con = duckdb.connect(str(db_path))
     if spill is not None:
