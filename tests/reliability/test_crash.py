@@ -6,6 +6,13 @@ CHECKPOINT kills (and at the end): a build runs to completion, succeeds, yields 
 id a clean build of the same tree yields in a fresh store, and leaves no temp file.
 The negative control runs the same harness against a torn-write (non-atomic) store writer and
 must catch it. CODEAGENT_CRASH_KILLS / CODEAGENT_CRASH_SEED override N / the seed.
+
+Half the kills come after a random wall time within the last finished build's span (anywhere:
+the walk, the parse pool, the writes); the other half at a step of the store operation
+(store.faults' CODEAGENT_TEST_KILL_AT), drawn from the last 40% of the steps the last finished
+build took, the ref swap and the step just after it included. A one-file change is assembled
+as an overlay in about a second, so kills timed by the clock alone mostly landed before the
+swap and the "both sides of the swap" check failed by chance.
 """
 
 from __future__ import annotations
@@ -40,21 +47,34 @@ class CrashRun:
     problems: list[str] = field(default_factory=list)
     ops: dict = field(default_factory=dict)
     spans: list = field(default_factory=list)  # (seconds, output) of builds run to completion
+    steps: int = 0  # store steps the last build run to completion took
 
 
-def _timed_build(repo: Path, env: dict | None) -> tuple[float, dict]:
+def _steps_env(env: dict | None, log: Path) -> dict:
+    log.unlink(missing_ok=True)
+    return {**(env or {}), "CODEAGENT_TEST_STEPS": str(log)}
+
+
+def _steps_taken(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _timed_build(repo: Path, env: dict | None, run: CrashRun | None = None) -> tuple[float, dict]:
+    log = repo.parent / "steps.log"
     started = time.monotonic()
-    proc = codeagent("build", repo, "--json", env=env)
+    proc = codeagent("build", repo, "--json", env=_steps_env(env, log))
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
         return elapsed, {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-1500:]}"}
+    if run is not None:
+        run.steps = _steps_taken(log)
     return elapsed, json.loads(proc.stdout)
 
 
 def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict | None) -> str | None:
     """Run the next build to completion and compare it with a clean build in a fresh store."""
     run.checkpoints += 1
-    run.spans.append(_timed_build(repo, env))
+    run.spans.append(_timed_build(repo, env, run))
     out = run.spans[-1][1]
     if "error" in out:
         run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
@@ -109,22 +129,33 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
     _, out = _timed_build(repo, None)
     assert "error" not in out, f"baseline build failed: {out}"
     mutator.step()
-    span, out = _timed_build(repo, env)
+    span, out = _timed_build(repo, env, run)
     assert "error" not in out, f"baseline build failed: {out}"
     prev = out["manifest_id"]
+    log = root / "kill-steps.log"
     for i in range(kills):
         mutator.step()
-        # Half the kills anywhere, half late (assembly, ref swap, prune: the end of a build).
-        delay = span * (rng.uniform(0.0, 1.0) if i % 2 else rng.uniform(0.6, 1.15))
-        child = spawn_build(repo, env=env)
-        took = _exited_within(child, delay)
+        by_step = i % 2 == 0 and run.steps > 0
+        if by_step:  # late: assembly, ref swap, what follows it
+            at = rng.randint(max(1, int(run.steps * 0.6)), run.steps)
+            child = spawn_build(repo, env={**_steps_env(env, log), "CODEAGENT_TEST_KILL_AT": str(at)})
+            child.wait()
+            took = None if child.returncode == -signal.SIGKILL else 0.0
+        else:
+            child = spawn_build(repo, env=_steps_env(env, log))
+            took = _exited_within(child, span * rng.uniform(0.0, 1.0))
         run.attempts += 1
         if took is None:
-            os.killpg(child.pid, signal.SIGKILL)
+            try:
+                os.killpg(child.pid, signal.SIGKILL)  # the build, or workers of one killed at a step
+            except ProcessLookupError:
+                pass
             run.killed += 1
         else:
             run.finished_first += 1
-            span = (span + took) / 2  # the machine got faster (a parallel test ended): follow it
+            run.steps = _steps_taken(log) or run.steps
+            if not by_step:
+                span = (span + took) / 2  # the machine got faster (a parallel test ended): follow it
         child.wait()
         prev = _after_kill(run, i, repo, store, prev)
         if run.problems and stop_on_problem:

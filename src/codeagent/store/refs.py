@@ -40,6 +40,7 @@ class RefsMixin:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.flush_written()  # what the ref will name must be on disk before the commit point
         atomic_write(path, f"{manifest_id}\n".encode(), self.tmp_dir, durable=True)
+        faults.step(f"set ref {ref}")
 
     def delete_ref(self, ref: str) -> None:
         faults.step(f"delete ref {ref}")
