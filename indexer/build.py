@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
-from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key
+from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
 from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
 from ..content import secret_patterns, use_secret_patterns
@@ -327,8 +327,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
             manifest = _attach_vectors(store, manifest, opts, previous)
         phases["embed"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        data = manifest.canonical_bytes()
-        manifest_id = hash_bytes(data)
+        data, manifest_id = stored_form(  # a delta only where an overlay follows the change
+            store, manifest, previous if _overlay_wanted(opts, previous) else None, previous_id)
         damage = store.assembly_problems(manifest_id, trust_mtime=True) if store.is_assembled(manifest_id) else []
         if damage and manifest_id == previous_id:
             repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")

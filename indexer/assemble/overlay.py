@@ -11,11 +11,11 @@ overlay's rows, so the overlay is kept small; the count bounds the work before a
 (a branch switch of thousands of files is consolidated at once), the bytes bound what a
 build writes (a few large files).
 
-The graph is exact: the base's graph tables are copied into memory, brought up to date by the
-same incremental step a consolidated assembly runs (graph.py, on views that merge the base's
-rows with the overlay's), and every path whose graph rows differ from the base's is written
-with its new rows (edges: by src_path), so references in other files whose resolution the
-edit changed are carried too.
+The graph is exact: the base's graph tables are brought up to date, copy-on-write
+(overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
+views that merge the base's rows with the overlay's), and every path whose graph rows differ
+from the base's is written with its new rows (edges: by src_path), so references in other
+files whose resolution the edit changed are carried too.
 """
 
 from __future__ import annotations
@@ -34,13 +34,10 @@ from ...format.overlay import (BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB,
                                overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .graph import LAST_TIMINGS as graph_timings, symbol_graph
+from .overlay_graph import overlay_graph
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
-from .tables import DELTA_OLD, changed_paths, path_table
+from .tables import changed_paths, path_table
 
-# Graph tables the incremental graph step changes only by DELETE and INSERT (modules it
-# replaces whole): a row it inserted has a rowid past the copied rows.
-APPENDED_TABLES = ("symbol_names", "import_bindings", "edges")
 OVERLAY_MAX_FILES = 256
 # Each build rewrites the overlay (on average half this, as it grows), and each consolidation
 # writes the base (C bytes) again after about this / g edits of distinct files (g: what one
@@ -140,20 +137,20 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
                   memory: MemoryBudget | None) -> bool:
     """Write work/OVERLAY_FILE: the changed paths' rows, then the graph's differing rows;
-    False when the graph had to be recomputed whole (then the overlay is not worth it)."""
+    False when the graph had to be recomputed whole (then the overlay is not worth it). The
+    overlay is filled in memory and written to its file once, without a WAL: written table
+    by table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the
+    file's bytes)."""
     import duckdb
 
     con = duckdb.connect()
     spill = store.tmp_dir / f"spill-{work.name}"
     try:
         if memory is not None:
-            # The whole budget: this build holds at most OVERLAY_MAX_FILES files' rows besides,
-            # and the base's graph tables copied into memory (~470 MB on 3x the stdlib) would
-            # otherwise spill, writing in proportion to the repository.
             con.execute(f"SET memory_limit = '{memory.total}B'")
             con.execute(f"SET temp_directory = {sql_literals([str(spill)])}")
         con.execute(f"ATTACH {sql_literals([str(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)])} AS {BASE_DB} (READ_ONLY)")
-        con.execute(f"ATTACH {sql_literals([str(work / OVERLAY_FILE)])} AS {OVERLAY_DB} (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
+        con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
         for batch in (insert[i:i + 512] for i in range(0, len(insert), 512)):
@@ -162,8 +159,9 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         path_table(con, "overlay_paths", masked)
         for table in PER_PATH_TABLES:
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
+        con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not _graph(con, manifest, remove, insert):
+        if not overlay_graph(con, manifest, remove, insert):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
@@ -171,54 +169,16 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("overlay_version", str(OVERLAY_VERSION)), ("base_manifest_id", base_id)])
         con.execute("USE memory")
-        con.execute(f"DETACH {OVERLAY_DB}")
+        _write_once(con, work / OVERLAY_FILE)
         return True
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _path_digests(table: str, column: str, where: str) -> str:
-    """Per path of `table`: its rows' count and the sum of their hashes (a multiset digest).
-    Most rows the graph step touches it deletes and inserts again unchanged; comparing digests
-    finds the paths that changed at ~0.2 s on the stdlib where EXCEPT ALL took 2-8 s. A changed
-    path is taken for unchanged only if two 64-bit hash sums collide."""
-    return f"SELECT {column} AS path, count(*) AS n, sum(hash(r)::HUGEINT) AS h FROM {table} r {where} GROUP BY 1"
-
-
-def _graph(con, manifest: Manifest, remove: set[str], insert: list) -> bool:
-    """Bring the base's graph tables (copied into memory) up to date over the merged rows, then
-    write each graph table's differing paths (mask and rows) into the overlay; False when the
-    step recomputed the whole graph (a module name moved: consolidate instead)."""
-    for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
-        con.execute(merged_view_sql(table, rowid=table == "refs"))
-    for table in (*GRAPH_TABLES, "graph_version"):
-        con.execute(f"CREATE TABLE {table} AS SELECT * FROM {BASE_DB}.main.{table}")
-    path_table(con, "delta_removed", sorted(remove))
-    path_table(con, "delta_added", [f.path for f in insert])
-    for table, columns in DELTA_OLD.items():
-        con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
-            FROM {BASE_DB}.main.{table} WHERE path IN (SELECT path FROM delta_removed)""")
-    counts = {}
-    for table in APPENDED_TABLES:
-        counts[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        con.execute(f"CREATE TEMP TABLE ids_{table} AS SELECT rowid AS rid, {MERGED_TABLES[table]} AS path FROM {table}")
-    symbol_graph(con, manifest)
-    if graph_timings.get("full"):
-        return False
-    for table in GRAPH_TABLES:
-        column = MERGED_TABLES[table]
-        where = ""
-        if table in APPENDED_TABLES:  # only paths of rows the step deleted or inserted (it updates none)
-            con.execute(f"""CREATE TEMP TABLE touched_{table} AS SELECT DISTINCT path FROM (
-                SELECT path FROM ids_{table} WHERE rid NOT IN (SELECT rowid FROM {table})
-                UNION ALL SELECT {column} FROM {table} WHERE rowid >= {counts[table]})""")
-            where = f"WHERE {column} IN (SELECT path FROM touched_{table})"
-        con.execute(f"""CREATE TEMP TABLE differs_{table} AS SELECT path FROM
-            ({_path_digests(f"{BASE_DB}.main.{table}", column, where)}) o
-            FULL JOIN ({_path_digests(f"memory.main.{table}", column, where)}) n USING (path)
-            WHERE o.n IS DISTINCT FROM n.n OR o.h IS DISTINCT FROM n.h""")
-        con.execute(f"INSERT INTO {OVERLAY_DB}.main.mask_{table} SELECT path FROM differs_{table}")
-        con.execute(f"""INSERT INTO {OVERLAY_DB}.main.{table} SELECT * FROM {table}
-            WHERE {column} IN (SELECT path FROM differs_{table})""")
-    return True
+def _write_once(con, path: Path) -> None:
+    """Copy the in-memory overlay database into a new file at `path`, checkpointed at once."""
+    con.execute("SET checkpoint_threshold = '0b'")  # the commit checkpoints instead of logging
+    con.execute(f"ATTACH {sql_literals([str(path)])} AS overlay_file (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
+    con.execute(f"COPY FROM DATABASE {OVERLAY_DB} TO overlay_file")
+    con.execute("DETACH overlay_file")

@@ -6,6 +6,7 @@ known (same stat, same git blob) are never re-read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat as stat_mod
@@ -96,16 +97,39 @@ def _decode_path(raw: bytes) -> tuple[str, bool]:
 
 # ---- caches -------------------------------------------------------------------------------
 class JsonCache:
-    """A small dict persisted atomically as JSON under the store's cache/ directory."""
+    """A dict persisted under the store's cache/ directory as JSON: the whole dict in `name`,
+    the changes since it was written in `name`.delta ({"base": the whole file's [size,
+    mtime_ns, ino], "set": {key: value}, "drop": [keys]}), so saving a few changed keys
+    writes those, not every key. A delta whose base stamp is not the whole file's (a crash
+    between writing the whole file and removing the delta) is ignored: an entry lost costs a
+    re-read, never a wrong answer (each value is checked against its key's stat or blob)."""
 
     def __init__(self, store: Store, name: str) -> None:
         self.store = store
         self.path = store.root / fmt.CACHE_DIR / name
+        self.delta_path = self.path.with_name(name + ".delta")
+        self.changes: dict = {}  # key -> value, or _DROPPED: what the delta file holds
         try:
             self.data: dict = json.loads(self.path.read_bytes())
+            stamp = self._stamp()
         except (OSError, ValueError):
-            self.data = {}
+            self.data, stamp = {}, None
+        try:
+            delta = json.loads(self.delta_path.read_bytes())
+            if stamp is not None and delta["base"] == stamp:
+                self.changes = {**delta["set"], **dict.fromkeys(delta["drop"], _DROPPED)}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        for key, value in self.changes.items():
+            if value is _DROPPED:
+                self.data.pop(key, None)
+            else:
+                self.data[key] = value
         self.dirty = False
+
+    def _stamp(self) -> list[int]:
+        st = os.stat(self.path)
+        return [st.st_size, st.st_mtime_ns, st.st_ino]
 
     def get(self, key: str):
         return self.data.get(key)
@@ -113,19 +137,42 @@ class JsonCache:
     def set(self, key: str, value) -> None:
         if self.data.get(key) != value:
             self.data[key] = value
+            self.changes[key] = value
             self.dirty = True
 
     def retain(self, keys: set[str]) -> None:
         stale = [k for k in self.data if k not in keys]
         for k in stale:
             del self.data[k]
+            self.changes[k] = _DROPPED
         self.dirty = self.dirty or bool(stale)
 
     def save(self) -> None:
-        if self.dirty:
+        """Write the changes as the delta while they are few (JSON_CACHE_DELTA_SHARE of the
+        keys), else the whole dict (and no delta)."""
+        if not self.dirty:
+            return
+        stamp = None
+        if len(self.changes) <= max(JSON_CACHE_DELTA_MIN, len(self.data) * JSON_CACHE_DELTA_SHARE):
+            with contextlib.suppress(OSError):
+                stamp = self._stamp()
+        if stamp is not None:
+            delta = {"base": stamp, "drop": sorted(k for k, v in self.changes.items() if v is _DROPPED),
+                     "set": {k: v for k, v in self.changes.items() if v is not _DROPPED}}
+            atomic_write(self.delta_path, json.dumps(delta, separators=(",", ":")).encode(),
+                         self.store.tmp_dir, durable=False)
+        else:
             atomic_write(self.path, json.dumps(self.data, separators=(",", ":")).encode(),
                          self.store.tmp_dir, durable=False)
-            self.dirty = False
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.delta_path)
+            self.changes = {}
+        self.dirty = False
+
+
+_DROPPED = object()
+JSON_CACHE_DELTA_SHARE = 1 / 16
+JSON_CACHE_DELTA_MIN = 64
 
 
 # ---- the work tree ------------------------------------------------------------------------

@@ -17,7 +17,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from codeagent.format.manifest import load_manifest
+from codeagent.hashing import hash_bytes
 from codeagent.query import find_symbols, open_index
+from codeagent.store import Store
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
 EDITS = 300 if LONG else 12  # windows of one or two edits each
@@ -93,22 +96,28 @@ class Script:
         return op
 
 
+def _tree(store: Path, manifest_id: str) -> str:
+    """The hash of the whole manifest `manifest_id` names (a work tree's may be stored as a
+    delta on an earlier one, with an id of its own)."""
+    return hash_bytes(load_manifest(Store(store), manifest_id).canonical_bytes())
+
+
 def _fresh(repo: Path, store: Path) -> tuple[str, list[tuple[str, str]]]:
-    """(manifest id, every soak symbol's (name, path)) of a fresh full build of the tree."""
+    """(whole manifest's hash, every soak symbol's (name, path)) of a fresh full build of the tree."""
     shutil.rmtree(store, ignore_errors=True)
     mid = json.loads(_cli("build", repo, "--worktree", "--store", store, "--json"))["manifest_id"]
     with open_index(repo, store) as view:
         hits = find_symbols(view, "soak_", match="prefix", limit=50, include_references=False).results
-    return mid, sorted((h.name, h.path) for h in hits)
+    return _tree(store, mid), sorted((h.name, h.path) for h in hits)
 
 
-async def _served(c) -> tuple[str, list[tuple[str, str]]]:
+async def _served(c, store: Path) -> tuple[str, list[tuple[str, str]]]:
     status = await c.call_tool("index_status", {})
     assert not status.is_error, status.content
     found = await c.call_tool("search_symbols", {"query": "soak_", "match": "prefix", "limit": 50})
     assert not found.is_error, found.content
     hits = found.structured_content["results"]
-    return status.structured_content["manifest_id"], sorted((h["name"], h["path"]) for h in hits)
+    return _tree(store, status.structured_content["manifest_id"]), sorted((h["name"], h["path"]) for h in hits)
 
 
 async def test_served_answers_match_a_fresh_build_after_every_window(git_repo, tmp_path):
@@ -134,7 +143,7 @@ async def test_served_answers_match_a_fresh_build_after_every_window(git_repo, t
                 ops.append(script.step())
             want = _fresh(git_repo.path, tmp_path / "fresh")
             deadline = time.monotonic() + WINDOW
-            while (got := await _served(c)) != want:
+            while (got := await _served(c, git_repo.path / ".codeagent")) != want:
                 assert time.monotonic() < deadline, (
                     f"edit {n} ({ops[-2:]}): served {got[0][:12]} with {len(got[1])} soak symbols, "
                     f"a fresh build makes {want[0][:12]} with {len(want[1])}")
