@@ -29,9 +29,8 @@ from pathlib import Path
 from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
-from ...format.overlay import (BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE,
-                               OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES, merged_view_sql,
-                               overlay_problem, overlay_tables_sql)
+from ...format.overlay import (BASE_DB, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION,
+                               PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import overlay_graph

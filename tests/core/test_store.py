@@ -148,6 +148,43 @@ def test_packs_are_merged_past_the_limit(store, monkeypatch):
     assert dict(Store(store.root).iter_actions()) == {f"{i:064x}": oids[i] for i in range(5, 10)}
 
 
+def test_small_packs_merge_without_rewriting_the_first(store, monkeypatch):
+    """A run of one-file builds after a first build: their packs merge into one, and the first
+    build's pack (most of the entries) is not written again."""
+    monkeypatch.setattr(store_mod, "ACTION_PACKS_MAX", 4)
+    oid = store.put(b"shard")
+    with store.batched_actions():
+        for i in range(100):
+            store.put_action(f"{i:064x}", oid)
+    first = _packs(store)[0]
+    written = first.stat().st_mtime_ns
+    for i in range(20):
+        Store(store.root).put_action(f"{1000 + i:064x}", oid)
+        assert len(_packs(store)) <= 4 and _packs(store)[0] == first
+    assert first.stat().st_mtime_ns == written
+    assert dict(Store(store.root).iter_actions()) == {f"{i:064x}": oid for i in [*range(100), *range(1000, 1020)]}
+
+
+@given(puts=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2), st.booleans()), max_size=60))
+@settings(max_examples=40, deadline=None)
+def test_packs_read_back_the_last_value_of_every_key(tmp_path_factory, puts):
+    """Whatever merges ran (of the packs after the first, or of all), a reopened cache holds each
+    key's last value."""
+    root = tmp_path_factory.mktemp("store")
+    store = Store(root, create=True)
+    values = [store.put(bytes([i])) for i in range(3)]
+    want = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store_mod, "ACTION_PACKS_MAX", 3)
+        for key, value, reopen in puts:
+            if reopen:
+                store = Store(root)
+            store.put_action(f"{key:064x}", values[value])
+            want[f"{key:064x}"] = values[value]
+            assert len(_packs(store)) <= 3
+    assert dict(Store(root).iter_actions()) == want
+
+
 def test_actions_of_the_one_file_per_entry_layout_are_still_read(store):
     oid = store.put(b"old")
     key = "ab" + "c" * 62

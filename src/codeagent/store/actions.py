@@ -80,7 +80,11 @@ class ActionsMixin:
         self.delete_actions((key,))
 
 ACTION_PACK_ENTRIES = 512  # a batch writes a pack every this many entries
-ACTION_PACKS_MAX = 16  # more packs than this are merged into one when the next is written
+# More packs than this are merged when the next is written: those after the first into one
+# while the first (the whole cache as a first build or the last full merge wrote it) holds
+# more entries than they do, else all into one. So a run of small builds rewrites their own
+# entries, not the repository's, and each entry is rewritten O(log n) times in all.
+ACTION_PACKS_MAX = 16
 _PACK_HEADER = b"codeagent-actions 1\n"
 _pack_names = itertools.count()
 
@@ -105,6 +109,8 @@ class _ActionCache:
         """Read every pack; False when one vanished meanwhile (merged by another writer)."""
         self.entries: dict[str, str] = {}
         self.packs: list[str] = []
+        self.first_size = 0  # entries of packs[0]
+        self.tail: dict[str, str] = {}  # the entries of packs[1:], merged
         self.legacy: set[str] = set()
         try:
             self.legacy = {n for n in os.listdir(self.base) if n != fmt.ACTION_PACKS_DIR}
@@ -119,12 +125,21 @@ class _ActionCache:
                 return False
             if not data.startswith(_PACK_HEADER):
                 continue  # a later pack format: neither read nor merged away
-            self.packs.append(name)
+            pack = {}
             for line in data[len(_PACK_HEADER):].decode("utf-8", "replace").split("\n"):
                 key, tab, value = line.partition("\t")
                 if tab and value:
-                    self.entries[key] = value
+                    pack[key] = value
+            self.entries.update(pack)
+            self._appended(name, pack)
         return True
+
+    def _appended(self, name: str, pack: dict[str, str]) -> None:
+        if not self.packs:
+            self.first_size = len(pack)
+        else:
+            self.tail.update(pack)
+        self.packs.append(name)
 
     def _legacy_file(self, key: str) -> str:
         return os.path.join(self.base, key[:2], key)
@@ -155,10 +170,26 @@ class _ActionCache:
         if not self.pending:
             return
         if len(self.packs) >= ACTION_PACKS_MAX and os.getpid() == self.pid:
-            self._rewrite()
+            if self.first_size > len(self.tail) + len(self.pending):
+                self._merge_tail()
+            else:
+                self._rewrite()
         else:
-            self.packs.append(self._write_pack(self.pending))
+            self._appended(self._write_pack(self.pending), self.pending)
         self.pending = {}
+
+    def _merge_tail(self) -> None:
+        """Replace the packs after the first by one pack of their entries and the pending ones
+        (written first, later than the first pack: it still wins over it)."""
+        old = self.packs[1:]
+        merged = {**self.tail, **self.pending}
+        self.packs, self.tail = self.packs[:1], {}
+        self._appended(self._write_pack(merged), merged)
+        for name in old:
+            try:
+                os.unlink(os.path.join(self.packs_dir, name))
+            except FileNotFoundError:
+                pass
 
     def _write_pack(self, entries: dict[str, str]) -> str:
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_pack_names)}"
@@ -173,7 +204,9 @@ class _ActionCache:
         """Replace the packs read by one pack of every entry (written first: a crash between
         the two steps leaves duplicates, never a loss)."""
         old = self.packs
-        self.packs = [self._write_pack(self.entries)] if self.entries else []
+        self.packs, self.tail, self.first_size = [], {}, 0
+        if self.entries:
+            self._appended(self._write_pack(self.entries), self.entries)
         for name in old:
             try:
                 os.unlink(os.path.join(self.packs_dir, name))
