@@ -137,6 +137,7 @@ async def test_served_answers_match_a_fresh_build_after_every_window(git_repo, t
                                    args=["-m", "codeagent", "serve", "--repo", str(git_repo.path), "--watch"],
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=str(tmp_path))
     ops: list[str] = []
+    lags: list[float] = []  # seconds from a window's fresh build to the served answers matching it
     async with Client(params, read_timeout_seconds=120) as c:
         for n in range(EDITS):
             for _ in range(1 + script.rng.randrange(2)):  # one or two edits per window
@@ -148,5 +149,9 @@ async def test_served_answers_match_a_fresh_build_after_every_window(git_repo, t
                     f"edit {n} ({ops[-2:]}): served {got[0][:12]} with {len(got[1])} soak symbols, "
                     f"a fresh build makes {want[0][:12]} with {len(want[1])}")
                 await anyio.sleep(0.1)
+            lags.append(time.monotonic() - deadline + WINDOW)
+    lags.sort()
+    print(f"soak: {EDITS} windows, {len(ops)} edits ({', '.join(f'{o} {ops.count(o)}' for o in sorted(set(ops)))}), "
+          f"served = fresh after median {lags[len(lags) // 2]:.2f} s, max {lags[-1]:.2f} s")
     assert {"create", "modify", "delete", "rename", "back", "switch"} <= set(ops) or not LONG
     _cli("verify", git_repo.path)
