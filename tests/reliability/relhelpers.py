@@ -157,6 +157,12 @@ def clean_manifest_id(repo: Path, store_dir: Path, rev: str | None = None) -> st
     return build(BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=1)).manifest_id
 
 
+def whole_manifest_id(store_dir: Path, manifest_id: str) -> str:
+    """The id `manifest_id`'s manifest has stored whole: a work tree's may be stored as a delta
+    on an earlier one (format/manifest.py), with an id of its own; a clean build's is whole."""
+    return hash_bytes(load_manifest(Store(store_dir), manifest_id).canonical_bytes())
+
+
 def tmp_leftovers(store_dir: Path) -> list[str]:
     tmp = store_dir / fmt.TMP_DIR
     left = [p.name for p in tmp.iterdir()] if tmp.exists() else []

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from relhelpers import (Mutator, check_store, clean_manifest_id, codeagent, init_repo,
+from relhelpers import (Mutator, check_store, clean_manifest_id, codeagent, init_repo, whole_manifest_id,
                         manifest_matches_tree, record, seed_files, spawn_build, tmp_leftovers)
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
@@ -80,7 +80,7 @@ def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict |
         run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
         return check_store(store, open_db=False)[1]
     expected = clean_manifest_id(repo, fresh / f"clean-{run.checkpoints}")
-    if out["manifest_id"] != expected:
+    if whole_manifest_id(store, out["manifest_id"]) != expected:
         run.problems.append(f"checkpoint {run.checkpoints}: manifest {out['manifest_id'][:12]} "
                             f"!= clean build {expected[:12]}")
     left = tmp_leftovers(store)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from relhelpers import (Mutator, assembled_manifest_id, clean_manifest_id, codeagent, init_repo,
-                        record, seed_files, tmp_leftovers)
+                        record, seed_files, tmp_leftovers, whole_manifest_id)
 
 from codeagent.store import Store
 
@@ -89,9 +89,9 @@ def test_injected_faults_fail_cleanly_and_keep_the_previous_index(tmp_path: Path
     assert recovered.returncode == 0, recovered.stderr
     expected = clean_manifest_id(repo, tmp_path / "clean")
     record("io-faults-injected", cases=len(FAULTS), failed_with_exit_9=failed,
-           problems=len(problems), recovered=json.loads(recovered.stdout)["manifest_id"] == expected)
+           problems=len(problems), recovered=whole_manifest_id(store_dir, json.loads(recovered.stdout)["manifest_id"]) == expected)
     assert not problems, "\n".join(problems)
-    assert json.loads(recovered.stdout)["manifest_id"] == expected
+    assert whole_manifest_id(store_dir, json.loads(recovered.stdout)["manifest_id"]) == expected
 
 
 @pytest.fixture
@@ -156,5 +156,5 @@ def test_a_full_disk_fails_builds_cleanly_at_every_fill_level(tmp_path: Path, ti
            seconds=round(time.monotonic() - started, 1))
     assert not problems, "\n".join(problems)
     assert outcomes["exit_9"] >= 3, f"the disk never filled: {outcomes}"
-    assert json.loads(final.stdout)["manifest_id"] == expected
+    assert whole_manifest_id(store_dir, json.loads(final.stdout)["manifest_id"]) == expected
     assert not tmp_leftovers(store_dir)
