@@ -233,16 +233,18 @@ def _not_resident(name: str) -> bool:
 def _check_assembly(store: Store, manifest_id: str, directory: Path,
                     structure: str | None = None) -> None:
     """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
-    and manifest (assembled files are immutable once renamed into place). The resident
-    arrays are checked apart, one `structure` at a time before it is mapped
-    (`check_resident`): a view's first request pays only for those it reads."""
+    and manifest (assembled files are immutable once renamed into place), and not at all for
+    a file whose stat is still the one stamped when its hash last matched (VERIFIED: a write
+    moves the ctime; `verify` re-hashes everything). The resident arrays are checked apart,
+    one `structure` at a time before it is mapped (`check_resident`): a view's first request
+    pays only for those it reads."""
     key = (str(store.root), manifest_id, structure or "")
     with _verified_lock:
         if key in _verified:
             return
     check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
     which = _not_resident if structure is None else partial(is_resident_file, structure=structure)
-    damaged = check(manifest_id, which=which) if check else []
+    damaged = check(manifest_id, which=which, stamped=True) if check else []
     if damaged and store.is_assembled(manifest_id):
         raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
                            hint=f"delete {directory} and run `codeagent build`")
