@@ -300,6 +300,7 @@ class IndexFollower:
         self.warm_on_swap = True  # see _watch
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
+        self._first: list[Callable[[IndexView], object]] = []  # see warm
 
     def _pointer(self) -> str:
         if self.ref_name is None:
@@ -353,15 +354,21 @@ class IndexFollower:
         """Background: when a build moves the ref, open the new manifest and load the
         in-memory tables the current view had (symbols, references, texts: ~1 s on the
         stdlib) before a request needs them. A request that comes first uses the new view
-        too and waits on the same table's load instead of starting its own."""
-        while not self._stop.wait(WATCH_INTERVAL):
+        too and waits on the same table's load instead of starting its own. First, the
+        loaders `warm` was given, on the manifest current then."""
+        first, self._first = self._first, []
+        while first or not self._stop.wait(WATCH_INTERVAL):
             try:
-                self._warm_if_moved()
+                if first:
+                    self._load_current(first)
+                else:
+                    self._warm_if_moved()
             except Exception as exc:  # a vanished or broken index: requests report it
                 if not self._stop.is_set():
                     import sys
 
                     print(f"codeagent: warming the new index failed: {exc}", file=sys.stderr)
+            first = []
 
     def _warm_if_moved(self) -> None:
         """One look of the watcher (a function of its own: no view outlives it in a frame)."""
@@ -372,6 +379,9 @@ class IndexFollower:
             return
         loaders = list(cur.loaders)
         del cur
+        self._load_current(loaders)
+
+    def _load_current(self, loaders: list[Callable[[IndexView], object]]) -> None:
         fresh = self._acquire()
         try:
             for load in loaders:
@@ -380,6 +390,13 @@ class IndexFollower:
                 load(fresh)
         finally:
             self._release(fresh)
+
+    def warm(self, loaders: list[Callable[[IndexView], object]]) -> None:
+        """Open the current manifest and run `loaders` on it now, on the watcher thread (which
+        this starts, and which the interpreter's exit waits for): a server's first request
+        then finds the index open and checked, and what they load, loaded."""
+        self._first = list(loaders)
+        self._start_watcher()
 
     def _start_watcher(self) -> None:
         if self.warm_on_swap and self._watcher is None:
