@@ -25,7 +25,7 @@ from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import OVERLAY_DB
-from ..format.resident import is_resident_file
+from ..format.resident import drop_mapped_pages, is_resident_file
 from ..store import Store
 from .freshness import worktree_freshness
 from .overlay import connect_overlay, overlay_base_id
@@ -424,6 +424,7 @@ class IndexFollower:
             yield v
         finally:
             self._release(v)
+            drop_mapped_pages()  # the resident arrays' pages this request read: see format.resident
 
     def close(self) -> None:
         self._stop_watcher()
