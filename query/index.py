@@ -301,6 +301,8 @@ class IndexFollower:
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
         self._first: list[Callable[[IndexView], object]] = []  # see warm
+        self._in_flight = 0  # requests lent a view now
+        self._read_since_drop = False  # a request ended since the arrays' pages were dropped
 
     def _pointer(self) -> str:
         if self.ref_name is None:
@@ -363,6 +365,7 @@ class IndexFollower:
                     self._load_current(first)
                 else:
                     self._warm_if_moved()
+                    self._drop_pages_if_idle()
             except Exception as exc:  # a vanished or broken index: requests report it
                 if not self._stop.is_set():
                     import sys
@@ -380,6 +383,17 @@ class IndexFollower:
         loaders = list(cur.loaders)
         del cur
         self._load_current(loaders)
+
+    def _drop_pages_if_idle(self) -> None:
+        """At a look of the watcher with no request in flight, unmap the resident arrays'
+        pages the requests since the last look read (format.resident.drop_mapped_pages): a
+        server's resident set falls back within WATCH_INTERVAL of a burst, and a burst pays
+        the minor faults of mapping them again at most once per look, not once per request."""
+        with self._lock:
+            if self._in_flight or not self._read_since_drop:
+                return
+            self._read_since_drop = False
+        drop_mapped_pages()
 
     def _load_current(self, loaders: list[Callable[[IndexView], object]]) -> None:
         fresh = self._acquire()
@@ -420,11 +434,17 @@ class IndexFollower:
     def view(self) -> Iterator[IndexView]:
         self._start_watcher()
         v = self._acquire()
+        with self._lock:
+            self._in_flight += 1
         try:
             yield v
         finally:
             self._release(v)
-            drop_mapped_pages()  # the resident arrays' pages this request read: see format.resident
+            with self._lock:
+                self._in_flight -= 1
+                self._read_since_drop = True
+            if self._watcher is None:  # no watcher to drop them when idle: now
+                drop_mapped_pages()
 
     def close(self) -> None:
         self._stop_watcher()

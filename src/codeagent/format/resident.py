@@ -379,9 +379,9 @@ _mapped: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # every live mapping of
 def drop_mapped_pages() -> None:
     """Unmap from this process the pages of every resident array it has touched. They stay
     in the page cache (shared, reclaimable), and the next read of one maps it again (a minor
-    fault, no I/O): a long-lived reader calls this after each request, so that its resident
-    set holds what requests use, not every page any request ever read (~100 MiB on the
-    standard library after a hundred mixed queries). Safe while another thread reads them."""
+    fault, no I/O): a long-lived reader calls this when it is idle, so that its resident set
+    at rest is not every page any request ever read (~100 MiB on the standard library after a
+    hundred mixed queries). Safe while another thread reads them."""
     for mapped in list(_mapped):
         try:
             mapped.madvise(mmap.MADV_DONTNEED)
