@@ -5,7 +5,8 @@
 Opens REPO's index as the server does (a long-lived view: `keep_text_in_memory`), then loads
 the structures one by one, printing the RSS growth and the CPU seconds of each. RSS is read
 after a garbage collection; Python's allocator keeps freed arenas, so a transient load peak
-shows in the structure that caused it.
+shows in the structure that caused it. "anon" is the part that is not file-backed: the mapped
+arrays' pages (shared, and dropped by a server after each request) are the difference.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ def rss() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def anon() -> int:
+    """Bytes of anonymous memory (Python objects, DuckDB, allocators): RSS less file-backed
+    pages (libraries, mapped arrays; those are shared and can be dropped)."""
+    with open("/proc/self/smaps_rollup") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("Anonymous:"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("repo", type=Path)
@@ -49,17 +57,19 @@ def main() -> None:
              ("file postings", lambda: FilePostings.load(view)),
              ("chunk docs", lambda: doc_table(view, CHUNK_DOCS_SQL.format(where="TRUE"))),
              ("text copy", lambda: text_copy(view))]
-    print(f"{'structure':<24}{'RSS +MiB':>10}{'CPU s':>8}")
-    before = start
+    print(f"{'structure':<24}{'RSS +MiB':>10}{'anon +MiB':>10}{'CPU s':>8}")
+    before, anon_before, anon_start = start, anon(), anon()
     for name, load in steps:
         cpu = time.process_time()
         load()
         gc.collect()
         cpu = time.process_time() - cpu
-        now = rss()
-        print(f"{name:<24}{(now - before) / MIB:>10.1f}{cpu:>8.2f}", flush=True)
-        before = now
-    print(f"{'total':<24}{(before - start) / MIB:>10.1f}   (RSS {before / MIB:.0f} MiB, load {os.getloadavg()[0]:.1f})")
+        now, anon_now = rss(), anon()
+        print(f"{name:<24}{(now - before) / MIB:>10.1f}{(anon_now - anon_before) / MIB:>10.1f}{cpu:>8.2f}",
+              flush=True)
+        before, anon_before = now, anon_now
+    print(f"{'total':<24}{(before - start) / MIB:>10.1f}{(anon_before - anon_start) / MIB:>10.1f}   "
+          f"(RSS {before / MIB:.0f} MiB, load {os.getloadavg()[0]:.1f})")
     view.close()
 
 

@@ -10,6 +10,12 @@ included), store size; then `codeagent serve` (stdio) RSS after start, after the
 lookup_symbol, after N mixed queries, and the RSS and PSS of two servers on the same index
 (PSS counts shared pages once: what the two cost together), and the first query's latency.
 Targets (issue 24) are printed beside the figures of this run.
+
+--baseline PYTHON (an interpreter with the previous code installed) measures that code in the
+same run: its cold build, then servers of both codes on the index this code built (the same
+on-disk format), alternated --rounds times, medians printed side by side. "First query" is
+from the answer to `initialize` to the first look-up's answer; "start to first answer" from
+spawning the process. The load average is printed with each scale.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,8 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import ENV, git, print_table, stdlib_files, STDLIB  # noqa: E402
 
 MIB = 1 << 20
-LOOKUPS = ["json.decoder.JSONDecoder", "collections.OrderedDict", "pathlib.Path",
-           "logging.getLogger", "copy.deepcopy", "argparse.ArgumentParser"]
+AT_REST = 1.5  # seconds after a burst before RSS is read: a server drops mapped pages when idle
+# The first is the first query's, and must be found ("c00.json.decoder.JSONDecoder" is not:
+# a package's modules are not named after the copy's directory, a top-level module is).
+LOOKUPS = ["copy.deepcopy", "collections.OrderedDict", "pathlib.Path",
+           "logging.getLogger", "json.decoder.JSONDecoder", "argparse.ArgumentParser"]
 QUERIES = ["parse url query string", "OrderedDict", "thread pool executor",
            "ValueError: invalid literal", "deepcopy", "socket timeout", "read csv rows"]
 
@@ -109,8 +119,8 @@ def dir_bytes(path: Path) -> int:
 class Server:
     """`codeagent serve` over stdio with a minimal JSON-RPC line client."""
 
-    def __init__(self, repo: Path, cwd: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "codeagent", "serve", "--repo", str(repo)],
+    def __init__(self, repo: Path, cwd: Path, python: str = sys.executable) -> None:
+        self.proc = subprocess.Popen([python, "-m", "codeagent", "serve", "--repo", str(repo)],
                                      cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=ENV)
         self.next_id = 0
@@ -167,28 +177,76 @@ def mixed_calls(n: int) -> list[tuple[str, dict]]:
     return [(kinds[i % len(kinds)][0], kinds[i % len(kinds)][1](i)) for i in range(n)]
 
 
-def serve_figures(repo: Path, cwd: Path, queries: int) -> dict[str, float]:
-    first = Server(repo, cwd)
+def serve_figures(repo: Path, cwd: Path, queries: int, python: str = sys.executable) -> dict[str, float]:
+    spawned = time.perf_counter()
+    first = Server(repo, cwd, python)
     try:
         after_start = first.memory()[0]
         started = time.perf_counter()
-        first.call("lookup_symbol", {"qualified_name": f"c00.{LOOKUPS[0]}"})
-        first_query = time.perf_counter() - started
+        found = first.call("lookup_symbol", {"qualified_name": f"c00.{LOOKUPS[0]}"})
+        answered = time.perf_counter()
+        if not found.get("structuredContent", {}).get("results"):
+            raise SystemExit(f"the first look-up found nothing: {json.dumps(found)[:500]}")
         after_lookup = first.memory()[0]
         for tool, args in mixed_calls(queries):
             first.call(tool, args)
-        after_mixed = first.memory()[0]
-        second = Server(repo, cwd)
+        busy = first.memory()[0]
+        time.sleep(AT_REST)
+        after_mixed, pss_mixed = first.memory()
+        second = Server(repo, cwd, python)
         try:
             for tool, args in mixed_calls(queries):
                 second.call(tool, args)
+            time.sleep(AT_REST)
             (rss1, pss1), (rss2, pss2) = first.memory(), second.memory()
         finally:
             second.close()
     finally:
         first.close()
     return {"rss_start": after_start, "rss_first_lookup": after_lookup, "rss_mixed": after_mixed,
-            "first_query_s": first_query, "two_rss": rss1 + rss2, "two_pss": pss1 + pss2}
+            "rss_mixed_busy": busy,
+            "pss_mixed": pss_mixed, "first_query_s": answered - started,
+            "start_to_answer_s": answered - spawned, "two_rss": rss1 + rss2, "two_pss": pss1 + pss2}
+
+
+def build_figures(repo: Path, cwd: Path, python: str, build_args: list[str]) -> dict[str, float]:
+    """A cold build of `repo` with `python`'s codeagent: wall, peak RSS, store bytes."""
+    shutil.rmtree(repo / ".codeagent", ignore_errors=True)
+    cmd = [python, "-m", "codeagent", "build", str(repo), "--json", *build_args]
+    wall, maxrss, tree, _ = measured_run(cmd, cwd)
+    return {"wall": wall, "maxrss": maxrss, "tree": tree, "store": dir_bytes(repo / ".codeagent")}
+
+
+def _mib(v: float) -> str:
+    return f"{v / MIB:.0f}"
+
+
+SERVE_ROWS = [  # (label, figure keys, format)
+    ("serve RSS: start / first lookup / after queries", ("rss_start", "rss_first_lookup", "rss_mixed"), _mib),
+    ("serve RSS at the last query's answer", ("rss_mixed_busy",), _mib),
+    ("serve PSS after queries", ("pss_mixed",), _mib),
+    ("two servers: RSS sum / PSS sum", ("two_rss", "two_pss"), _mib),
+    ("first query after initialize", ("first_query_s",), lambda v: f"{v * 1000:.0f} ms"),
+    ("start to first answer", ("start_to_answer_s",), lambda v: f"{v * 1000:.0f} ms"),
+]
+
+
+def scale_rows(k: int, corpus: str, builds: list[dict], serves: list[dict], base_wall: float) -> list[list[str]]:
+    """Table rows of one scale: one column per code measured (baseline first)."""
+    serve_target = "<= 250 MiB" if k == 1 else "<= 400 MiB" if k == 10 else ""
+    rows = [[f"x{k}", "corpus", corpus] + [""] * len(builds)]
+    rows.append(["", "cold build wall", *(f"{b['wall']:.1f} s ({b['wall'] / (base_wall * k):.2f}x linear)"
+                                          for b in builds), "<= 1.1x linear"])
+    rows.append(["", "build peak RSS (largest process / tree)",
+                 *(f"{_mib(b['maxrss'])} / {_mib(b['tree'])} MiB" for b in builds), "<= 1.5 GiB" if k == 10 else ""])
+    rows.append(["", "store size", *(f"{b['store'] / 1e6:.0f} MB" for b in builds), ""])
+    targets = {"serve RSS: start / first lookup / after queries": serve_target,
+               "first query after initialize": "<= 300 ms"}
+    for label, keys, fmt_ in SERVE_ROWS if serves else ():
+        cells = [" / ".join(fmt_(statistics.median(r[key] for r in runs)) for key in keys)
+                 + (" MiB" if fmt_ is _mib else "") for runs in serves]
+        rows.append(["", label, *cells, targets.get(label, "")])
+    return rows
 
 
 def main() -> None:
@@ -197,44 +255,35 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--build-arg", action="append", default=[], help="passed to `codeagent build`")
     ap.add_argument("--no-serve", action="store_true", help="build figures only")
+    ap.add_argument("--baseline", metavar="PYTHON", help="also measure the code this interpreter imports")
+    ap.add_argument("--rounds", type=int, default=2, help="servers of each code per scale (medians)")
     ap.add_argument("--corpus-dir", type=Path, default=Path(tempfile.gettempdir()))
     args = ap.parse_args()
     scales = sorted(int(s) for s in args.scales.split(","))
+    codes = ([("previous", args.baseline)] if args.baseline else []) + [("this", sys.executable)]
     outside = Path(tempfile.mkdtemp(prefix="codeagent-bench-cwd-"))  # not inside the copied stdlib
     rows, base_wall = [], None
     for k in scales:
         repo = scaled_repo(args.corpus_dir / f"codeagent-bench-scale-{k}", k)
-        shutil.rmtree(repo / ".codeagent", ignore_errors=True)
         listed = subprocess.check_output(["git", "-C", str(repo), "ls-files"], text=True).splitlines()
         size = sum((repo / p).stat().st_size for p in listed)
-        cmd = [sys.executable, "-m", "codeagent", "build", str(repo), "--json", *args.build_arg]
-        wall, maxrss, tree, out = measured_run(cmd, outside)
-        base_wall = base_wall or wall / k
-        figs = {} if args.no_serve else serve_figures(repo, outside, args.queries)
-        store = dir_bytes(repo / ".codeagent")
-        print(f"x{k}: {len(listed)} files, {size / 1e6:.1f} MB; build {wall:.1f} s, "
-              f"peak RSS {maxrss / MIB:.0f} MiB (tree {tree / MIB:.0f} MiB), store {store / 1e6:.0f} MB "
-              + (", ".join(f"{n} {v / MIB:.0f} MiB" if n != "first_query_s" else f"{n} {v * 1000:.0f} ms"
-                           for n, v in figs.items())), flush=True)
-        serve_target = "<= 250 MiB" if k == 1 else "<= 400 MiB" if k == 10 else ""
-        rows += [
-            [f"x{k}", "corpus", f"{len(listed)} files, {size / 1e6:.1f} MB", ""],
-            ["", "cold build wall", f"{wall:.1f} s ({wall / (base_wall * k):.2f}x linear)", "<= 1.1x linear"],
-            ["", "build peak RSS (largest process / tree)", f"{maxrss / MIB:.0f} / {tree / MIB:.0f} MiB",
-             "<= 1.5 GiB" if k == 10 else ""],
-            ["", "store size", f"{store / 1e6:.0f} MB", ""],
-        ]
-        if figs:
-            rows += [
-                ["", "serve RSS: start / first lookup / after queries",
-                 f"{figs['rss_start'] / MIB:.0f} / {figs['rss_first_lookup'] / MIB:.0f} / "
-                 f"{figs['rss_mixed'] / MIB:.0f} MiB", serve_target],
-                ["", "two servers: RSS sum / PSS sum", f"{figs['two_rss'] / MIB:.0f} / {figs['two_pss'] / MIB:.0f} MiB", ""],
-                ["", "first query after start", f"{figs['first_query_s'] * 1000:.0f} ms", "<= 300 ms"],
-            ]
+        builds = [build_figures(repo, outside, python, args.build_arg) for _, python in codes]  # this code's last
+        base_wall = base_wall or builds[-1]["wall"] / k
+        serves: list[list[dict]] = [[] for _ in codes]
+        for r in range(0 if args.no_serve else args.rounds):
+            for i in (range(len(codes)) if r % 2 == 0 else reversed(range(len(codes)))):
+                serves[i].append(serve_figures(repo, outside, args.queries, codes[i][1]))
+        for (name, _), b, runs in zip(codes, builds, serves):
+            print(f"x{k} {name}: build {b['wall']:.1f} s, peak RSS {_mib(b['maxrss'])} MiB (tree "
+                  f"{_mib(b['tree'])} MiB), store {b['store'] / 1e6:.0f} MB; serve runs: "
+                  + "; ".join(", ".join(f"{n} {v * 1000:.0f} ms" if n.endswith("_s") else f"{n} {_mib(v)} MiB"
+                                        for n, v in f.items()) for f in runs), flush=True)
+        print(f"x{k}: load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        rows += scale_rows(k, f"{len(listed)} files, {size / 1e6:.1f} MB", builds, serves if not args.no_serve else [], base_wall)
     shutil.rmtree(outside, ignore_errors=True)
-    print(f"scales {args.scales}; {args.queries} mixed queries per server; build args {args.build_arg or 'none'}")
-    print_table(["scale", "measure", "today", "target"], rows)
+    print(f"scales {args.scales}; {args.queries} mixed queries per server, {args.rounds} servers per code; "
+          f"build args {args.build_arg or 'none'}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print_table(["scale", "measure", *(f"{name} ({python})" for name, python in codes), "target"], rows)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,10 @@ def _refuse(exc: Exception) -> None:
 
 def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,
                  profile: str):
-    from .app import create_server  # with the SDK and the query package, +~0.7 s: not for --help
-    from .state import ServerConfig, ServerState
+    from .state import ServerConfig, ServerState  # the query package, +~0.4 s: not for --help
 
-    return create_server(ServerState(ServerConfig(repo, ref, store_dir, allow_build, profile)))
+    state = ServerState(ServerConfig(repo, ref, store_dir, allow_build, profile))
+    state.warm_up()  # opens the index while the SDK below is imported
+    from .app import create_server  # the SDK, +~0.7 s: not for --help
+
+    return create_server(state)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
-from ..query import IndexFollower, open_index
+from ..query import IndexFollower, IndexView, open_index
+from ..query.symbol_table import SymbolTable
 from ..query.status import served_repository
 from ..query.sandbox import Sandbox
 from .schemas import ResponseMetadata
@@ -48,6 +49,16 @@ class ServerState:
     def running_build(self) -> dict | None:
         """The build running for this server (a build tool's or the watcher's), if any."""
         return self.active_job or (self.watch or {}).get("building")
+
+    def warm_up(self) -> None:
+        """Open the served index and load what a first request reads (the symbol table, the
+        work tree's freshness) in the background, while the server starts: a first
+        look-up no longer pays for them (IndexFollower.warm). No index: nothing to do."""
+        try:
+            follower = self.follower()
+        except CodeagentError:
+            return
+        follower.warm([SymbolTable.load, IndexView.freshness])
 
     def follower(self):
         with self._lock:

@@ -25,7 +25,7 @@ from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import OVERLAY_DB
-from ..format.resident import is_resident_file
+from ..format.resident import drop_mapped_pages, is_resident_file
 from ..store import Store
 from .freshness import worktree_freshness
 from .overlay import connect_overlay, overlay_base_id
@@ -233,16 +233,18 @@ def _not_resident(name: str) -> bool:
 def _check_assembly(store: Store, manifest_id: str, directory: Path,
                     structure: str | None = None) -> None:
     """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
-    and manifest (assembled files are immutable once renamed into place). The resident
-    arrays are checked apart, one `structure` at a time before it is mapped
-    (`check_resident`): a view's first request pays only for those it reads."""
+    and manifest (assembled files are immutable once renamed into place), and not at all for
+    a file whose stat is still the one stamped when its hash last matched (VERIFIED: a write
+    moves the ctime; `verify` re-hashes everything). The resident arrays are checked apart,
+    one `structure` at a time before it is mapped (`check_resident`): a view's first request
+    pays only for those it reads."""
     key = (str(store.root), manifest_id, structure or "")
     with _verified_lock:
         if key in _verified:
             return
     check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
     which = _not_resident if structure is None else partial(is_resident_file, structure=structure)
-    damaged = check(manifest_id, which=which) if check else []
+    damaged = check(manifest_id, which=which, stamped=True) if check else []
     if damaged and store.is_assembled(manifest_id):
         raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
                            hint=f"delete {directory} and run `codeagent build`")
@@ -298,6 +300,9 @@ class IndexFollower:
         self.warm_on_swap = True  # see _watch
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
+        self._first: list[Callable[[IndexView], object]] = []  # see warm
+        self._in_flight = 0  # requests lent a view now
+        self._read_since_drop = False  # a request ended since the arrays' pages were dropped
 
     def _pointer(self) -> str:
         if self.ref_name is None:
@@ -351,15 +356,22 @@ class IndexFollower:
         """Background: when a build moves the ref, open the new manifest and load the
         in-memory tables the current view had (symbols, references, texts: ~1 s on the
         stdlib) before a request needs them. A request that comes first uses the new view
-        too and waits on the same table's load instead of starting its own."""
-        while not self._stop.wait(WATCH_INTERVAL):
+        too and waits on the same table's load instead of starting its own. First, the
+        loaders `warm` was given, on the manifest current then."""
+        first, self._first = self._first, []
+        while first or not self._stop.wait(WATCH_INTERVAL):
             try:
-                self._warm_if_moved()
+                if first:
+                    self._load_current(first)
+                else:
+                    self._warm_if_moved()
+                    self._drop_pages_if_idle()
             except Exception as exc:  # a vanished or broken index: requests report it
                 if not self._stop.is_set():
                     import sys
 
                     print(f"codeagent: warming the new index failed: {exc}", file=sys.stderr)
+            first = []
 
     def _warm_if_moved(self) -> None:
         """One look of the watcher (a function of its own: no view outlives it in a frame)."""
@@ -370,6 +382,20 @@ class IndexFollower:
             return
         loaders = list(cur.loaders)
         del cur
+        self._load_current(loaders)
+
+    def _drop_pages_if_idle(self) -> None:
+        """At a look of the watcher with no request in flight, unmap the resident arrays'
+        pages the requests since the last look read (format.resident.drop_mapped_pages): a
+        server's resident set falls back within WATCH_INTERVAL of a burst, and a burst pays
+        the minor faults of mapping them again at most once per look, not once per request."""
+        with self._lock:
+            if self._in_flight or not self._read_since_drop:
+                return
+            self._read_since_drop = False
+        drop_mapped_pages()
+
+    def _load_current(self, loaders: list[Callable[[IndexView], object]]) -> None:
         fresh = self._acquire()
         try:
             for load in loaders:
@@ -378,6 +404,13 @@ class IndexFollower:
                 load(fresh)
         finally:
             self._release(fresh)
+
+    def warm(self, loaders: list[Callable[[IndexView], object]]) -> None:
+        """Open the current manifest and run `loaders` on it now, on the watcher thread (which
+        this starts, and which the interpreter's exit waits for): a server's first request
+        then finds the index open and checked, and what they load, loaded."""
+        self._first = list(loaders)
+        self._start_watcher()
 
     def _start_watcher(self) -> None:
         if self.warm_on_swap and self._watcher is None:
@@ -401,10 +434,17 @@ class IndexFollower:
     def view(self) -> Iterator[IndexView]:
         self._start_watcher()
         v = self._acquire()
+        with self._lock:
+            self._in_flight += 1
         try:
             yield v
         finally:
             self._release(v)
+            with self._lock:
+                self._in_flight -= 1
+                self._read_since_drop = True
+            if self._watcher is None:  # no watcher to drop them when idle: now
+                drop_mapped_pages()
 
     def close(self) -> None:
         self._stop_watcher()

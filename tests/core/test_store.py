@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from codeagent import format as fmt
 from codeagent.store import actions as store_mod
 from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked
 from codeagent.hashing import hash_bytes
-from codeagent.store import Store, StoreLock
+from codeagent.store import Store, StoreLock, write_assembly_sums
 
 
 @pytest.fixture
@@ -211,6 +213,81 @@ def test_a_forked_child_writes_its_actions_at_once(store):
                 os._exit(0)
         os.waitpid(pid, 0)
     assert Store(store.root).get_action("c" * 64) == oid
+
+
+def _stamped_assembly(store) -> tuple[str, Path]:
+    """A manifest's assembled directory holding one database file, written long enough
+    before its sums (past the stamp's ctime margin) for the build to stamp it."""
+    mid = store.put(b"a stamped manifest")
+    directory = store.assembled_dir(mid)
+    directory.mkdir(parents=True)
+    db = directory / fmt.DUCKDB_FILE
+    db.write_bytes(b"x" * 1000)
+    time.sleep(0.15)
+    write_assembly_sums(directory)
+    return mid, db
+
+
+def _stamps(directory: Path) -> dict:
+    return json.loads((directory / fmt.ASSEMBLY_STAMPS).read_text())
+
+
+def _forge_stamp(db: Path, **change: int) -> None:
+    """Stamp `db` as it is now (as a reader that hashed it would), with `change` applied."""
+    st = db.stat()
+    fields = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size,
+              "mtime": st.st_mtime_ns, "ctime": st.st_ctime_ns, **change}
+    digest = json.loads((db.parent / fmt.ASSEMBLY_SUMS).read_text())[db.name][1]
+    (db.parent / fmt.ASSEMBLY_STAMPS).write_text(json.dumps({db.name: [*fields.values(), digest]}))
+
+
+def test_a_write_under_a_stamp_is_still_caught(store):
+    mid, db = _stamped_assembly(store)
+    assert db.name in _stamps(db.parent)  # the build stamped what it hashed
+    assert store.assembly_problems(mid, stamped=True) == []
+    st = db.stat()
+    with open(db, "r+b") as fh:  # one byte flipped in place: same size, mtime put back
+        fh.seek(10)
+        fh.write(b"y")
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert store.assembly_problems(mid, stamped=True) != []  # the ctime moved
+    _forge_stamp(db)  # a stamp of the damaged file as it is: trusted, not re-hashed...
+    assert store.assembly_problems(mid, stamped=True) == []
+    assert store.assembly_problems(mid) != []  # ...except by verify, which always hashes
+
+
+@pytest.mark.parametrize("field", ["dev", "ino", "size", "mtime", "ctime"])
+def test_a_stamp_of_another_file_is_not_trusted(store, field):
+    mid, db = _stamped_assembly(store)
+    db.write_bytes(b"z" * 1000)
+    _forge_stamp(db, **{field: getattr(db.stat(), f"st_{field}_ns" if field.endswith("time") else f"st_{field}") + 1})
+    assert store.assembly_problems(mid, stamped=True) != []
+
+
+def test_a_reader_stamps_only_a_settled_file(store):
+    mid = store.put(b"a fresh manifest")
+    directory = store.assembled_dir(mid)
+    directory.mkdir(parents=True)
+    (directory / fmt.DUCKDB_FILE).write_bytes(b"x" * 1000)
+    write_assembly_sums(directory)  # hashed right after the write: too recent to stamp
+    assert not (directory / fmt.ASSEMBLY_STAMPS).exists()
+    assert store.assembly_problems(mid, stamped=True) == []
+    time.sleep(0.15)
+    assert store.assembly_problems(mid) == [] and not (directory / fmt.ASSEMBLY_STAMPS).exists()
+    assert store.assembly_problems(mid, stamped=True) == []  # a reader's check stamps it
+    assert list(_stamps(directory)) == [fmt.DUCKDB_FILE]
+
+
+def test_a_stamp_that_cannot_be_written_costs_only_a_hash(store):
+    mid = store.put(b"a read-only manifest")
+    directory = store.assembled_dir(mid)
+    directory.mkdir(parents=True)
+    (directory / fmt.DUCKDB_FILE).write_bytes(b"x" * 1000)
+    write_assembly_sums(directory)
+    time.sleep(0.15)
+    shutil.rmtree(store.tmp_dir)  # where the stamp's temp file goes
+    assert store.assembly_problems(mid, stamped=True) == []
+    assert not (directory / fmt.ASSEMBLY_STAMPS).exists()
 
 
 def test_assembly_sums_trusted_by_mtime_only_when_asked(store):

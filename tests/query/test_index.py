@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import time
 
 import pytest
 
-from codeagent.errors import IndexMissing
+from codeagent import format as fmt
+from codeagent.errors import IndexMissing, StoreCorrupt
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import IndexFollower, find_symbols, open_index
+from codeagent.query.index import _verified, check_resident
 from codeagent.store import Store
 
 
@@ -111,3 +115,43 @@ def test_follower_loads_the_next_manifests_tables_before_a_request(git_repo):
         follower.close()
     follower._watcher.join(4 * index_mod.WATCH_INTERVAL)
     assert not follower._watcher.is_alive()
+
+
+def _flip_in_place(path, at: int = 4096) -> None:
+    """One byte changed where it lies: same size, mtime put back (only the ctime moves)."""
+    st = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        byte = fh.read(1)
+        fh.seek(at)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_stamped_database_damaged_by_a_write_is_refused_by_the_next_reader(git_repo, cli):
+    git_repo.write("m.py", "def alpha():\n    pass\n")
+    git_repo.commit()
+    result = build(BuildOptions(repo=git_repo.path, jobs=1))
+    directory = Store(git_repo.path / ".codeagent").assembled_dir(result.manifest_id)
+    time.sleep(0.15)  # past the stamp's ctime margin
+    assert cli("search", "alpha", "--repo", git_repo.path).returncode == 0
+    stamps = json.loads((directory / fmt.ASSEMBLY_STAMPS).read_text())
+    assert fmt.DUCKDB_FILE in stamps  # stamped: the next reader would not hash it again...
+    _flip_in_place(directory / fmt.DUCKDB_FILE)
+    refused = cli("search", "alpha", "--repo", git_repo.path)
+    assert refused.returncode == 7 and "damaged" in refused.stderr  # ...but the write moved the ctime
+
+
+def test_a_stamped_resident_array_damaged_by_a_write_is_refused(git_repo):
+    git_repo.write("m.py", "def alpha():\n    pass\n")
+    git_repo.commit()
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    time.sleep(0.15)
+    with open_index(git_repo.path) as view:
+        check_resident(view, "symbols")
+        array = view.path.parent / "resident.symbols.rows.arrow"
+        assert array.name in json.loads((view.path.parent / fmt.ASSEMBLY_STAMPS).read_text())
+    _flip_in_place(array, at=array.stat().st_size // 2)
+    _verified.clear()  # a new process: nothing checked yet
+    with open_index(git_repo.path) as view, pytest.raises(StoreCorrupt, match="resident.symbols.rows"):
+        check_resident(view, "symbols")

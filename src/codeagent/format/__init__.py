@@ -93,6 +93,11 @@ COMPLETE_MARKER = "COMPLETE"
 # means an assembly from before SUMS existed: the next build re-assembles it; SUMS from before
 # mtime_ns was recorded have two fields).
 ASSEMBLY_SUMS = "SUMS"
+# JSON {file name: [st_dev, st_ino, size, mtime_ns, ctime_ns, blake3]}: the stat of each file
+# when its hash was last found to match SUMS (by the build that wrote it or a reader), written
+# atomically beside SUMS. A reader whose stat of a file is the same skips re-hashing it: every
+# write moves the ctime. Optional (absent: every file is hashed); `verify` never trusts it.
+ASSEMBLY_STAMPS = "VERIFIED"
 # An overlay assembly (overlay.py) holds OVERLAY_FILE and OVERLAY_MARKER instead of DUCKDB_FILE.
 from .overlay import OVERLAY_FILE, OVERLAY_MARKER  # noqa: E402,F401
 

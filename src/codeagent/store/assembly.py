@@ -4,12 +4,22 @@ whether they are still what was written."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, StoreWriteFailed
 from ..hashing import hash_stream, is_object_id
+from .atomic import atomic_write
+
+# A stamp is trusted only for a file whose ctime was at least this far behind the clock when
+# its hash was checked: a later write then moves the ctime even on a file system whose
+# timestamps are taken from a coarse clock (one tick: 1-10 ms on Linux). A ctime on a whole
+# second suggests timestamps of one or two seconds (FAT, ext3, HFS+).
+_STAMP_MARGIN_NS = 100_000_000
+_COARSE_MARGIN_NS = 2_000_000_000
 
 
 class AssemblyMixin:
@@ -42,49 +52,102 @@ class AssemblyMixin:
         return str(marker.get("base", "")) if isinstance(marker, dict) else ""
 
     def assembly_problems(self, manifest_id: str, *, deep: bool = True, trust_mtime: bool = False,
-                          which: Callable[[str], bool] | None = None) -> list[str]:
+                          which: Callable[[str], bool] | None = None,
+                          stamped: bool = False) -> list[str]:
         """Why a manifest's assembled files cannot be trusted ([] when intact): each file is
         checked against the size (and, when `deep`, the blake3) recorded in SUMS. With
         `trust_mtime`, a file whose mtime is still the one recorded is not re-hashed (this
-        catches every rewrite, not bit rot: `verify` and readers re-hash). `which`: check
-        only the files it accepts (by name)."""
+        catches every rewrite, not bit rot: `verify` and readers re-hash). With `stamped` (the
+        readers), a file whose stat is still the one its last check recorded in VERIFIED is
+        not re-hashed, and the files hashed intact are recorded there (see `_stamp_entry`).
+        `which`: check only the files it accepts (by name)."""
         directory = self.assembled_dir(manifest_id)
         try:
             sums = json.loads((directory / fmt.ASSEMBLY_SUMS).read_bytes())
         except (OSError, ValueError):
             return [f"{fmt.ASSEMBLY_SUMS} is missing or unreadable"]
-        problems = []
+        stamps = read_stamps(directory) if stamped else {}
+        problems, checked = [], {}
         for name, (size, digest, *mtime) in sorted(sums.items()):
             if which is not None and not which(name):
                 continue
             try:
                 st = (directory / name).stat()
-                actual = st.st_size
-                if actual != size:
-                    problems.append(f"{name} has {actual} bytes, {size} were written")
-                elif deep and not (trust_mtime and mtime == [st.st_mtime_ns]):
+                if st.st_size != size:
+                    problems.append(f"{name} has {st.st_size} bytes, {size} were written")
+                elif not deep or (trust_mtime and mtime == [st.st_mtime_ns]):
+                    continue
+                elif stamps.get(name) == _stamp_entry(st, digest):
+                    continue
+                else:
+                    started = time.time_ns()
                     with open(directory / name, "rb") as fh:
                         if hash_stream(fh) != digest:
                             problems.append(f"{name} does not match the hash recorded when it was written")
+                            continue
+                        entry = _stamp_entry(os.fstat(fh.fileno()), digest, started)
+                    if entry is not None and entry == _stamp_entry(st, digest):
+                        checked[name] = entry
             except OSError:
                 problems.append(f"{name} is missing")
+        if stamped and checked:
+            self._record_stamps(directory, checked)
         return problems
+
+    def _record_stamps(self, directory: Path, checked: dict[str, list]) -> None:
+        """Add `checked` to the directory's VERIFIED (best effort: a stamp lost to a race, a
+        read-only store or a full disk only costs the next reader a hash)."""
+        stamps = {**read_stamps(directory), **checked}
+        try:
+            atomic_write(directory / fmt.ASSEMBLY_STAMPS, json.dumps(stamps, sort_keys=True).encode(),
+                         self.root / fmt.TMP_DIR, durable=False)
+        except (OSError, StoreWriteFailed):
+            pass
 
 
 def write_assembly_sums(directory: Path, known: dict[str, tuple[int, int, str]] | None = None) -> None:
     """Record size, blake3 and mtime of every file of an assembly being built (before
-    COMPLETE). `known`: name -> (size, mtime_ns, blake3) of files copied from a verified
-    assembly; a file whose size and mtime are still those is not hashed again."""
-    sums = {}
+    COMPLETE), and stamp the files hashed here as verified (VERIFIED, when their ctime is
+    old enough: see `_stamp_entry`). `known`: name -> (size, mtime_ns, blake3) of files
+    copied from a verified assembly; a file whose size and mtime are still those is not
+    hashed again."""
+    sums, stamps = {}, {}
     for path in sorted(directory.iterdir()):
-        if path.is_file() and path.name not in (fmt.ASSEMBLY_SUMS, fmt.COMPLETE_MARKER):
+        if path.is_file() and path.name not in (fmt.ASSEMBLY_SUMS, fmt.COMPLETE_MARKER, fmt.ASSEMBLY_STAMPS):
             st = path.stat()
             size, mtime, digest = (known or {}).get(path.name, (-1, -1, ""))
             if (size, mtime) != (st.st_size, st.st_mtime_ns):
+                started = time.time_ns()
                 with open(path, "rb") as fh:
                     digest = hash_stream(fh)
+                    entry = _stamp_entry(os.fstat(fh.fileno()), digest, started)
+                if entry is not None and entry == _stamp_entry(st, digest):
+                    stamps[path.name] = entry
             sums[path.name] = [st.st_size, digest, st.st_mtime_ns]
     (directory / fmt.ASSEMBLY_SUMS).write_text(json.dumps(sums, sort_keys=True))
+    if stamps:
+        (directory / fmt.ASSEMBLY_STAMPS).write_text(json.dumps(stamps, sort_keys=True))
+
+
+def read_stamps(directory: Path) -> dict[str, list]:
+    """The directory's VERIFIED stamps ({} when absent or unreadable: every file is hashed)."""
+    try:
+        stamps = json.loads((directory / fmt.ASSEMBLY_STAMPS).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return stamps if isinstance(stamps, dict) else {}
+
+
+def _stamp_entry(st: os.stat_result, digest: str, checked_ns: int | None = None) -> list | None:
+    """What a file's stamp records: the stat fields any write changes (a write moves the
+    ctime, which no user can set back; a replaced file has another inode) and the SUMS
+    digest it was checked against. With `checked_ns` (when the hash read began): None when
+    the ctime is too recent for a later write to be sure to move it (`_STAMP_MARGIN_NS`)."""
+    if checked_ns is not None:
+        margin = _COARSE_MARGIN_NS if st.st_ctime_ns % 1_000_000_000 == 0 else _STAMP_MARGIN_NS
+        if st.st_ctime_ns > checked_ns - margin:
+            return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest]
 
 
 def complete_marker(manifest_id: str) -> str:
