@@ -45,14 +45,16 @@ CTAGS_REPOS = [("go-chi+chi", "go"), ("spf13+cobra", "go"), ("clap-rs+clap", "ru
                ("hyperium+hyper", "rust"), ("FasterXML+jackson-core", "java"),
                ("square+retrofit", "java"), ("square+okhttp", "kotlin"), ("jqlang+jq", "c"),
                ("serilog+serilog", "csharp"), ("AutoMapper+AutoMapper", "csharp"),
-               ("sinatra+sinatra", "ruby"), ("Alamofire+Alamofire", "swift")]
+               ("sinatra+sinatra", "ruby"), ("guzzle+guzzle", "php"), ("slimphp+Slim", "php"),
+               ("fmtlib+fmt", "cpp"), ("google+leveldb", "cpp"), ("Alamofire+Alamofire", "swift"),
+               ("SwiftyJSON+SwiftyJSON", "swift")]
 # ctags kinds that are not definitions codeagent means to index (locals, parameters, imports...)
 CTAGS_SKIP = {"local", "parameter", "label", "import", "include", "package", "packageName",
               "namespace", "alias", "externvar", "prototype", "header", "macroparam", "module",
               "anonMember", "enumerator", "member", "field", "variable", "constant", "property",
               "unknown", "using", "heredoc", "accessor"}
 CTAGS_LANGS = {"go": "Go", "rust": "Rust", "java": "Java", "kotlin": "Kotlin", "c": "C",
-               "csharp": "C#", "ruby": "Ruby", "swift": "Swift"}
+               "csharp": "C#", "ruby": "Ruby", "php": "PHP", "cpp": "C++", "swift": "Swift"}
 TSCONFIG = {"compilerOptions": {"allowJs": True, "checkJs": False, "noEmit": True, "skipLibCheck": True,
                                 "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022"},
             "include": ["**/*"], "exclude": ["node_modules", "dist", ".codeagent"]}
@@ -283,9 +285,20 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
     return out
 
 
+def ctags_languages() -> set[str]:
+    """The languages this universal-ctags parses (Debian bookworm's 5.9 has no Swift)."""
+    proc = subprocess.run(["ctags", "--list-languages"], capture_output=True, text=True)
+    return {line.split()[0] for line in proc.stdout.splitlines() if line.strip() and "[disabled]" not in line}
+
+
+def _spaceless(name: str) -> str:
+    """`operator ==` (ctags) and `operator==` (as written) are one name."""
+    return "".join(name.split())
+
+
 def measure_ctags(defs: set[tuple[str, str, int]], symbols: list[tuple]) -> tuple[dict, list]:
-    ours = {(p, n, ln) for p, n, _, ln, _ in symbols}
-    missed = [d for d in defs if not any((d[0], d[1], d[2] + k) in ours for k in (-1, 0, 1))]
+    ours = {(p, _spaceless(n), ln) for p, n, _, ln, _ in symbols}
+    missed = [d for d in defs if not any((d[0], _spaceless(d[1]), d[2] + k) in ours for k in (-1, 0, 1))]
     return {"defs": len(defs), "def_found": len(defs) - len(missed)}, missed
 
 
@@ -363,13 +376,17 @@ def main() -> None:
     args = ap.parse_args()
     only = {s for s in args.only.split(",") if s}
     args.workdir.mkdir(parents=True, exist_ok=True)
-    bin_dir = install_tools(args.tools)
+    wanted = [(n, i) for n, i in SCIP_REPOS + CTAGS_REPOS if not only or n in only]
+    bin_dir = install_tools(args.tools) if any(r in SCIP_REPOS for r in wanted) else None
+    parsed = ctags_languages()
     rows, per_lang = [], defaultdict(lambda: defaultdict(int))
-    for name, indexer in SCIP_REPOS + CTAGS_REPOS:
-        if only and name not in only:
-            continue
+    for name, indexer in wanted:
         if name != SELF and not (args.mirrors / name / "repo").exists():
             print(f"skip {name}: no mirror", file=sys.stderr)
+            continue
+        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed:
+            print(f"skip {name}: this universal-ctags has no {CTAGS_LANGS[indexer]} parser, "
+                  "so no definition source", file=sys.stderr)
             continue
         repo = checkout(name, args.mirrors, args.workdir)
         symbols, edges = our_graph(repo)
