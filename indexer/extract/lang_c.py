@@ -13,7 +13,7 @@ _WRAPPING_DECLARATORS = frozenset({
     "init_declarator", "parenthesized_declarator", "attributed_declarator",
 })
 _NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "destructor_name",
-                    "operator_name", "type_identifier"})
+                    "operator_name", "type_identifier", "operator_cast"})
 _TYPES = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union",
           "enum_specifier": "enum"}
 _SCOPES = frozenset({"translation_unit", "declaration_list", "field_declaration_list",
@@ -27,7 +27,30 @@ def declarator_name(node: Node | None) -> tuple[Node | None, bool]:
     while node is not None and node.type in _WRAPPING_DECLARATORS:
         is_function = is_function or node.type == "function_declarator"
         node = node.child_by_field_name("declarator")
+    if node is not None and (node.type == "operator_cast" or node.type == "qualified_identifier"
+                             and _leaf(node).type == "operator_cast"):
+        is_function = True
     return (node, is_function) if node is not None and node.type in _NAMES else (None, is_function)
+
+
+def _leaf(name: Node) -> Node:
+    while name.type == "qualified_identifier" and name.child_by_field_name("name") is not None:
+        name = name.child_by_field_name("name")
+    return name
+
+
+def name_text(name: Node) -> str:
+    """A definition's name as written: `operator bool` for a conversion operator (its node
+    also holds the parameters), `is_code_unit` for the specialization `is_code_unit<char>`."""
+    if name.type == "operator_cast":
+        declarator = name.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "abstract_function_declarator":
+            declarator = declarator.child_by_field_name("declarator")  # `operator T*()`: keep the `*`
+        end = declarator.start_byte if declarator is not None else name.end_byte
+        return " ".join(node_bytes(name)[:end - name.start_byte].decode("utf-8", "replace").split())
+    if name.type == "template_type" and name.child_by_field_name("name") is not None:
+        return text(name.child_by_field_name("name"))
+    return text(name)
 
 
 def _split_qualified(name: Node) -> tuple[str, str, Node]:
@@ -40,7 +63,20 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
         if inner is None:
             break
         name = inner
-    return ".".join(p for p in scopes if p), text(name), name
+    return ".".join(p for p in scopes if p), name_text(name), name
+
+
+# C++ in a file named as C (`.h`): the markers of GitHub Linguist's `.h` heuristic, none of
+# which is valid C outside comments and strings.
+_CPP_MARKERS = re.compile(
+    rb"^[ \t]*(?:template[ \t]*<|(?:class|(?:using[ \t]+)?namespace)[ \t]+\w+|(?:private|public|protected):[ \t]*\r?$"
+    rb"|#[ \t]*include[ \t]*<(?:cstdint|cstddef|string|vector|map|list|array|memory|utility|atomic|mutex"
+    rb"|unordered_map|unordered_set|(?:i|o|io)stream)>)|\bstd::\w|__has_cpp_attribute|__cplusplus[ \t]*>", re.M)
+
+
+def grammar_of(source: bytes, language: str) -> str:
+    """The grammar to parse `source` with: C++'s for a `.h` (named as C) that holds C++."""
+    return "cpp" if language == "c" and _CPP_MARKERS.search(source) else language
 
 
 # A line that is nothing but an upper-case macro (`BEGIN_NAMESPACE`, `NAMESPACE_BEGIN(detail)`,
@@ -48,6 +84,12 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
 _MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*[A-Z0-9][ \t]*(?:\([^()\n]*\))?)[ \t]*(?://[^\n]*)?\r?$", re.M)
 # `class EXPORT_API Name {`: an upper-case macro between the keyword and the name.
 _MACRO_NAMED = re.compile(rb"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+[A-Za-z_]\w*\s*(?:[:{]|final\b)")
+# `FMT_CONSTEXPR buffer(...) : ...`, `constexpr FMT_INLINE value(...)`: upper-case macros with an
+# underscore standing as specifiers before a declaration (a constructor's initializer list, or
+# a return type after them, derails the C++ grammar). Blanked only in a tree with errors.
+_MACRO_SPECIFIERS = re.compile(
+    rb"(?:^[ \t]*|(?:\b(?:constexpr|inline|static|explicit|virtual|friend|extern)|>)[ \t]+)"
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_~])", re.M)
 # Where a macro line is code, not a declaration-level macro (a body, a list, a directive...).
 _NOT_DECLARATION_LEVEL = frozenset({
     "compound_statement", "enumerator_list", "initializer_list", "argument_list", "parameter_list",
@@ -125,6 +167,9 @@ class CRules(Rules):
     type_refs = frozenset({"type_identifier"})
     span_wrappers = frozenset({"template_declaration"})
 
+    def __init__(self, cpp: bool = False) -> None:
+        self.cpp = cpp
+
     def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
         """Declaration-level macros the grammar misreads (`BEGIN_NAMESPACE` lines, `class
         EXPORT_API Name`), to blank."""
@@ -133,6 +178,8 @@ class CRules(Rules):
             return []
         found = [m.span(1) for m in _MACRO_NAMED.finditer(source)]
         found += [m.span(1) for m in _MACRO_LINE.finditer(source)]
+        if self.cpp and root.has_error:
+            found += [m.span(1) for m in _MACRO_SPECIFIERS.finditer(source)]
         return [(a, b, b, b) for a, b in sorted(found) if _declaration_level(root, a, b)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
@@ -141,7 +188,7 @@ class CRules(Rules):
             name = node.child_by_field_name("name")
             if name is None or node.child_by_field_name("body") is None:
                 return []
-            return [Def(_TYPES[t], text(name), name)]
+            return [Def(_TYPES[t], name_text(name), name)]
         if t == "type_definition":
             return [Def("type_alias", text(n), n, scope=False)
                     for n, _ in map(declarator_name, node.children_by_field_name("declarator")) if n is not None]
@@ -284,4 +331,4 @@ class CRules(Rules):
         return super().references(node)
 
 
-RULES = {"c": CRules(), "cpp": CRules()}
+RULES = {"c": CRules(), "cpp": CRules(cpp=True)}
