@@ -26,7 +26,10 @@ def declarator_name(node: Node | None) -> tuple[Node | None, bool]:
     is_function = False
     while node is not None and node.type in _WRAPPING_DECLARATORS:
         is_function = is_function or node.type == "function_declarator"
-        node = node.child_by_field_name("declarator")
+        if node.type == "reference_declarator":  # C++'s `T& f()`: its declarator has no field name
+            node = node.named_children[-1] if node.named_children else None
+        else:
+            node = node.child_by_field_name("declarator")
     if node is not None and (node.type == "operator_cast" or node.type == "qualified_identifier"
                              and _leaf(node).type == "operator_cast"):
         is_function = True
@@ -90,6 +93,13 @@ _MACRO_NAMED = re.compile(rb"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*[A-Z0
 _MACRO_SPECIFIERS = re.compile(
     rb"(?:^[ \t]*|(?:\b(?:constexpr|inline|static|explicit|virtual|friend|extern)|>)[ \t]+)"
     rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_~])", re.M)
+# `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`: an upper-case annotation macro after a declarator's
+# parameters (thread-safety and deprecation attributes). Blanked only in a tree with errors.
+_MACRO_TRAILING = re.compile(
+    rb"\)[ \t]*(?:(?:const|noexcept|override|final)[ \t]*)*"
+    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?)(?=\s*[{;:=])"
+    # `int count_ GUARDED_BY(mu_);`: the same after a field's name
+    rb"|\b[A-Za-z_]\w*[ \t]+([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n]*\))(?=[ \t]*;)")
 # Where a macro line is code, not a declaration-level macro (a body, a list, a directive...).
 _NOT_DECLARATION_LEVEL = frozenset({
     "compound_statement", "enumerator_list", "initializer_list", "argument_list", "parameter_list",
@@ -180,6 +190,7 @@ class CRules(Rules):
         found += [m.span(1) for m in _MACRO_LINE.finditer(source)]
         if self.cpp and root.has_error:
             found += [m.span(1) for m in _MACRO_SPECIFIERS.finditer(source)]
+            found += [m.span(1 if m.start(1) >= 0 else 2) for m in _MACRO_TRAILING.finditer(source)]
         return [(a, b, b, b) for a, b in sorted(found) if _declaration_level(root, a, b)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
@@ -188,6 +199,9 @@ class CRules(Rules):
             name = node.child_by_field_name("name")
             if name is None or node.child_by_field_name("body") is None:
                 return []
+            if name.type == "qualified_identifier":  # `struct Outer::Inner { ... }`
+                qualifier, leaf, leaf_node = _split_qualified(name)
+                return [Def(_TYPES[t], leaf, leaf_node, qualifier=qualifier)]
             return [Def(_TYPES[t], name_text(name), name)]
         if t == "type_definition":
             return [Def("type_alias", text(n), n, scope=False)

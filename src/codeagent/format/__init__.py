@@ -40,8 +40,10 @@ EXTRACTOR_VERSION history:
   8: C++: a `.h` holding C++ (Linguist's markers: `namespace x`, `class X`, `template <`,
      `std::`, access labels...) is parsed with the C++ grammar (its language stays `c`);
      upper-case specifier macros (`FMT_CONSTEXPR Name(...) : init {}`) are blanked in a tree
-     with errors; conversion operators (`operator bool`) are methods; a specialization
-     `struct is_x<char>` is named `is_x`.
+     with errors, and so are annotation macros after a declarator (`void Lock() LOCK_FN() {`);
+     conversion operators (`operator bool`) are methods; a specialization `struct is_x<char>`
+     is named `is_x`; `struct Outer::Inner {` is `Inner` in `Outer`. Functions returning a
+     reference (`T& f()`, `Status& Status::operator=`) are definitions (they were missed).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-// Specifier macros (`LIB_CONSTEXPR`, `LIB_INLINE`) before constructors and methods, conversion
-// operators and template specializations, as a header-only C++ library writes them.
+// Specifier macros (`LIB_CONSTEXPR`, `LIB_INLINE`) before constructors and methods, annotation
+// macros after them, conversion operators and template specializations, as C++ libraries
+// write them.
 #include <cstddef>
 
 #define LIB_CONSTEXPR constexpr
@@ -28,6 +29,16 @@ template <typename T> class span_buffer {
   explicit operator bool() const noexcept { return size_ != 0; }
   operator const T*() const { return data_; }
   LIB_CONSTEXPR void clear() { size_ = 0; }
+};
+
+class LIB_LOCKABLE guarded {
+ public:
+  void lock() LIB_ACQUIRE() { ++held_; }
+  void unlock() LIB_RELEASE() { --held_; }
+  int held() const LIB_REQUIRES(this) { return held_; }
+
+ private:
+  int held_ LIB_GUARDED_BY(this);
 };
 
 template <typename T> LIB_CONSTEXPR auto first(const span_buffer<T>& b) -> const T* {
