@@ -58,6 +58,7 @@ CTAGS_LANGS = {"go": "Go", "rust": "Rust", "java": "Java", "kotlin": "Kotlin", "
 TSCONFIG = {"compilerOptions": {"allowJs": True, "checkJs": False, "noEmit": True, "skipLibCheck": True,
                                 "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022"},
             "include": ["**/*"], "exclude": ["node_modules", "dist", ".codeagent"]}
+_PHP_ANONYMOUS = re.compile(r"AnonymousClass[0-9a-f]{8,}")  # ctags' name for `new class {...}`
 _CALL_AFTER = re.compile(rb"\s*(<[^()]*?>)?\s*\(")
 _SCIP_NAME = re.compile(r"(`[^`]*`|[^/#.()\[\]`!:\s]+)(\([^)]*\))?([#.!]|\(\)\.)?$")
 
@@ -274,7 +275,7 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
         except ValueError:
             continue
         if tag.get("_type") != "tag" or tag.get("kind") in CTAGS_SKIP or "line" not in tag \
-                or tag["name"].startswith(("<", "__anon")):  # lambdas, anonymous types
+                or tag["name"].startswith(("<", "__anon")) or _PHP_ANONYMOUS.fullmatch(tag["name"]):  # lambdas, anonymous types
             continue
         if any(part in ("vendor", "node_modules") for part in tag["path"].split("/")) \
                 or (repo / tag["path"]).is_symlink():  # ctags follows links; an index stores them as links

@@ -44,6 +44,7 @@ EXTRACTOR_VERSION history:
      conversion operators (`operator bool`) are methods; a specialization `struct is_x<char>`
      is named `is_x`; `struct Outer::Inner {` is `Inner` in `Outer`. Functions returning a
      reference (`T& f()`, `Status& Status::operator=`) are definitions (they were missed).
+     PHP: `define('NAME', value)` is a constant.
 """
 
 from __future__ import annotations
