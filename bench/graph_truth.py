@@ -297,6 +297,12 @@ def _spaceless(name: str) -> str:
     return "".join(name.split())
 
 
+def edge_counts(edges: list[tuple]) -> dict:
+    """Call edges by confidence: what a language without a precise indexer here can show."""
+    exact = {(sp, sl, dp, dl) for sp, sl, dp, dl, _, c in edges if c == "exact"}
+    return {"exact_edges": len(exact), "name_edges": len({(sp, sl, dp, dl) for sp, sl, dp, dl, _, _ in edges} - exact)}
+
+
 def measure_ctags(defs: set[tuple[str, str, int]], symbols: list[tuple]) -> tuple[dict, list]:
     ours = {(p, _spaceless(n), ln) for p, n, _, ln, _ in symbols}
     missed = [d for d in defs if not any((d[0], _spaceless(d[1]), d[2] + k) in ours for k in (-1, 0, 1))]
@@ -360,7 +366,7 @@ def _ratio(a: int, b: int) -> str:
 
 
 def _row(label: str, lang: str, m: dict) -> list[object]:
-    return [label, lang, m["defs"], _ratio(m["def_found"], m["defs"]),
+    return [label, lang, m.get("defs", "-"), _ratio(m["def_found"], m["defs"]) if "defs" in m else "-",
             f"{_ratio(m['right'], m['judged'])} ({m['judged']})" if "judged" in m else "-",
             _ratio(m["exact_hit"], m["calls"]) if "calls" in m else "-",
             _ratio(m["all_hit"], m["calls"]) if "calls" in m else "-",
@@ -385,12 +391,13 @@ def main() -> None:
         if name != SELF and not (args.mirrors / name / "repo").exists():
             print(f"skip {name}: no mirror", file=sys.stderr)
             continue
-        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed:
-            print(f"skip {name}: this universal-ctags has no {CTAGS_LANGS[indexer]} parser, "
-                  "so no definition source", file=sys.stderr)
-            continue
         repo = checkout(name, args.mirrors, args.workdir)
         symbols, edges = our_graph(repo)
+        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed:
+            print(f"{name}: this universal-ctags has no {CTAGS_LANGS[indexer]} parser, so no definition "
+                  "source: call edge counts only", file=sys.stderr)
+            rows.append(_row(name, indexer, edge_counts(edges)))
+            continue
         if (name, indexer) in SCIP_REPOS:
             docs = read_scip(run_scip(bin_dir, repo, indexer))
             truth = scip_truth(repo, docs, indexer)
@@ -400,6 +407,7 @@ def main() -> None:
         else:
             defs = ctags_defs(repo, indexer)
             m, missed = measure_ctags(defs, symbols)
+            m.update(edge_counts(edges))
             lang = indexer
             missed = sorted(missed)
         rows.append(_row(name, lang, m))
