@@ -108,6 +108,25 @@ _NOT_DECLARATION_LEVEL = frozenset({
 })
 
 
+# A directive inside a brace or argument list (`#include "table.h"` or `#define X(n) ...,`
+# among an array's elements): the grammar has no place for it there, and the error swallows
+# the rest of the file's definitions. Blanked in a tree with errors, continuation lines too.
+_LIST_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:include|define|undef)\b(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
+_LISTS = frozenset({"initializer_list", "argument_list", "enumerator_list"})
+_NOT_LISTS = frozenset({"compound_statement", "field_declaration_list", "declaration_list", "translation_unit"})
+
+
+def _in_list(root: Node, start: int, end: int) -> bool:
+    node = root.descendant_for_byte_range(start, end)
+    if node is not None and node.type == "ERROR":  # a directive the grammar could not place
+        return True
+    while node is not None and node.type not in _NOT_LISTS:
+        if node.type in _LISTS:
+            return True
+        node = node.parent
+    return False
+
+
 def _declaration_level(root: Node, start: int, end: int) -> bool:
     node = root.descendant_for_byte_range(start, end)
     while node is not None:
@@ -191,7 +210,10 @@ class CRules(Rules):
         if self.cpp and root.has_error:
             found += [m.span(1) for m in _MACRO_SPECIFIERS.finditer(source)]
             found += [m.span(1 if m.start(1) >= 0 else 2) for m in _MACRO_TRAILING.finditer(source)]
-        return [(a, b, b, b) for a, b in sorted(found) if _declaration_level(root, a, b)]
+        found = [(a, b) for a, b in found if _declaration_level(root, a, b)]
+        if root.has_error:
+            found += [m.span() for m in _LIST_DIRECTIVE.finditer(source) if _in_list(root, *m.span())]
+        return [(a, b, b, b) for a, b in sorted(found)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type

@@ -44,7 +44,9 @@ EXTRACTOR_VERSION history:
      conversion operators (`operator bool`) are methods; a specialization `struct is_x<char>`
      is named `is_x`; `struct Outer::Inner {` is `Inner` in `Outer`. Functions returning a
      reference (`T& f()`, `Status& Status::operator=`) are definitions (they were missed).
-     PHP: `define('NAME', value)` is a constant.
+     C/C++: in a tree with errors, `#include`/`#define`/`#undef` lines inside a brace or
+     argument list (an array of entries built with macros) are blanked: the error they caused
+     swallowed the definitions after the list. PHP: `define('NAME', value)` is a constant.
 """
 
 from __future__ import annotations
