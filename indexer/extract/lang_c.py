@@ -200,8 +200,9 @@ class CRules(Rules):
         self.cpp = cpp
 
     def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
-        """Declaration-level macros the grammar misreads (`BEGIN_NAMESPACE` lines, `class
-        EXPORT_API Name`), to blank."""
+        """Macros the grammar misreads, to blank: declaration-level ones (`BEGIN_NAMESPACE`
+        lines, `class EXPORT_API Name`); in a tree with errors also C++ specifier and
+        annotation macros around a declarator, and directives inside a brace list."""
         source = SOURCE.get()
         if source is None:
             return []
