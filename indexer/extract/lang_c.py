@@ -70,16 +70,28 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
 
 
 # C++ in a file named as C (`.h`): the markers of GitHub Linguist's `.h` heuristic, none of
-# which is valid C outside comments and strings.
-_CPP_MARKERS = re.compile(
-    rb"^[ \t]*(?:template[ \t]*<|(?:class|(?:using[ \t]+)?namespace)[ \t]+\w+|(?:private|public|protected):[ \t]*\r?$"
+# which is valid C outside comments and strings. Found from a literal word (bytes.find), then
+# matched at its line's start or where it stands: one regex over the file costs ~10x more.
+_CPP_WORDS = (b"template", b"class", b"namespace", b"private", b"public", b"protected", b"include",
+              b"std::", b"__has_cpp_attribute", b"__cplusplus")
+_CPP_LINE = re.compile(
+    rb"[ \t]*(?:template[ \t]*<|(?:class|(?:using[ \t]+)?namespace)[ \t]+\w+|(?:private|public|protected):[ \t]*\r?$"
     rb"|#[ \t]*include[ \t]*<(?:cstdint|cstddef|string|vector|map|list|array|memory|utility|atomic|mutex"
-    rb"|unordered_map|unordered_set|(?:i|o|io)stream)>)|\bstd::\w|__has_cpp_attribute|__cplusplus[ \t]*>", re.M)
+    rb"|unordered_map|unordered_set|(?:i|o|io)stream)>)", re.M)
+_CPP_AT = re.compile(rb"std::\w|__has_cpp_attribute|__cplusplus[ \t]*>")
 
 
 def grammar_of(source: bytes, language: str) -> str:
     """The grammar to parse `source` with: C++'s for a `.h` (named as C) that holds C++."""
-    return "cpp" if language == "c" and _CPP_MARKERS.search(source) else language
+    if language != "c":
+        return language
+    for word in _CPP_WORDS:
+        at = source.find(word)
+        while at >= 0:
+            if _CPP_AT.match(source, at) or _CPP_LINE.match(source, source.rfind(b"\n", 0, at) + 1):
+                return "cpp"
+            at = source.find(word, at + len(word))
+    return language
 
 
 # A line that is nothing but an upper-case macro (`BEGIN_NAMESPACE`, `NAMESPACE_BEGIN(detail)`,
@@ -111,18 +123,25 @@ _NOT_DECLARATION_LEVEL = frozenset({
 # A directive inside a brace or argument list (`#include "table.h"` or `#define X(n) ...,`
 # among an array's elements): the grammar has no place for it there, and the error swallows
 # the rest of the file's definitions. Blanked in a tree with errors, continuation lines too.
-_LIST_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:include|define|undef)\b(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
+_LIST_DIRECTIVE = re.compile(rb"#[ \t]*(?:include|define|undef)\b(?:[^\n]*\\\r?\n)*[^\n]*")  # literal first: fast
 _LISTS = frozenset({"initializer_list", "argument_list", "enumerator_list"})
 _NOT_LISTS = frozenset({"compound_statement", "field_declaration_list", "declaration_list", "translation_unit"})
 
 
-def _in_list(root: Node, start: int, end: int) -> bool:
+def _in_list(root: Node, start: int, end: int, opened: dict[tuple[int, int], int]) -> bool:
+    """The bytes start..end are inside a list, or inside an error that opened one (`= {`);
+    `opened` caches where each error node's first `= {` is (-1: none)."""
     node = root.descendant_for_byte_range(start, end)
-    if node is not None and node.type == "ERROR":  # a directive the grammar could not place
-        return True
     while node is not None and node.type not in _NOT_LISTS:
         if node.type in _LISTS:
             return True
+        if node.type == "ERROR":
+            key = (node.start_byte, node.end_byte)
+            if key not in opened:
+                opened[key] = next((c.start_byte for c in node.children if c.type == "{" and c.prev_sibling
+                                    is not None and c.prev_sibling.type == "="), -1)
+            if 0 <= opened[key] < start:
+                return True
         node = node.parent
     return False
 
@@ -213,7 +232,10 @@ class CRules(Rules):
             found += [m.span(1 if m.start(1) >= 0 else 2) for m in _MACRO_TRAILING.finditer(source)]
         found = [(a, b) for a, b in found if _declaration_level(root, a, b)]
         if root.has_error:
-            found += [m.span() for m in _LIST_DIRECTIVE.finditer(source) if _in_list(root, *m.span())]
+            opened: dict[tuple[int, int], int] = {}
+            found += [m.span() for m in _LIST_DIRECTIVE.finditer(source)
+                      if not source[source.rfind(b"\n", 0, m.start()) + 1:m.start()].strip()
+                      and _in_list(root, *m.span(), opened)]
         return [(a, b, b, b) for a, b in sorted(found)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
