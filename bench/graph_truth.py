@@ -45,17 +45,20 @@ CTAGS_REPOS = [("go-chi+chi", "go"), ("spf13+cobra", "go"), ("clap-rs+clap", "ru
                ("hyperium+hyper", "rust"), ("FasterXML+jackson-core", "java"),
                ("square+retrofit", "java"), ("square+okhttp", "kotlin"), ("jqlang+jq", "c"),
                ("serilog+serilog", "csharp"), ("AutoMapper+AutoMapper", "csharp"),
-               ("sinatra+sinatra", "ruby"), ("Alamofire+Alamofire", "swift")]
+               ("sinatra+sinatra", "ruby"), ("guzzle+guzzle", "php"), ("slimphp+Slim", "php"),
+               ("fmtlib+fmt", "cpp"), ("google+leveldb", "cpp"), ("Alamofire+Alamofire", "swift"),
+               ("SwiftyJSON+SwiftyJSON", "swift")]
 # ctags kinds that are not definitions codeagent means to index (locals, parameters, imports...)
 CTAGS_SKIP = {"local", "parameter", "label", "import", "include", "package", "packageName",
               "namespace", "alias", "externvar", "prototype", "header", "macroparam", "module",
               "anonMember", "enumerator", "member", "field", "variable", "constant", "property",
               "unknown", "using", "heredoc", "accessor"}
 CTAGS_LANGS = {"go": "Go", "rust": "Rust", "java": "Java", "kotlin": "Kotlin", "c": "C",
-               "csharp": "C#", "ruby": "Ruby", "swift": "Swift"}
+               "csharp": "C#", "ruby": "Ruby", "php": "PHP", "cpp": "C++", "swift": "Swift"}
 TSCONFIG = {"compilerOptions": {"allowJs": True, "checkJs": False, "noEmit": True, "skipLibCheck": True,
                                 "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022"},
             "include": ["**/*"], "exclude": ["node_modules", "dist", ".codeagent"]}
+_PHP_ANONYMOUS = re.compile(r"AnonymousClass[0-9a-f]{8,}")  # ctags' name for `new class {...}`
 _CALL_AFTER = re.compile(rb"\s*(<[^()]*?>)?\s*\(")
 _SCIP_NAME = re.compile(r"(`[^`]*`|[^/#.()\[\]`!:\s]+)(\([^)]*\))?([#.!]|\(\)\.)?$")
 
@@ -272,7 +275,7 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
         except ValueError:
             continue
         if tag.get("_type") != "tag" or tag.get("kind") in CTAGS_SKIP or "line" not in tag \
-                or tag["name"].startswith(("<", "__anon")):  # lambdas, anonymous types
+                or tag["name"].startswith(("<", "__anon")) or _PHP_ANONYMOUS.fullmatch(tag["name"]):  # lambdas, anonymous types
             continue
         if any(part in ("vendor", "node_modules") for part in tag["path"].split("/")) \
                 or (repo / tag["path"]).is_symlink():  # ctags follows links; an index stores them as links
@@ -283,9 +286,26 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
     return out
 
 
+def ctags_languages() -> set[str]:
+    """The languages this universal-ctags parses (Debian bookworm's 5.9 has no Swift)."""
+    proc = subprocess.run(["ctags", "--list-languages"], capture_output=True, text=True)
+    return {line.split()[0] for line in proc.stdout.splitlines() if line.strip() and "[disabled]" not in line}
+
+
+def _spaceless(name: str) -> str:
+    """`operator ==` (ctags) and `operator==` (as written) are one name."""
+    return "".join(name.split())
+
+
+def edge_counts(edges: list[tuple]) -> dict:
+    """Call edges by confidence: what a language without a precise indexer here can show."""
+    exact = {(sp, sl, dp, dl) for sp, sl, dp, dl, _, c in edges if c == "exact"}
+    return {"exact_edges": len(exact), "name_edges": len({(sp, sl, dp, dl) for sp, sl, dp, dl, _, _ in edges} - exact)}
+
+
 def measure_ctags(defs: set[tuple[str, str, int]], symbols: list[tuple]) -> tuple[dict, list]:
-    ours = {(p, n, ln) for p, n, _, ln, _ in symbols}
-    missed = [d for d in defs if not any((d[0], d[1], d[2] + k) in ours for k in (-1, 0, 1))]
+    ours = {(p, _spaceless(n), ln) for p, n, _, ln, _ in symbols}
+    missed = [d for d in defs if not any((d[0], _spaceless(d[1]), d[2] + k) in ours for k in (-1, 0, 1))]
     return {"defs": len(defs), "def_found": len(defs) - len(missed)}, missed
 
 
@@ -346,7 +366,7 @@ def _ratio(a: int, b: int) -> str:
 
 
 def _row(label: str, lang: str, m: dict) -> list[object]:
-    return [label, lang, m["defs"], _ratio(m["def_found"], m["defs"]),
+    return [label, lang, m.get("defs", "-"), _ratio(m["def_found"], m["defs"]) if "defs" in m else "-",
             f"{_ratio(m['right'], m['judged'])} ({m['judged']})" if "judged" in m else "-",
             _ratio(m["exact_hit"], m["calls"]) if "calls" in m else "-",
             _ratio(m["all_hit"], m["calls"]) if "calls" in m else "-",
@@ -363,16 +383,21 @@ def main() -> None:
     args = ap.parse_args()
     only = {s for s in args.only.split(",") if s}
     args.workdir.mkdir(parents=True, exist_ok=True)
-    bin_dir = install_tools(args.tools)
+    wanted = [(n, i) for n, i in SCIP_REPOS + CTAGS_REPOS if not only or n in only]
+    bin_dir = install_tools(args.tools) if any(r in SCIP_REPOS for r in wanted) else None
+    parsed = ctags_languages()
     rows, per_lang = [], defaultdict(lambda: defaultdict(int))
-    for name, indexer in SCIP_REPOS + CTAGS_REPOS:
-        if only and name not in only:
-            continue
+    for name, indexer in wanted:
         if name != SELF and not (args.mirrors / name / "repo").exists():
             print(f"skip {name}: no mirror", file=sys.stderr)
             continue
         repo = checkout(name, args.mirrors, args.workdir)
         symbols, edges = our_graph(repo)
+        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed:
+            print(f"{name}: this universal-ctags has no {CTAGS_LANGS[indexer]} parser, so no definition "
+                  "source: call edge counts only", file=sys.stderr)
+            rows.append(_row(name, indexer, edge_counts(edges)))
+            continue
         if (name, indexer) in SCIP_REPOS:
             docs = read_scip(run_scip(bin_dir, repo, indexer))
             truth = scip_truth(repo, docs, indexer)
@@ -382,6 +407,7 @@ def main() -> None:
         else:
             defs = ctags_defs(repo, indexer)
             m, missed = measure_ctags(defs, symbols)
+            m.update(edge_counts(edges))
             lang = indexer
             missed = sorted(missed)
         rows.append(_row(name, lang, m))

@@ -24,6 +24,9 @@ _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type",
 _ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
     "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
 # Receiver types no repository defines: a method call on one is not name-matched either.
+# Languages whose files see each other's types without an import or a module name (a Swift
+# module is its target's directory, which the index does not know).
+SHARED_NAMESPACE = ("swift",)
 BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
                  "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
                  "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
@@ -431,16 +434,22 @@ _INHERIT_FILTER = "kind IN ('inherit', 'implement')"
 # own exact edges resolve that name to; the method is looked up in it and its ancestors.
 _TYPED = f"""
 CREATE OR REPLACE TEMP TABLE g_rtypes AS
-SELECT * FROM (
-    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id, s.fq_key
+SELECT path, tname, type_id, fq_key FROM (
+    SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id, s.fq_key, 0 AS far
     FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
     WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
       AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '')
     UNION  -- a type of the same file (Ruby's `Foo.new` names no type otherwise)
-    SELECT r.path, r.rtype, s.symbol_id, s.fq_key FROM (SELECT DISTINCT path, rtype FROM g_refs) r
+    SELECT r.path, r.rtype, s.symbol_id, s.fq_key, 0 FROM (SELECT DISTINCT path, rtype FROM g_refs) r
     JOIN symbol_names s ON s.path = r.path AND s.qkey = {target_key('r.rtype')} AND s.kind IN {_in(CLASS_KINDS)}
-    WHERE r.rtype <> '' AND s.kind NOT IN ('impl', 'extension'))
-QUALIFY count(*) OVER (PARTITION BY path, tname) = 1;  -- a name two classes share says nothing
+    WHERE r.rtype <> '' AND s.kind NOT IN ('impl', 'extension')
+    UNION  -- else, where a language's files share one namespace unimported, a type of any file
+    SELECT r.path, r.rtype, s.symbol_id, s.fq_key, 1
+    FROM (SELECT DISTINCT path, rtype FROM g_refs WHERE rtype <> '' AND language IN {_in(SHARED_NAMESPACE)}) r
+    JOIN symbol_names s ON s.qkey = {target_key('r.rtype')} AND s.language IN {_in(SHARED_NAMESPACE)}
+        AND s.kind IN {_in(CLASS_KINDS)} AND s.kind NOT IN ('impl', 'extension'))
+QUALIFY rank() OVER (PARTITION BY path, tname ORDER BY far) = 1
+    AND count(*) OVER (PARTITION BY path, tname, far) = 1;  -- a name two classes share says nothing
 -- the type and the blocks that add members to it under its name (Rust `impl S`, Swift `extension S`)
 CREATE OR REPLACE TEMP TABLE g_rholders AS
 SELECT path, tname, type_id AS cls FROM g_rtypes

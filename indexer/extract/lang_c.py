@@ -13,7 +13,7 @@ _WRAPPING_DECLARATORS = frozenset({
     "init_declarator", "parenthesized_declarator", "attributed_declarator",
 })
 _NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "destructor_name",
-                    "operator_name", "type_identifier"})
+                    "operator_name", "type_identifier", "operator_cast"})
 _TYPES = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union",
           "enum_specifier": "enum"}
 _SCOPES = frozenset({"translation_unit", "declaration_list", "field_declaration_list",
@@ -26,8 +26,34 @@ def declarator_name(node: Node | None) -> tuple[Node | None, bool]:
     is_function = False
     while node is not None and node.type in _WRAPPING_DECLARATORS:
         is_function = is_function or node.type == "function_declarator"
-        node = node.child_by_field_name("declarator")
+        if node.type == "reference_declarator":  # C++'s `T& f()`: its declarator has no field name
+            node = node.named_children[-1] if node.named_children else None
+        else:
+            node = node.child_by_field_name("declarator")
+    if node is not None and (node.type == "operator_cast" or node.type == "qualified_identifier"
+                             and _leaf(node).type == "operator_cast"):
+        is_function = True
     return (node, is_function) if node is not None and node.type in _NAMES else (None, is_function)
+
+
+def _leaf(name: Node) -> Node:
+    while name.type == "qualified_identifier" and name.child_by_field_name("name") is not None:
+        name = name.child_by_field_name("name")
+    return name
+
+
+def name_text(name: Node) -> str:
+    """A definition's name as written: `operator bool` for a conversion operator (its node
+    also holds the parameters), `is_code_unit` for the specialization `is_code_unit<char>`."""
+    if name.type == "operator_cast":
+        declarator = name.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "abstract_function_declarator":
+            declarator = declarator.child_by_field_name("declarator")  # `operator T*()`: keep the `*`
+        end = declarator.start_byte if declarator is not None else name.end_byte
+        return " ".join(node_bytes(name)[:end - name.start_byte].decode("utf-8", "replace").split())
+    if name.type == "template_type" and name.child_by_field_name("name") is not None:
+        return text(name.child_by_field_name("name"))
+    return text(name)
 
 
 def _split_qualified(name: Node) -> tuple[str, str, Node]:
@@ -40,7 +66,32 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
         if inner is None:
             break
         name = inner
-    return ".".join(p for p in scopes if p), text(name), name
+    return ".".join(p for p in scopes if p), name_text(name), name
+
+
+# C++ in a file named as C (`.h`): the markers of GitHub Linguist's `.h` heuristic, none of
+# which is valid C outside comments and strings. Found from a literal word (bytes.find), then
+# matched at its line's start or where it stands: one regex over the file costs ~10x more.
+_CPP_WORDS = (b"template", b"class", b"namespace", b"private", b"public", b"protected", b"include",
+              b"std::", b"__has_cpp_attribute", b"__cplusplus")
+_CPP_LINE = re.compile(
+    rb"[ \t]*(?:template[ \t]*<|(?:class|(?:using[ \t]+)?namespace)[ \t]+\w+|(?:private|public|protected):[ \t]*\r?$"
+    rb"|#[ \t]*include[ \t]*<(?:cstdint|cstddef|string|vector|map|list|array|memory|utility|atomic|mutex"
+    rb"|unordered_map|unordered_set|(?:i|o|io)stream)>)", re.M)
+_CPP_AT = re.compile(rb"std::\w|__has_cpp_attribute|__cplusplus[ \t]*>")
+
+
+def grammar_of(source: bytes, language: str) -> str:
+    """The grammar to parse `source` with: C++'s for a `.h` (named as C) that holds C++."""
+    if language != "c":
+        return language
+    for word in _CPP_WORDS:
+        at = source.find(word)
+        while at >= 0:
+            if _CPP_AT.match(source, at) or _CPP_LINE.match(source, source.rfind(b"\n", 0, at) + 1):
+                return "cpp"
+            at = source.find(word, at + len(word))
+    return language
 
 
 # A line that is nothing but an upper-case macro (`BEGIN_NAMESPACE`, `NAMESPACE_BEGIN(detail)`,
@@ -48,12 +99,51 @@ def _split_qualified(name: Node) -> tuple[str, str, Node]:
 _MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*[A-Z0-9][ \t]*(?:\([^()\n]*\))?)[ \t]*(?://[^\n]*)?\r?$", re.M)
 # `class EXPORT_API Name {`: an upper-case macro between the keyword and the name.
 _MACRO_NAMED = re.compile(rb"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+[A-Za-z_]\w*\s*(?:[:{]|final\b)")
+# `FMT_CONSTEXPR buffer(...) : ...`, `constexpr FMT_INLINE value(...)`: upper-case macros with an
+# underscore standing as specifiers before a declaration (a constructor's initializer list, or
+# a return type after them, derails the C++ grammar). Blanked only in a tree with errors.
+_MACRO_SPECIFIERS = re.compile(
+    rb"(?:^[ \t]*|(?:\b(?:constexpr|inline|static|explicit|virtual|friend|extern)|>)[ \t]+)"
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_~])", re.M)
+# `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`: an upper-case annotation macro after a declarator's
+# parameters (thread-safety and deprecation attributes). Blanked only in a tree with errors.
+_MACRO_TRAILING = re.compile(
+    rb"\)[ \t]*(?:(?:const|noexcept|override|final)[ \t]*)*"
+    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?)(?=\s*[{;:=])"
+    # `int count_ GUARDED_BY(mu_);`: the same after a field's name
+    rb"|\b[A-Za-z_]\w*[ \t]+([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n]*\))(?=[ \t]*;)")
 # Where a macro line is code, not a declaration-level macro (a body, a list, a directive...).
 _NOT_DECLARATION_LEVEL = frozenset({
     "compound_statement", "enumerator_list", "initializer_list", "argument_list", "parameter_list",
     "preproc_def", "preproc_function_def", "preproc_call", "preproc_arg", "comment", "string_literal",
     "raw_string_literal", "char_literal", "template_argument_list", "condition_clause",
 })
+
+
+# A directive inside a brace or argument list (`#include "table.h"` or `#define X(n) ...,`
+# among an array's elements): the grammar has no place for it there, and the error swallows
+# the rest of the file's definitions. Blanked in a tree with errors, continuation lines too.
+_LIST_DIRECTIVE = re.compile(rb"#[ \t]*(?:include|define|undef)\b(?:[^\n]*\\\r?\n)*[^\n]*")  # literal first: fast
+_LISTS = frozenset({"initializer_list", "argument_list", "enumerator_list"})
+_NOT_LISTS = frozenset({"compound_statement", "field_declaration_list", "declaration_list", "translation_unit"})
+
+
+def _in_list(root: Node, start: int, end: int, opened: dict[tuple[int, int], int]) -> bool:
+    """The bytes start..end are inside a list, or inside an error that opened one (`= {`);
+    `opened` caches where each error node's first `= {` is (-1: none)."""
+    node = root.descendant_for_byte_range(start, end)
+    while node is not None and node.type not in _NOT_LISTS:
+        if node.type in _LISTS:
+            return True
+        if node.type == "ERROR":
+            key = (node.start_byte, node.end_byte)
+            if key not in opened:
+                opened[key] = next((c.start_byte for c in node.children if c.type == "{" and c.prev_sibling
+                                    is not None and c.prev_sibling.type == "="), -1)
+            if 0 <= opened[key] < start:
+                return True
+        node = node.parent
+    return False
 
 
 def _declaration_level(root: Node, start: int, end: int) -> bool:
@@ -125,15 +215,28 @@ class CRules(Rules):
     type_refs = frozenset({"type_identifier"})
     span_wrappers = frozenset({"template_declaration"})
 
+    def __init__(self, cpp: bool = False) -> None:
+        self.cpp = cpp
+
     def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
-        """Declaration-level macros the grammar misreads (`BEGIN_NAMESPACE` lines, `class
-        EXPORT_API Name`), to blank."""
+        """Macros the grammar misreads, to blank: declaration-level ones (`BEGIN_NAMESPACE`
+        lines, `class EXPORT_API Name`); in a tree with errors also C++ specifier and
+        annotation macros around a declarator, and directives inside a brace list."""
         source = SOURCE.get()
         if source is None:
             return []
         found = [m.span(1) for m in _MACRO_NAMED.finditer(source)]
         found += [m.span(1) for m in _MACRO_LINE.finditer(source)]
-        return [(a, b, b, b) for a, b in sorted(found) if _declaration_level(root, a, b)]
+        if self.cpp and root.has_error:
+            found += [m.span(1) for m in _MACRO_SPECIFIERS.finditer(source)]
+            found += [m.span(1 if m.start(1) >= 0 else 2) for m in _MACRO_TRAILING.finditer(source)]
+        found = [(a, b) for a, b in found if _declaration_level(root, a, b)]
+        if root.has_error:
+            opened: dict[tuple[int, int], int] = {}
+            found += [m.span() for m in _LIST_DIRECTIVE.finditer(source)
+                      if not source[source.rfind(b"\n", 0, m.start()) + 1:m.start()].strip()
+                      and _in_list(root, *m.span(), opened)]
+        return [(a, b, b, b) for a, b in sorted(found)]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type
@@ -141,7 +244,10 @@ class CRules(Rules):
             name = node.child_by_field_name("name")
             if name is None or node.child_by_field_name("body") is None:
                 return []
-            return [Def(_TYPES[t], text(name), name)]
+            if name.type == "qualified_identifier":  # `struct Outer::Inner { ... }`
+                qualifier, leaf, leaf_node = _split_qualified(name)
+                return [Def(_TYPES[t], leaf, leaf_node, qualifier=qualifier)]
+            return [Def(_TYPES[t], name_text(name), name)]
         if t == "type_definition":
             return [Def("type_alias", text(n), n, scope=False)
                     for n, _ in map(declarator_name, node.children_by_field_name("declarator")) if n is not None]
@@ -284,4 +390,4 @@ class CRules(Rules):
         return super().references(node)
 
 
-RULES = {"c": CRules(), "cpp": CRules()}
+RULES = {"c": CRules(), "cpp": CRules(cpp=True)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from .rules import Def, Ref, Rules, callee_name, one_line, text
@@ -22,6 +24,19 @@ def _descendants(node: Node) -> list[Node]:
         out.append(n)
         stack.extend(reversed(n.named_children))
     return out
+
+
+_CONSTANT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _define(node: Node) -> Def | None:
+    """`define('NAME', value)`: a global constant named by a string literal."""
+    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if fn is None or args is None or text(fn).lstrip("\\").lower() != "define" or not args.named_children:
+        return None
+    literal = next((c for c in args.named_children[0].named_children if c.type in ("string", "encapsed_string")), None)
+    name = text(literal)[1:-1] if literal is not None else ""
+    return Def("constant", name, literal, scope=False) if _CONSTANT_NAME.fullmatch(name) else None
 
 
 class PhpRules(Rules):
@@ -57,6 +72,8 @@ class PhpRules(Rules):
             single = holder is not None and sum(c.type == t for c in holder.named_children) == 1
             return Def(_ELEMENTS[t], text(name).lstrip("$"), name, scope=False,
                        span_node=holder if single else None)
+        if t == "function_call_expression":
+            return _define(node)
         d = super().definition(node, parent_kind)
         if d is not None and d.kind == "method" and d.name == "__construct":
             return Def("constructor", d.name, d.name_node)

@@ -117,6 +117,7 @@ def _unwrap_item_macros(tree: Tree, source: bytes, language: str, rules: Rules) 
 
 def extract_tree(source: bytes, language: str) -> Extraction | None:
     """Definitions, references and syntax-aware chunks of `source`, or None without a grammar."""
+    language = lang_c.grammar_of(source, language)
     tree = parse(source, language)
     if tree is None:
         return None

@@ -37,7 +37,7 @@ DOCS = {
 
 
 def _samples() -> list[tuple[str, bytes]]:
-    out = [(p.parent.name, p.read_bytes()) for p in sorted(GOLDEN.glob("*/sample.*"))]
+    out = [(p.parent.name.split(".")[0], p.read_bytes()) for p in sorted(GOLDEN.glob("*/sample.*"))]
     out += [({"md": "markdown", "rst": "rst", "txt": "text"}[n.rsplit(".", 1)[1]], t.encode())
             for n, t in DOCS.items()]
     return out

@@ -624,6 +624,32 @@ def test_typed_receivers_of_same_file_types(git_repo) -> None:
     }, sorted(calls)
 
 
+def test_swift_receivers_typed_by_other_files_types(git_repo, tmp_path) -> None:
+    """Swift files of a module see each other's types unimported: a receiver typed by a type
+    of another file resolves exact into it, when one type in the repository has the name;
+    adding a second type of that name makes the call a name match again, as a fresh build."""
+    git_repo.write_many({
+        "Sources/App/Db.swift": "class Db {}\nextension Db { func close() {} }\n",
+        "Sources/App/Other.swift": "class Other { func close() {} }\nstruct Cache { func close() {} }\n",
+        "Sources/App/Screen.swift": ("class Screen {\n    let db: Db\n    init(db: Db) { self.db = db }\n"
+                                     "    func show(c: Cache) {\n        db.close()\n        c.close()\n"
+                                     "        let x = Db()\n        x.close()\n    }\n}\n"),
+    })
+    git_repo.commit("types in other files")
+    _, db = _build(git_repo)
+    calls = {e[1:] for e in _edges(db, "calls") if e[4].endswith("close")}
+    assert calls == {("exact", "Screen.show", "Db.close", "db.close"), ("exact", "Screen.show", "Db.close", "x.close"),
+                     ("exact", "Screen.show", "Cache.close", "c.close")}, sorted(calls)
+    git_repo.write("Sources/Tests/Fake.swift", "class Cache { func close() {} }\n")
+    sha = git_repo.commit("a second Cache")
+    _, incremental = _build(git_repo)
+    fresh = build(BuildOptions(repo=git_repo.path, rev=sha, store_dir=tmp_path / "fresh", jobs=1))
+    fresh_db = Store(tmp_path / "fresh").assembled_dir(fresh.manifest_id) / fmt.DUCKDB_FILE
+    assert _edges(incremental) == _edges(fresh_db)
+    calls = {e[1:] for e in _edges(incremental, "calls") if e[4] == "c.close"}
+    assert calls and {c[0] for c in calls} == {"name"}, sorted(calls)
+
+
 def test_python_module_level_call_sees_definitions_before_it(git_repo) -> None:
     """Module-level code runs top-down: a call there resolves to the definition before it, a
     call inside a function (run later) to every definition of the name."""

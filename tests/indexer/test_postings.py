@@ -125,6 +125,7 @@ GOLDEN = Path(__file__).parent / "golden"
 @pytest.mark.parametrize("language", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
 def test_postings_equal_tokenising_each_document(language: str) -> None:
     source = next(p for p in (GOLDEN / language).iterdir() if p.name.startswith("sample.")).read_bytes()
+    language = language.split(".")[0]
     for variant in (source, source[: len(source) // 2], "é_x1y 2ab ".encode() + source):
         variant = variant.decode("utf-8", "ignore").encode()
         ex = extract(variant, language)

@@ -17,7 +17,7 @@ from codeagent.indexer.shard import body_hash, encode_shard, shard_table, stable
 from codeagent.types import Extraction, Reference, Span, Symbol
 
 GOLDEN = Path(__file__).parent / "golden"
-SAMPLES = [(p.parent.name, p.read_bytes()) for p in sorted(GOLDEN.glob("*/sample.*"))]
+SAMPLES = [(p.parent.name.split(".")[0], p.read_bytes()) for p in sorted(GOLDEN.glob("*/sample.*"))]
 
 
 def _expected(source: bytes, language: str, ex: Extraction) -> dict[str, list[dict]]:

@@ -37,12 +37,22 @@ EXTRACTOR_VERSION history:
      declaration-level macros blanked and parsed again (`BEGIN_NAMESPACE` lines, `class
      EXPORT_API Name`); functions that error recovery flattened into an ERROR node (an
      `#ifdef` splitting braces) are definitions.
+  8: C++: a `.h` holding C++ (Linguist's markers: `namespace x`, `class X`, `template <`,
+     `std::`, access labels...) is parsed with the C++ grammar (its language stays `c`);
+     upper-case specifier macros (`FMT_CONSTEXPR Name(...) : init {}`) are blanked in a tree
+     with errors, and so are annotation macros after a declarator (`void Lock() LOCK_FN() {`);
+     conversion operators (`operator bool`) are methods; a specialization `struct is_x<char>`
+     is named `is_x`; `struct Outer::Inner {` is `Inner` in `Outer`. Functions returning a
+     reference (`T& f()`, `Status& Status::operator=`) are definitions (they were missed).
+     C/C++: in a tree with errors, `#include`/`#define`/`#undef` lines inside a brace or
+     argument list (an array of entries built with macros) are blanked: the error they caused
+     swallowed the definitions after the list. PHP: `define('NAME', value)` is a constant.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "7"
+EXTRACTOR_VERSION = "8"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401

@@ -84,3 +84,34 @@ ring_ratio
 }
 
 int ring_after(void) { return 1; }
+
+#define RING_OPS RING_OP(pop) RING_OP(peek)
+static const struct ring_entry ring_table[] = {
+#include "ring_ops.def"
+  RING_ENTRY(ring_push, "push", 1),
+#define RING_OP(name) RING_ENTRY(ring_ ## name, "_" #name, 2),
+RING_OPS
+#undef RING_OP
+  RING_ENTRY(ring_free, "free", 1),
+  RING_ENTRY(ring_size, "size", 1),
+  RING_ENTRY(ring_size, "length", 1),
+  RING_ENTRY(ring_clear, "clear", 1),
+};
+#undef RING_OPS
+
+// The ring's last element and a copy of it, or the empty ring.
+static ring_t ring_last(ring_t r) {
+  ring_t last = ring_at(r, ring_count(r) - 1);
+  ring_t copy = RING_PAIR(ring_clone(last),
+                          ring_wrap(ring_nil()),
+                          last);
+  return RING_PAIR(copy,
+                   ring_at(r, 0),
+                   RING_PAIR(ring_wrap(last), copy));
+}
+
+struct ring_slot { const char *name; ring_t value; };
+static ring_t ring_slots(ring_t r) {
+  ring_t slots = ring_empty();
+  return ring_join(slots, r);
+}

@@ -56,6 +56,17 @@ using ShapeList = std::vector<std::unique_ptr<Shape>>;
 
 enum class Colour { Red, Green, Blue };
 
+struct Circle::Cache {
+  double area;
+};
+
+const std::string& label(const Shape& s) { return s.name(); }
+
+Circle& Circle::operator=(const Circle& other) {
+  r_ = other.r_;
+  return *this;
+}
+
 }  // namespace geo
 
 GEO_BEGIN_NAMESPACE

@@ -62,3 +62,10 @@ function format_amount(int $cents, Currency $currency = Currency::Euro): string
 {
     return number_format($cents / 100, 2) . ' ' . $currency->value;
 }
+
+define('BILLING_VERSION', '2.1');
+
+if (!\defined('BILLING_DEBUG')) {
+    \define('BILLING_DEBUG', false);
+}
+define($computed, 1);
