@@ -180,10 +180,28 @@ def merge_sorted(base, keep: np.ndarray, new, base_key: Key, new_key: Key):
     source[new_at] = base.num_rows + np.arange(n)
     both = pa.concat_tables([base.replace_schema_metadata(None), new.replace_schema_metadata(None)],
                             promote_options="permissive")
-    merged = arrays._kernels().call_function("take", [both, arrays._kernels().from_numpy(source)])
     old_to_new = np.full(base.num_rows, -1, dtype=np.int64)
     old_to_new[kept] = kept_at
-    return merged.combine_chunks(), old_to_new, new_at
+    return gather(both, source), old_to_new, new_at
+
+
+_MAX_RUNS = 4096
+
+
+def gather(table, source: np.ndarray):
+    """`table`'s rows `source` as one table of single-chunk columns: copied as runs of
+    consecutive rows (a merge keeps long runs of the base; ~5x cheaper than a take), or
+    taken one by one when there are many runs."""
+    import pyarrow as pa
+
+    breaks = np.flatnonzero(np.diff(source) != 1) + 1
+    if len(breaks) >= _MAX_RUNS:
+        k = arrays._kernels()
+        return k.call_function("take", [table, k.from_numpy(source)]).combine_chunks()
+    starts = [0, *breaks.tolist()]
+    ends = [*breaks.tolist(), len(source)]
+    pieces = [table.slice(int(source[a]), b - a) for a, b in zip(starts, ends) if b > a]
+    return pa.concat_tables(pieces or [table.slice(0, 0)]).combine_chunks()
 
 
 def _merge_index(base, new, old_to_new: np.ndarray, new_at: np.ndarray):
