@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..format import resident as arrays
-from ..format.overlay import restricted_view_sql
+from ..format.overlay import BASE_DB, restricted_view_sql
 from ..format.resident import StringColumn, whole
 from .index import IndexView, _Vanished, check_resident, sql_literals
 
@@ -61,6 +61,8 @@ MERGES = {
 def overlay_arrays(view: IndexView, structure: str, sql: str) -> dict | None:
     """The structure's parts for overlay `view`, from its base's mapped arrays; None when it
     has none to start from (no merge for the structure, or the base wrote no arrays)."""
+    if structure == "names":
+        return overlay_names(view) if view.base_id is not None else None
     layers = overlay_layers(view, structure, sql)
     return None if layers is None else merge_parts(*layers[:2], MERGES[structure], layers[2])
 
@@ -220,3 +222,55 @@ def _merge_index(base, new, old_to_new: np.ndarray, new_at: np.ndarray):
     merged, _, _ = merge_sorted(base, keep, new, lambda i: (base_keys[i], int(base_moved[i])),
                                 lambda j: (new_keys[j], int(new_rows[j])))
     return merged
+
+
+# ---- names: derived from the distinct names, not from the paths' rows ------------------------
+_BASE_NAMES_SQL = f"SELECT DISTINCT name FROM {BASE_DB}.main.symbols WHERE name IS NOT NULL"
+
+
+def overlay_names(view: IndexView) -> dict | None:
+    """The `names` structure (format/resident.name_arrays) of overlay `view`: its base's pairs
+    without those no name of the overlay's manifest makes any more, and with those only its
+    names make. A pair names a lower-cased name, so only the pairs of the lower-cased names
+    that gained or lost a written form can change."""
+    try:
+        check_resident(view, "names", view.base_id)
+    except _Vanished:
+        return None
+    base = arrays.map_arrays(view.path.parent, "names")
+    if base is None:
+        return None
+    old = {r[0] for r in view.sql(_BASE_NAMES_SQL)}
+    now = {r[0] for r in view.sql(arrays.NAMES_SQL)}
+    changed = {n.lower() for n in old ^ now}
+    if not changed:
+        return base
+    before = {n for n in old if n.lower() in changed}
+    after = {n for n in now if n.lower() in changed}
+    return {"subtokens": _repaired(base["subtokens"], arrays.subtoken_table(before),
+                                   arrays.subtoken_table(after)),
+            "trigrams": _repaired(base["trigrams"], arrays.trigram_table({n.lower() for n in before}),
+                                  arrays.trigram_table({n.lower() for n in after}))}
+
+
+def _repaired(table, before, after):
+    """A sorted (key, name) pair table with the pairs of `before` not in `after` removed and
+    those of `after` not in `before` added (both pair tables)."""
+    import pyarrow as pa
+
+    old = set(zip(before.column("key").to_pylist(), before.column("name").to_pylist()))
+    new = set(zip(after.column("key").to_pylist(), after.column("name").to_pylist()))
+    keys, names = StringColumn(table.column("key")), StringColumn(table.column("name"))
+
+    def pair(i: int) -> tuple:
+        return keys[i], names[i]
+    pairs = _Kept(np.arange(table.num_rows), pair)
+    keep = np.ones(table.num_rows, dtype=bool)
+    for gone in old - new:
+        i = bisect.bisect_left(pairs, gone)
+        if i < len(pairs) and pairs[i] == gone:
+            keep[i] = False
+    added = sorted(new - old)
+    added_table = pa.table({"key": pa.array([k for k, _ in added], pa.string()),
+                            "name": pa.array([n for _, n in added], pa.string())})
+    return merge_sorted(table, keep, added_table, pair, added.__getitem__)[0]

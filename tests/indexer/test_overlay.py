@@ -116,8 +116,8 @@ def _resident_parts_agree(view) -> None:
     """Each resident structure an overlay merges from its base's arrays holds exactly the
     arrays built from its merged views (what a full assembly of its manifest writes)."""
     sqls = {"symbols": load_sql(view), "refs": resident.REFS_SQL, "edges": resident.EDGES_SQL,
-            "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL}
-    assert set(sqls) == set(MERGES)
+            "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL, "names": resident.NAMES_SQL}
+    assert set(sqls) == set(MERGES) | {"names"}
     for structure, sql in sqls.items():
         merged = overlay_arrays(view, structure, sql)
         built = resident.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
