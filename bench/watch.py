@@ -152,6 +152,7 @@ def breakdown(edited_at: float, seconds: float, build: dict) -> dict[str, float]
     phases = build.get("phases") or {}
     return {"to build start": start - edited_at, "build": build["seconds"],
             "build: assemble": phases.get("assemble", float("nan")),
+            "build: CPU seconds": build.get("cpu") or float("nan"),
             "build done -> answer": edited_at + seconds - build["at"]}
 
 

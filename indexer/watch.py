@@ -127,7 +127,7 @@ def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEven
     """Build the work tree in a child process of `builder`; its result as a build_done or
     build_failed event. A Ctrl-C (or any error here) kills the child before it propagates."""
     started = time.monotonic()
-    code, out, err = builder.run(build_args(root, store_dir))
+    code, out, err, cpu = builder.run(build_args(root, store_dir))
     seconds = round(time.monotonic() - started, 3)
     try:
         body = json.loads(out)
@@ -137,7 +137,7 @@ def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEven
     if code != 0 or "error" in body:
         return {"event": "build_failed", "seconds": seconds, "exit_code": code,
                 "error": body.get("error", {"message": "build failed"})}
-    return {"event": "build_done", "seconds": seconds, "at": round(time.time(), 3),
+    return {"event": "build_done", "seconds": seconds, "at": round(time.time(), 3), "cpu": cpu,
             "phases": body.get("phases"), "changed": body["changed"],
             "ref": body["ref"], "manifest_id": body["manifest_id"],
             "files_total": body["files_total"], "files_parsed": body["files_parsed"]}

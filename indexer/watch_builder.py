@@ -10,7 +10,7 @@ from a process that has them imported already, so each build is still a process 
 
 Protocol, one JSON object a line: the watcher writes {"argv": [...]} (a `codeagent` command
 line) to the builder's stdin; the builder answers on its stdout with {"exit": code, "out":
-stdout text, "err": stderr text} once the child has exited. The builder leads a process group
+stdout text, "err": stderr text, "cpu": the child's CPU seconds} once the child has exited. The builder leads a process group
 of its own (its children with it), so the watcher stops a running build by killing that
 group; it exits when its stdin closes.
 """
@@ -41,16 +41,16 @@ class Builder:
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
 
-    def run(self, argv: list[str]) -> tuple[int, str, str]:
-        """(exit code, stdout, stderr) of `codeagent <argv>` run in a child of the builder.
-        Any exception here (a Ctrl-C) kills the builder and its children first."""
+    def run(self, argv: list[str]) -> tuple[int, str, str, float | None]:
+        """(exit code, stdout, stderr, CPU seconds) of `codeagent <argv>` run in a child of
+        the builder. Any exception here (a Ctrl-C) kills the builder and its children first."""
         try:
             return self._run(argv)
         except BaseException:
             self.stop(kill=True)
             raise
 
-    def _run(self, argv: list[str]) -> tuple[int, str, str]:
+    def _run(self, argv: list[str]) -> tuple[int, str, str, float | None]:
         for attempt in range(2):
             proc = self._started()
             try:
@@ -61,9 +61,9 @@ class Builder:
                 line = ""
             if line:
                 reply = json.loads(line)
-                return int(reply["exit"]), reply["out"], reply["err"]
+                return int(reply["exit"]), reply["out"], reply["err"], reply.get("cpu")
             self.stop(kill=True)  # it died: start another once, then say so
-        return 1, "", "the watcher's build process stopped unexpectedly"
+        return 1, "", "the watcher's build process stopped unexpectedly", None
 
     def _started(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
@@ -106,13 +106,14 @@ def run_forked(argv: list[str]) -> dict:
         pid = os.fork()
         if pid == 0:
             _child(argv, out.fileno(), err.fileno())
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         texts = []
         for f in (out, err):
             f.seek(0)
             texts.append(f.read().decode("utf-8", "replace"))
-    return {"exit": code, "out": texts[0], "err": texts[1]}
+    return {"exit": code, "out": texts[0], "err": texts[1],
+            "cpu": round(usage.ru_utime + usage.ru_stime, 3)}
 
 
 def _child(argv: list[str], out: int, err: int) -> None:

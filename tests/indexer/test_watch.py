@@ -213,19 +213,19 @@ def test_builds_are_processes_forked_by_one_builder(git_repo):
     git_repo.commit("init")
     builder = Builder()
     try:
-        code, out, _ = builder.run(build_args(git_repo.path, None))
-        assert code == 0 and json.loads(out)["files_total"] == 1
+        code, out, _, cpu = builder.run(build_args(git_repo.path, None))
+        assert code == 0 and json.loads(out)["files_total"] == 1 and cpu > 0
         pid = builder.proc.pid
         git_repo.write("b.py", "def forked_build():\n    pass\n")
-        code, out, _ = builder.run(build_args(git_repo.path, None))
+        code, out, _, _ = builder.run(build_args(git_repo.path, None))
         assert code == 0 and json.loads(out)["files_parsed"] == 1 and builder.proc.pid == pid
         assert _symbols(git_repo.path, "forked_build") == ["b.py"]
-        code, out, err = builder.run(["build", str(git_repo.path / "missing"), "--json"])
+        code, out, _, _ = builder.run(["build", str(git_repo.path / "missing"), "--json"])
         assert code != 0 and "error" in json.loads(out) and builder.proc.pid == pid
         os.kill(pid, signal.SIGKILL)
         builder.proc.wait()
         git_repo.write("c.py", "def after_restart():\n    pass\n")
-        code, out, _ = builder.run(build_args(git_repo.path, None))
+        code, out, _, _ = builder.run(build_args(git_repo.path, None))
         assert code == 0 and builder.proc.pid != pid
         assert _symbols(git_repo.path, "after_restart") == ["c.py"]
     finally:
