@@ -11,7 +11,7 @@ Prints, in one run:
     corpus scale;
   - edit -> searchable: a client's search_symbols finds a function written into a file, p50 /
     p95 over --edits edits (the debounce, the build's process and the server's swap to the new
-    manifest included; target p95 <= 1.0 s);
+    manifest included; target p95 <= 1.0 s), and where that time went (`breakdown`);
   - bytes written per edit by the watcher and its builds (the watcher's /proc io counts the
     builds it reaped) and by the server (target: <= 1 MB plus the new shard);
   - a branch switch rewriting --switch-files files: seconds until a symbol only that branch
@@ -50,6 +50,18 @@ def children(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         out += [int(c) for c in (task / "children").read_text().split()]
     return out
+
+
+def written_below(pid: int) -> int:
+    """Bytes written by `pid` and every live process below it (each one's count includes the
+    children it reaped: the watcher's builder and the builds it forked)."""
+    total = io_of(pid)["write_bytes"]
+    for child in children(pid):
+        try:
+            total += written_below(child)
+        except OSError:  # exited meanwhile: counted by its parent once reaped
+            pass
+    return total
 
 
 def run_build_measured(python: str, repo: Path, *extra: str) -> tuple[float, int, float]:
@@ -121,6 +133,29 @@ async def _until_found(client, name: str, started: float) -> float:
     return time.perf_counter() - started
 
 
+async def last_build(client) -> dict:
+    """The watcher's last build_done event, as the server's index resource reports it."""
+    import json
+
+    body = json.loads((await client.read_resource("codeagent://index")).contents[0].text)
+    return body.get("last_build") or {}
+
+
+def breakdown(edited_at: float, seconds: float, build: dict) -> dict[str, float]:
+    """Where one edit's seconds went, from the build_done event's wall-clock end (`at`) and
+    its length: edit -> build started (the file event, the debounce, the filter), the build
+    (the child's start, its phases), build done -> the client's answer (the event reaching
+    the server, its swap to the new manifest, the first request on it, the client's poll)."""
+    if "at" not in build:  # a watcher that does not say when its builds ended
+        return {}
+    start = build["at"] - build["seconds"]
+    phases = build.get("phases") or {}
+    return {"to build start": start - edited_at, "build": build["seconds"],
+            "build: assemble": phases.get("assemble", float("nan")),
+            "build: CPU seconds": build.get("cpu") or float("nan"),
+            "build done -> answer": edited_at + seconds - build["at"]}
+
+
 def builds_logged(repo: Path) -> int:
     log = repo / ".codeagent" / "logs" / "builds.jsonl"
     return len(log.read_text().splitlines()) if log.exists() else 0
@@ -146,18 +181,19 @@ async def watched(python: str, repo: Path, edits: int, switch_files: int) -> dic
             await anyio.sleep(0.1)
         await anyio.sleep(1.0)
         watcher = children(server)[0]
-        before = (io_of(watcher)["write_bytes"], io_of(server)["write_bytes"], builds_logged(repo))
-        latencies = []
+        before = (written_below(watcher), io_of(server)["write_bytes"], builds_logged(repo))
+        latencies, parts = [], []
         for i, rel in enumerate(targets(repo, edits)):
             name = f"watch_probe_{i}_{me}"
-            started = time.perf_counter()
+            edited_at, started = time.time(), time.perf_counter()
             edit(repo, rel, name)
             latencies.append(await _until_found(client, name, started))
+            parts.append(breakdown(edited_at, latencies[-1], await last_build(client)))
             await anyio.sleep(0.3)  # an agent reads the answer before its next edit
         await settle(client)
-        after = (io_of(watcher)["write_bytes"], io_of(server)["write_bytes"], builds_logged(repo))
+        after = (written_below(watcher), io_of(server)["write_bytes"], builds_logged(repo))
         switch = await branch_switch(client, repo, switch_files)
-    return {"latencies": latencies, "watcher_written": after[0] - before[0],
+    return {"latencies": latencies, "parts": parts, "watcher_written": after[0] - before[0],
             "server_written": after[1] - before[1], "builds": after[2] - before[2], "switch": switch}
 
 
@@ -202,11 +238,20 @@ async def branch_switch(client, repo: Path, n: int) -> dict:
     return {"files": len(files), "seconds": seconds, "builds": done}
 
 
+def _by_part(parts: list[dict[str, float]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for p in parts:
+        for k, v in p.items():
+            out.setdefault(k, []).append(v)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edits", type=int, default=50)
     ap.add_argument("--current-edits", type=int, default=5,
-                    help="one-file edits built by a fresh `codeagent build`, per path and scale")
+                    help="one-file edits built by a fresh `codeagent build`, per path and scale "
+                         "(0: none, only the watch figures)")
     ap.add_argument("--scales", default="1", help="corpus scales of the one-file builds, e.g. 1,3")
     ap.add_argument("--switch-files", type=int, default=2000)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-watch")
@@ -222,7 +267,7 @@ def main() -> None:
     print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
-    for scale in (int(x) for x in args.scales.split(",")):
+    for scale in (int(x) for x in args.scales.split(",") if args.current_edits):
         if scale == 1:
             rows += build_rows(1, one_file_builds(python, repo, args.current_edits))
             continue
@@ -238,6 +283,9 @@ def main() -> None:
     print_table(["path", "what", "figure"], rows + [
         ["serve --watch", f"edit -> searchable p50 / p95 over {n}",
          f"{percentile(lat, 50):.2f} / {percentile(lat, 95):.2f} s"],
+        *[["serve --watch", f"  {part} p50 / p95",
+           f"{percentile(values, 50):.2f} / {percentile(values, 95):.2f} s"]
+          for part, values in _by_part(got["parts"]).items()],
         ["serve --watch", "builds for the edits", str(got["builds"])],
         ["serve --watch", "watcher + builds: bytes written per edit",
          f"{got['watcher_written'] / max(n, 1) / mb:.1f} MB"],

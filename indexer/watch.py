@@ -5,7 +5,8 @@ a batch ends once the tree has been quiet for `quiet_ms` (at most `max_wait_ms` 
 first change). Paths that cannot change the work-tree index are dropped first: the store,
 git's internals (except HEAD: a branch switch), files `.codeagentignore` or `[tool.codeagent]`
 exclude, and untracked files `.gitignore` ignores. Each remaining batch runs `codeagent
-build` as a child process, so the watcher holds no index open and writes nothing itself.
+build` as a child process (forked by the builder, watch_builder.py, which has the build's
+libraries imported already), so the watcher holds no index open and writes nothing itself.
 Changes that arrive while a build runs form the next batch: a branch switch rewriting
 thousands of files is one or two builds, never one per file.
 
@@ -25,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import sources
-from ..cli import child_command
 from ..errors import CodeagentError, NotARepository
 from ..repo_config import RULE_FILES
+from .watch_builder import Builder
 
 DEFAULT_QUIET_MS = 100
 DEFAULT_MAX_WAIT_MS = 2000
@@ -116,35 +117,28 @@ class ChangeFilter:
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
 
-def build_command(root: Path, store_dir: Path | None) -> tuple[list[str], str]:
-    """(argv, cwd) of one incremental work-tree build's child process (JSON on stdout)."""
+def build_args(root: Path, store_dir: Path | None) -> list[str]:
+    """The `codeagent` arguments of one incremental work-tree build (JSON on stdout)."""
     store = ["--store", str(store_dir)] if store_dir else []
-    return child_command("build", str(root), "--worktree", "--json", "--wait", "60", *store)
+    return ["build", str(root), "--worktree", "--json", "--wait", "60", *store]
 
 
-def run_build(root: Path, store_dir: Path | None) -> WatchEvent:
-    """Build the work tree in a child process; its result as a build_done or build_failed
-    event. A Ctrl-C (or any error here) kills the child before it propagates."""
+def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEvent:
+    """Build the work tree in a child process of `builder`; its result as a build_done or
+    build_failed event. A Ctrl-C (or any error here) kills the child before it propagates."""
     started = time.monotonic()
-    argv, cwd = build_command(root, store_dir)
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
-        out, err = proc.communicate()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
+    code, out, err, cpu = builder.run(build_args(root, store_dir))
     seconds = round(time.monotonic() - started, 3)
     try:
         body = json.loads(out)
     except ValueError:
-        lines = err.decode("utf-8", "replace").strip().splitlines()
+        lines = err.strip().splitlines()
         body = {"error": {"code": "internal_error", "message": lines[-1] if lines else "build failed"}}
-    if proc.returncode != 0 or "error" in body:
-        return {"event": "build_failed", "seconds": seconds, "exit_code": proc.returncode,
+    if code != 0 or "error" in body:
+        return {"event": "build_failed", "seconds": seconds, "exit_code": code,
                 "error": body.get("error", {"message": "build failed"})}
-    return {"event": "build_done", "seconds": seconds, "changed": body["changed"],
+    return {"event": "build_done", "seconds": seconds, "at": round(time.time(), 3), "cpu": cpu,
+            "phases": body.get("phases"), "changed": body["changed"],
             "ref": body["ref"], "manifest_id": body["manifest_id"],
             "files_total": body["files_total"], "files_parsed": body["files_parsed"]}
 
@@ -170,6 +164,15 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
     batches = fs_watch(changes_filter.root, watch_filter=changes_filter.quick, debounce=opts.max_wait_ms,
                        step=opts.quiet_ms, stop_event=opts.stop, raise_interrupt=True,
                        rust_timeout=500, yield_on_timeout=True)
+    builder = Builder()
+    try:
+        _follow(opts, emit, batches, changes_filter, root, store_arg, builder)
+    finally:
+        builder.stop()
+
+
+def _follow(opts: WatchOptions, emit: Emit, batches: Iterator[set], changes_filter: ChangeFilter,
+            root: Path, store_arg: Path | None, builder: Builder) -> None:
     catch_up, last_build_ns, started = opts.initial_build, 0, False
     for batch in _watched(batches):
         if not started:
@@ -184,7 +187,7 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
             emit({"event": "changes", "count": len(paths), "sample": paths[:3]})
         emit({"event": "build_started", "changes": len(paths)})
         last_build_ns = time.time_ns()
-        emit(run_build(root, store_arg))
+        emit(run_build(root, store_arg, builder))
 
 
 def _watched(batches: Iterator[set]) -> Iterator[set]:

@@ -254,9 +254,10 @@ def _check_assembly(store: Store, manifest_id: str, directory: Path,
         _verified.add(key)
 
 
-def check_resident(view: "IndexView", structure: str) -> None:
-    """Re-hash the view's resident `structure` files (format/resident.py) before they are mapped."""
-    _check_assembly(view.store, view.manifest_id, view.path.parent, structure)
+def check_resident(view: "IndexView", structure: str, manifest_id: str | None = None) -> None:
+    """Re-hash the resident `structure` files (format/resident.py) of the view's assembly (or
+    of `manifest_id`'s: an overlay's base, `view.path.parent`) before they are mapped."""
+    _check_assembly(view.store, manifest_id or view.manifest_id, view.path.parent, structure)
 
 
 def open_index(repo: Path | None = None, store_dir: Path | None = None,

@@ -19,6 +19,7 @@ import threading
 
 from ..format.resident import TEXTS_SQL, StringColumn
 from .index import IndexView, thread_cursor
+from .overlay_arrays import overlay_layers
 from .symbol_table import resident, structure_arrays
 
 _LOAD_SQL = "SELECT path, language, status, line_count, text FROM files"
@@ -84,7 +85,26 @@ class ResidentTexts:
         return self.texts[i] if i < len(self.paths) and self.paths[i] == path else None
 
 
-def resident_texts(view: IndexView) -> ResidentTexts:
-    """The view's file texts by path, mapped (or built from SQL) on first use."""
-    return resident(view, "resident_texts", resident_texts,
-                    lambda: ResidentTexts(structure_arrays(view, "texts", TEXTS_SQL)))
+class LayeredTexts:
+    """An overlay's file texts: a masked path's from the overlay's rows, any other's from its
+    base's mapped array (the base's 30 MB of text on the stdlib are not copied)."""
+
+    def __init__(self, base: ResidentTexts, changed: ResidentTexts, masked: frozenset[str]) -> None:
+        self.base, self.changed, self.masked = base, changed, masked
+
+    def get(self, path: str) -> str | None:
+        return (self.changed if path in self.masked else self.base).get(path)
+
+
+def resident_texts(view: IndexView) -> ResidentTexts | LayeredTexts:
+    """The view's file texts by path, mapped (layered on its base's for an overlay, or built
+    from SQL) on first use."""
+    return resident(view, "resident_texts", resident_texts, lambda: _texts(view))
+
+
+def _texts(view: IndexView) -> ResidentTexts | LayeredTexts:
+    layers = overlay_layers(view, "texts", TEXTS_SQL)
+    if layers is not None:
+        base, changed, masked = layers
+        return LayeredTexts(ResidentTexts(base), ResidentTexts(changed), masked)
+    return ResidentTexts(structure_arrays(view, "texts", TEXTS_SQL))

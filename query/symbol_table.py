@@ -26,6 +26,7 @@ from ..format import resident as arrays
 from ..format.resident import KeyIndex, StringColumn, whole
 from .index import IndexView, _Vanished, check_resident
 from .names import NameIndex, SymbolRow
+from .overlay_arrays import overlay_arrays
 from ..model import SymbolInfo
 
 _load_locks: dict[str, threading.Lock] = {}
@@ -57,10 +58,12 @@ def load_sql(view: IndexView) -> str:
 
 def structure_arrays(view: IndexView, structure: str, sql: str) -> dict:
     """A resident structure's parts: memory-mapped from the assembly when it wrote them
-    (format/resident.py), else built from `sql` (an older assembly, or an overlay: its
-    base's arrays hold rows the overlay replaces, so it reads its merged views)."""
+    (format/resident.py), merged from its base's when `view` is an overlay
+    (overlay_arrays.py), else built from `sql` (an older assembly)."""
     mapped = None
-    if view.base_id is None:
+    if view.base_id is not None:
+        mapped = overlay_arrays(view, structure, sql)
+    else:
         try:
             check_resident(view, structure)
         except _Vanished:  # pruned since the view opened: the database is still open, read it

@@ -17,7 +17,12 @@ from codeagent.format.overlay import MERGED_TABLES, OVERLAY_FILE, OVERLAY_MARKER
 from codeagent.indexer.assemble import overlay
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import verify_store
+from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
+from codeagent.query.index import IndexFollower
+from codeagent.query.memtext import resident_texts
+from codeagent.query.overlay_arrays import MERGES, overlay_arrays
+from codeagent.query.symbol_table import load_sql
 from codeagent.store import Store
 
 # Modules whose functions call each other by plain and imported names, so an edit in one file
@@ -103,6 +108,39 @@ def _kinds(store: Store) -> set[str]:
     return out
 
 
+def _plain(table) -> dict[str, list]:
+    """A table's columns as Python lists (dictionary-encoded ones decoded)."""
+    return {n: table.column(n).to_pylist() for n in table.column_names}
+
+
+def _resident_parts_agree(view) -> None:
+    """Each resident structure an overlay merges from its base's arrays holds exactly the
+    arrays built from its merged views (what a full assembly of its manifest writes)."""
+    sqls = {"symbols": load_sql(view), "refs": resident.REFS_SQL, "edges": resident.EDGES_SQL,
+            "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL, "names": resident.NAMES_SQL}
+    assert set(sqls) == set(MERGES) | {"names"}
+    for structure, sql in sqls.items():
+        merged = overlay_arrays(view, structure, sql)
+        built = resident.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
+        assert merged is not None and set(merged) == set(built)
+        for part in built:
+            assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs"
+    texts = dict(view.sql("SELECT path, text FROM files WHERE text IS NOT NULL"))
+    every = set(texts) | view.masked_paths("files") | {r[0] for r in view.sql("SELECT path FROM base.main.files")}
+    layered = resident_texts(view)
+    assert {p: layered.get(p) for p in every} == {p: texts.get(p) for p in every}
+
+
+def _follows(follower: IndexFollower, root: Path) -> None:
+    """A long-lived reader that followed every manifest so far answers as a one-shot reader
+    of the current one (its resident structures merged from the base's arrays)."""
+    with follower.view() as view, open_index(root) as fresh:
+        assert view.manifest_id == fresh.manifest_id
+        if view.base_id is not None:
+            _resident_parts_agree(view)
+        assert _answers(view) == _answers(fresh)
+
+
 def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]]) -> set[str]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
@@ -111,10 +149,16 @@ def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]]) ->
             _apply(root, ("write", path, content))
         build(BuildOptions(repo=root, jobs=1))
         kinds = set()
-        for edit in edits:
-            _apply(root, edit)
-            build(BuildOptions(repo=root, jobs=1))
-            kinds |= _kinds(Store(root / ".codeagent"))
+        follower = IndexFollower(root)
+        follower.warm_on_swap = False
+        try:
+            for edit in edits:
+                _apply(root, edit)
+                build(BuildOptions(repo=root, jobs=1))
+                kinds |= _kinds(Store(root / ".codeagent"))
+                _follows(follower, root)
+        finally:
+            follower.close()
         with open_index(root) as got, _clean(root, Path(tmp) / "clean") as want:
             # the same files and header; the ids differ when the work tree's manifest is a delta
             assert (load_manifest(got.store, got.manifest_id).to_dict()

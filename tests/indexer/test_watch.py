@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from codeagent.indexer.watch import ChangeFilter, describe
+from codeagent.indexer.watch import ChangeFilter, build_args, describe
+from codeagent.indexer.watch_builder import Builder
 from codeagent.query import find_symbols, open_index
 
 EVENT_TIMEOUT = 60.0
@@ -203,3 +204,30 @@ def test_a_branch_switch_is_one_build_that_changes_the_index(git_repo):
     finally:
         code, err = w.stop()
     assert code == 0, err
+
+
+def test_builds_are_processes_forked_by_one_builder(git_repo):
+    """Each build runs in a child of the builder (which has the libraries imported), with its
+    own output and exit code; the builder lives across builds and is started again if it died."""
+    git_repo.write("a.py", "def first():\n    pass\n")
+    git_repo.commit("init")
+    builder = Builder()
+    try:
+        code, out, _, cpu = builder.run(build_args(git_repo.path, None))
+        assert code == 0 and json.loads(out)["files_total"] == 1 and cpu > 0
+        pid = builder.proc.pid
+        git_repo.write("b.py", "def forked_build():\n    pass\n")
+        code, out, _, _ = builder.run(build_args(git_repo.path, None))
+        assert code == 0 and json.loads(out)["files_parsed"] == 1 and builder.proc.pid == pid
+        assert _symbols(git_repo.path, "forked_build") == ["b.py"]
+        code, out, _, _ = builder.run(["build", str(git_repo.path / "missing"), "--json"])
+        assert code != 0 and "error" in json.loads(out) and builder.proc.pid == pid
+        os.kill(pid, signal.SIGKILL)
+        builder.proc.wait()
+        git_repo.write("c.py", "def after_restart():\n    pass\n")
+        code, out, _, _ = builder.run(build_args(git_repo.path, None))
+        assert code == 0 and builder.proc.pid != pid
+        assert _symbols(git_repo.path, "after_restart") == ["c.py"]
+    finally:
+        builder.stop()
+    assert builder.proc is None

@@ -290,9 +290,8 @@ class _Server:
             run_child(conn, fds, request)
 
 
-def serve_forever(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> None:
-    """Run the daemon in this process until stopped, idle for `idle_timeout` seconds, or its
-    code changes on disk."""
+def preload() -> None:
+    """Import PRELOAD (and call its functions): what a command forked from here would load."""
     for name in PRELOAD:
         module, _, function = name.partition(":")
         try:
@@ -301,6 +300,12 @@ def serve_forever(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> None:
             continue
         if function:
             getattr(loaded, function)()
+
+
+def serve_forever(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> None:
+    """Run the daemon in this process until stopped, idle for `idle_timeout` seconds, or its
+    code changes on disk."""
+    preload()
     server = _Server(socket_path(), idle_timeout)
     sys.stderr.write(f"codeagent daemon {os.getpid()} listening on {server.path}\n")
     sys.stderr.flush()

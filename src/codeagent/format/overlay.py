@@ -76,6 +76,14 @@ def merged_views_sql(tables: tuple[str, ...] | None = None, base: str = BASE_DB,
     return "\n".join(out)
 
 
+def restricted_view_sql(schema: str, database: str, table: str, column: str, listed: str) -> str:
+    """The view `schema`.`table`: the rows of `database`'s merged `table` whose `column` is
+    one of `listed` (SQL literals). A reader's cursor with `schema` first on its search path
+    reads only those rows (query/overlay_arrays.py: the rows of an overlay's masked paths)."""
+    return (f"CREATE OR REPLACE VIEW {schema}.{table} AS SELECT * FROM {database}.main.{table} "
+            f"WHERE {column} IN ({listed})")
+
+
 def overlay_tables_sql() -> str:
     """The overlay file's tables: those of an assembly (no views) and the masks."""
     tables = [s.strip() + ";" for s in (TABLES_SQL + GRAPH_TABLES_SQL).split(";")

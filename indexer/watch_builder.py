@@ -1,0 +1,137 @@
+"""The watcher's builder: one process that imports what a build needs once, then forks a fresh
+child for each of the watcher's builds.
+
+A fresh `codeagent build` spends ~0.35 s of CPU importing (DuckDB, pyarrow, numpy,
+tree-sitter: `codeagent daemon`'s PRELOAD) before it reads a file, several seconds of wall
+time on a loaded machine; a watch build is usually a one-file change. The child is forked
+from a process that has them imported already, so each build is still a process of its own
+(its memory returned and its failures contained when it exits, its writes counted in
+/proc/<pid>/io of the builder that reaps it) and the watcher still holds no index open.
+
+Protocol, one JSON object a line: the watcher writes {"argv": [...]} (a `codeagent` command
+line) to the builder's stdin; the builder answers on its stdout with {"exit": code, "out":
+stdout text, "err": stderr text, "cpu": the child's CPU seconds} once the child has exited. The builder leads a process group
+of its own (its children with it), so the watcher stops a running build by killing that
+group; it exits when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from ..cli import child_command
+from ..daemon.run import flush, run_cli, wind_down
+from ..daemon.server import preload
+
+
+def builder_command() -> tuple[list[str], str]:
+    """(argv, cwd) of a builder process."""
+    argv, cwd = child_command()
+    return [argv[0], "-m", "codeagent.indexer.watch_builder"], cwd
+
+
+class Builder:
+    """The watcher's side: a builder process started on first use (and again if it died)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+
+    def run(self, argv: list[str]) -> tuple[int, str, str, float | None]:
+        """(exit code, stdout, stderr, CPU seconds) of `codeagent <argv>` run in a child of
+        the builder. Any exception here (a Ctrl-C) kills the builder and its children first."""
+        try:
+            return self._run(argv)
+        except BaseException:
+            self.stop(kill=True)
+            raise
+
+    def _run(self, argv: list[str]) -> tuple[int, str, str, float | None]:
+        for attempt in range(2):
+            proc = self._started()
+            try:
+                proc.stdin.write(json.dumps({"argv": argv}) + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError:
+                line = ""
+            if line:
+                reply = json.loads(line)
+                return int(reply["exit"]), reply["out"], reply["err"], reply.get("cpu")
+            self.stop(kill=True)  # it died: start another once, then say so
+        return 1, "", "the watcher's build process stopped unexpectedly", None
+
+    def _started(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            argv, cwd = builder_command()
+            self.proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True, start_new_session=True)
+        return self.proc
+
+    def stop(self, kill: bool = False) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if kill and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        proc.wait()
+        proc.stdout.close()
+
+
+def serve() -> None:
+    """The builder's loop (`python -m codeagent.indexer.watch_builder`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watcher stops builds, by killing the group
+    preload()
+    for line in sys.stdin:
+        reply = run_forked(json.loads(line)["argv"])
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+def run_forked(argv: list[str]) -> dict:
+    """Run `codeagent <argv>` in a forked child; its exit code and output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(argv, out.fileno(), err.fileno())
+        _, status, usage = os.wait4(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", "replace"))
+    return {"exit": code, "out": texts[0], "err": texts[1],
+            "cpu": round(usage.ru_utime + usage.ru_stime, 3)}
+
+
+def _child(argv: list[str], out: int, err: int) -> None:
+    """In the forked child: output to `out`/`err`, run the command, exit (never returns)."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        for fd, target in ((devnull, 0), (out, 1), (err, 2)):
+            os.dup2(fd, target)
+        os.close(devnull)
+        sys.argv = ["codeagent", *argv]
+        code = run_cli(argv, "codeagent")
+        wind_down()
+    finally:
+        flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,276 @@
+"""Resident structures of an overlay view: its base's memory-mapped arrays with the rows of the
+paths the overlay masks dropped and those paths' rows, read through the merged views, merged
+in. Building them from the merged views instead re-reads and re-sorts every row of the
+repository on each overlay (~0.7 s of CPU for the symbol table on the standard library, as
+much again for the edges); this costs a pass over the mapped columns plus work in the size
+of the change.
+
+The arrays are those a full assembly of the overlay's manifest writes, row for row:
+  - each structure's rows are ordered by a key whose leading part (`Merge.order`: the path,
+    or a term or a name, then the path) keeps each path's rows together, and a masked path's
+    rows all come from one side: the kept base rows keep their order, and each run of new
+    rows goes where a binary search over them puts it;
+  - a key index (format/resident.KeyIndex: keys sorted, then row numbers) keeps its kept
+    entries with their rows renumbered (which keeps their order) and takes the new rows'
+    entries the same way.
+A masked path's rows come from the structure's own SQL, run on a cursor whose search path
+puts views restricted to the masked paths before the merged ones.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..format import resident as arrays
+from ..format.overlay import BASE_DB, restricted_view_sql
+from ..format.resident import StringColumn, whole
+from .index import IndexView, _Vanished, check_resident, sql_literals
+
+Key = Callable[[int], tuple]
+
+
+@dataclass(frozen=True)
+class Merge:
+    """How one structure follows an overlay. `masks`: the tables whose masked paths change
+    its rows; `restrict`: table -> path column, the tables its SQL reads restricted to those
+    paths; `path`: its rows' path column; `order`: the columns its rows are sorted by first,
+    ending with `path` (`exact_first`: after a leading `confidence = 'exact' DESC`)."""
+    masks: tuple[str, ...]
+    restrict: dict[str, str]
+    path: str
+    order: tuple[str, ...]
+    exact_first: bool = False
+
+
+MERGES = {
+    # a symbol's symbol_names row (joined by symbol_id) carries the symbol's own path
+    "symbols": Merge(("symbols", "symbol_names"), {"symbols": "path", "symbol_names": "path"},
+                     "path", ("path",)),
+    "refs": Merge(("refs",), {"refs": "path"}, "path", ("key", "path")),
+    "edges": Merge(("edges",), {"edges": "src_path"}, "src_path", ("src_path",), exact_first=True),
+    "texts": Merge(("files",), {"files": "path"}, "path", ("path",)),
+    "postings": Merge(("term_postings", "docs"), {"term_postings": "path", "docs": "path"},
+                      "path", ("term", "path")),
+}
+
+
+def overlay_arrays(view: IndexView, structure: str, sql: str) -> dict | None:
+    """The structure's parts for overlay `view`, from its base's mapped arrays; None when it
+    has none to start from (no merge for the structure, or the base wrote no arrays)."""
+    if structure == "names":
+        return overlay_names(view) if view.base_id is not None else None
+    layers = overlay_layers(view, structure, sql)
+    return None if layers is None else merge_parts(*layers[:2], MERGES[structure], layers[2])
+
+
+def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dict, frozenset[str]] | None:
+    """(the base's mapped parts, the parts of the masked paths' rows, those paths) of overlay
+    `view`, for a structure read by path only (a look-up answers from the second when the
+    path is masked, else from the first: nothing is merged); None as `overlay_arrays`."""
+    merge = MERGES.get(structure)
+    if merge is None or view.base_id is None:
+        return None
+    try:
+        check_resident(view, structure, view.base_id)
+    except _Vanished:
+        return None
+    base = arrays.map_arrays(view.path.parent, structure)
+    if base is None:
+        return None
+    paths: frozenset[str] = frozenset().union(*(view.masked_paths(t) for t in merge.masks))
+    return base, arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql)), paths
+
+
+def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset[str], sql: str):
+    """`sql`'s rows (an Arrow table) over the merged views restricted to `paths`."""
+    schema = f"changed_{structure}"
+    listed = sql_literals(sorted(paths)) if paths else "NULL"
+    cur = view.con.cursor()
+    try:
+        db = cur.execute("SELECT current_database()").fetchone()[0]
+        cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        for table, column in merge.restrict.items():
+            cur.execute(restricted_view_sql(schema, db, table, column, listed))
+        cur.execute(f"SET search_path = '{schema},main'")
+        return cur.sql(sql).to_arrow_table()
+    finally:
+        cur.close()
+
+
+def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str]) -> dict:
+    """`base`'s parts without the rows of `paths`, with `new`'s (the same structure's parts
+    holding only those paths' rows) merged in."""
+    rows = base["rows"]
+    keep = ~path_rows(rows.column(merge.path), paths)
+    out = {}
+    out["rows"], old_to_new, new_at = merge_sorted(rows, keep, new["rows"], row_key(rows, merge),
+                                                   row_key(new["rows"], merge))
+    for part in base:
+        if part != "rows":
+            out[part] = _merge_index(base[part], new[part], old_to_new, new_at)
+    return out
+
+
+def path_rows(column, paths: frozenset[str]) -> np.ndarray:
+    """Which rows of a path column hold one of `paths` (a boolean array)."""
+    import pyarrow as pa
+
+    array = whole(column)
+    if not paths:
+        return np.zeros(len(array), dtype=bool)
+    if pa.types.is_dictionary(array.type):
+        codes = [i for i, v in enumerate(array.dictionary.to_pylist()) if v in paths]
+        indices = array.indices.fill_null(-1) if array.null_count else array.indices
+        return np.isin(indices.to_numpy(zero_copy_only=False), codes)
+    return np.fromiter((v in paths for v in StringColumn(array)), dtype=bool, count=len(array))
+
+
+def _last(value):
+    """A sort key of a nullable value: NULLs after every value (DuckDB's default order)."""
+    return (1, "") if value is None else (0, value)
+
+
+def row_key(rows, merge: Merge) -> Key:
+    """Row number -> the leading part of its sort key (`merge.order`)."""
+    columns = [StringColumn(rows.column(c)) for c in merge.order]
+    if not merge.exact_first:
+        return lambda i: tuple(_last(c[i]) for c in columns)
+    confidence = StringColumn(rows.column("confidence"))
+
+    def key(i: int) -> tuple:
+        c = confidence[i]
+        return (0 if c == "exact" else 1 if c is not None else 2, *(_last(col[i]) for col in columns))
+    return key
+
+
+class _Kept(Sequence):
+    """The keys of the kept rows, in order (what the binary search reads)."""
+
+    def __init__(self, kept: np.ndarray, key: Key) -> None:
+        self.kept, self.key = kept, key
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def __getitem__(self, i):
+        return self.key(int(self.kept[i]))
+
+
+def merge_sorted(base, keep: np.ndarray, new, base_key: Key, new_key: Key):
+    """The rows of `base` where `keep` and all of `new` (both sorted, no key of one equal to
+    a key of the other), as one sorted table; also the new row number of each base row (-1:
+    dropped) and of each row of `new`."""
+    import pyarrow as pa
+
+    kept = np.flatnonzero(keep)
+    n = new.num_rows
+    at = np.empty(n, dtype=np.int64)  # how many kept rows come before each new row
+    keys, lo, last = _Kept(kept, base_key), 0, None
+    for j in range(n):
+        k = new_key(j)
+        if k != last:
+            lo, last = bisect.bisect_left(keys, k, lo), k
+        at[j] = lo
+    new_at = at + np.arange(n)
+    kept_at = np.arange(len(kept)) + np.searchsorted(at, np.arange(len(kept)), side="right")
+    source = np.empty(len(kept) + n, dtype=np.int64)
+    source[kept_at] = kept
+    source[new_at] = base.num_rows + np.arange(n)
+    both = pa.concat_tables([base.replace_schema_metadata(None), new.replace_schema_metadata(None)],
+                            promote_options="permissive")
+    old_to_new = np.full(base.num_rows, -1, dtype=np.int64)
+    old_to_new[kept] = kept_at
+    return gather(both, source), old_to_new, new_at
+
+
+_MAX_RUNS = 4096
+
+
+def gather(table, source: np.ndarray):
+    """`table`'s rows `source` as one table of single-chunk columns: copied as runs of
+    consecutive rows (a merge keeps long runs of the base; ~5x cheaper than a take), or
+    taken one by one when there are many runs."""
+    import pyarrow as pa
+
+    breaks = np.flatnonzero(np.diff(source) != 1) + 1
+    if len(breaks) >= _MAX_RUNS:
+        k = arrays._kernels()
+        return k.call_function("take", [table, k.from_numpy(source)]).combine_chunks()
+    starts = [0, *breaks.tolist()]
+    ends = [*breaks.tolist(), len(source)]
+    pieces = [table.slice(int(source[a]), b - a) for a, b in zip(starts, ends) if b > a]
+    return pa.concat_tables(pieces or [table.slice(0, 0)]).combine_chunks()
+
+
+def _merge_index(base, new, old_to_new: np.ndarray, new_at: np.ndarray):
+    """A KeyIndex table (key, row) of the merged rows from the base's and the new rows'."""
+    import pyarrow as pa
+
+    k = arrays._kernels()
+    base_rows = whole(base.column("row")).to_numpy(zero_copy_only=False)
+    moved = old_to_new[base_rows]
+    keep = moved >= 0
+    base = pa.table({"key": whole(base.column("key")), "row": k.from_numpy(moved.astype(np.int32))})
+    new_rows = new_at[whole(new.column("row")).to_numpy(zero_copy_only=False)].astype(np.int32)
+    new = pa.table({"key": whole(new.column("key")), "row": k.from_numpy(new_rows)})
+    base_keys, base_moved = StringColumn(base.column("key")), moved
+    new_keys = StringColumn(new.column("key"))
+    merged, _, _ = merge_sorted(base, keep, new, lambda i: (base_keys[i], int(base_moved[i])),
+                                lambda j: (new_keys[j], int(new_rows[j])))
+    return merged
+
+
+# ---- names: derived from the distinct names, not from the paths' rows ------------------------
+_BASE_NAMES_SQL = f"SELECT DISTINCT name FROM {BASE_DB}.main.symbols WHERE name IS NOT NULL"
+
+
+def overlay_names(view: IndexView) -> dict | None:
+    """The `names` structure (format/resident.name_arrays) of overlay `view`: its base's pairs
+    without those no name of the overlay's manifest makes any more, and with those only its
+    names make. A pair names a lower-cased name, so only the pairs of the lower-cased names
+    that gained or lost a written form can change."""
+    try:
+        check_resident(view, "names", view.base_id)
+    except _Vanished:
+        return None
+    base = arrays.map_arrays(view.path.parent, "names")
+    if base is None:
+        return None
+    old = {r[0] for r in view.sql(_BASE_NAMES_SQL)}
+    now = {r[0] for r in view.sql(arrays.NAMES_SQL)}
+    changed = {n.lower() for n in old ^ now}
+    if not changed:
+        return base
+    before = {n for n in old if n.lower() in changed}
+    after = {n for n in now if n.lower() in changed}
+    return {"subtokens": _repaired(base["subtokens"], arrays.subtoken_table(before),
+                                   arrays.subtoken_table(after)),
+            "trigrams": _repaired(base["trigrams"], arrays.trigram_table({n.lower() for n in before}),
+                                  arrays.trigram_table({n.lower() for n in after}))}
+
+
+def _repaired(table, before, after):
+    """A sorted (key, name) pair table with the pairs of `before` not in `after` removed and
+    those of `after` not in `before` added (both pair tables)."""
+    import pyarrow as pa
+
+    old = set(zip(before.column("key").to_pylist(), before.column("name").to_pylist()))
+    new = set(zip(after.column("key").to_pylist(), after.column("name").to_pylist()))
+    keys, names = StringColumn(table.column("key")), StringColumn(table.column("name"))
+
+    def pair(i: int) -> tuple:
+        return keys[i], names[i]
+    pairs = _Kept(np.arange(table.num_rows), pair)
+    keep = np.ones(table.num_rows, dtype=bool)
+    for gone in old - new:
+        i = bisect.bisect_left(pairs, gone)
+        if i < len(pairs) and pairs[i] == gone:
+            keep[i] = False
+    added = sorted(new - old)
+    added_table = pa.table({"key": pa.array([k for k, _ in added], pa.string()),
+                            "name": pa.array([n for _, n in added], pa.string())})
+    return merge_sorted(table, keep, added_table, pair, added.__getitem__)[0]
