@@ -16,31 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import ENV, git, median, print_table, stdlib_repo  # noqa: E402
+from corpus import git, median, print_table, stdlib_repo  # noqa: E402
 from scale import scaled_repo  # noqa: E402
-
-
-def build(python: str, repo: Path, store: Path) -> tuple[float, int, float]:
-    """(wall seconds, bytes written, CPU seconds) of one `codeagent build` in a fresh process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([python, "-m", "codeagent", "build", str(repo), "--store", str(store), "--json"],
-                            env=ENV, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-    io = dict(r.split(": ") for r in Path(f"/proc/{proc.pid}/io").read_text().splitlines())
-    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    proc.wait()
-    if proc.returncode:
-        raise SystemExit(f"build failed:\n{proc.stderr.read().decode()}")
-    return time.perf_counter() - start, int(io["write_bytes"]), cpu
+from watch import edit, run_build_measured, targets  # noqa: E402
 
 
 def files_of(store: Path) -> dict[str, tuple[int, int]]:
@@ -63,23 +46,16 @@ def kind(rel: str) -> str:
     return "objects (shards, manifest)" if parts[0] == "objects" else "/".join(parts[:2])
 
 
-def targets(repo: Path, n: int) -> list[str]:
-    files = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.py")
-                   if ".git" not in p.parts and 4_000 < p.stat().st_size < 40_000)
-    return random.Random(11).sample(files, n)
-
-
 def measure(codes: dict[str, str], repo: Path, stores: Path, edits: int) -> dict[str, dict]:
     out = {name: {"wall": [], "written": [], "cpu": [], "files": {}} for name in codes}
     for name, python in codes.items():
-        build(python, repo, stores / name)  # catch up (a first build of the corpus is long)
+        run_build_measured(python, repo, "--store", str(stores / name))  # catch up (a first build of the corpus is long)
     try:
         for i, rel in enumerate(targets(repo, edits)):
-            path = repo / rel
-            path.write_bytes(path.read_bytes() + f"\n\ndef bytes_probe_{i}_{os.getpid()}():\n    return 1\n".encode())
+            edit(repo, rel, f"bytes_probe_{i}_{os.getpid()}")
             for name in (list(codes) if i % 2 == 0 else list(codes)[::-1]):
                 before = files_of(stores / name)
-                wall, written, cpu = build(codes[name], repo, stores / name)
+                wall, written, cpu = run_build_measured(codes[name], repo, "--store", str(stores / name))
                 for key, value in zip(("wall", "written", "cpu"), (wall, written, cpu)):
                     out[name][key].append(value)
                 for rel_file, (size, mtime) in files_of(stores / name).items():
