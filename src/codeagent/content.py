@@ -6,6 +6,8 @@ import fnmatch
 import posixpath
 import re
 
+from .roles import CODE_EXTENSIONS
+
 # Basename patterns (case-insensitive) of files whose contents are never indexed or served.
 SECRET_PATTERNS = (
     ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
@@ -15,12 +17,21 @@ SECRET_PATTERNS = (
 )
 
 
+# Patterns that also name ordinary source files (botocore's credentials.py, OkHttp's
+# Credentials.kt): a match in a programming language's extension is source code, which the
+# content detectors still read like any other file.
+SOURCE_NAMED_LIKE_SECRETS = ("credentials.*",)
+
 _SECRET = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
+_SOURCE_LIKE = re.compile("|".join(fnmatch.translate(p) for p in SOURCE_NAMED_LIKE_SECRETS))
 
 
 def is_secret(rel: str) -> bool:
     """Does this path name a file whose contents we withhold (keys, .env, credentials)?"""
-    return _SECRET.match(posixpath.basename(rel).lower()) is not None
+    name = posixpath.basename(rel).lower()
+    if _SECRET.match(name) is None:
+        return False
+    return not (_SOURCE_LIKE.match(name) and name.rsplit(".", 1)[1] in CODE_EXTENSIONS)
 
 
 def looks_binary(data: bytes) -> bool:

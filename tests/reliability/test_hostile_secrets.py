@@ -44,9 +44,11 @@ SECRETS = {
     "secrets.toml": f'[api]\ntoken = "{MARK}{_b64(30)}"\n',  # by name
     "app/settings.toml": f'[github]\nuser = "{MARK}"\ntoken = "{"gh" + "p_" + _b64(36).replace("+", "a").replace("/", "b")}"\n',
     "src/embedded.py": f'KEY = """{_pem("RSA " + "PRIVATE KEY")}"""\n',
+    "auth/Credentials.kt": f'val KEY = """{_pem("EC " + "PRIVATE KEY")}"""\n',  # source: by content
 }
 HARMLESS = {
     "src/ok.py": f"def {MARK.lower()}_ok():\n    return get_password()\n",
+    "auth/credentials.py": "def basic(user, password):\n    return user + ':' + password\n",  # source, not a secret by name
     "docs/auth.md": "# Auth\n\nSet `password: ${DB_PASSWORD}` in the environment.\n",
     "config/app.yaml": "database:\n  host: localhost\n  password: ${DB_PASSWORD}\n",
 }
