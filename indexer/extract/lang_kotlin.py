@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
-from .rules import Def, Ref, Rules, callee_name, text
+from .rules import SOURCE, Def, Ref, Rules, callee_name, text
+
+# A primary constructor on the line after its class's name (`class FileSpec\nprivate
+# constructor(...)`, the official style for long headers): the grammar ends the class at the
+# newline and reads its body as statements. Its modifiers and keyword (group 1), blanked,
+# leave `class FileSpec\n    (...)`, which parses as the class it is.
+_CONSTRUCTOR_NEXT_LINE = re.compile(
+    rb"\b(?:class|object)[ \t]+\w+(?:[ \t]*<[^{}()\n]*>)?[ \t]*\r?\n[ \t]*"
+    rb"((?:@[\w.]+(?:\([^()\n]*\))?[ \t]+)*(?:(?:private|internal|protected|public)[ \t]+)?constructor)[ \t]*\(")
 
 
 def _child(node: Node, *types: str) -> Node | None:
@@ -28,6 +38,13 @@ class KotlinRules(Rules):
     plain_calls = frozenset({"call_expression"})
     default_visibility = "public"
     class_kinds = Rules.class_kinds | {"object"}
+
+    def item_macros(self, root: Node, parse_items) -> list[tuple[int, int, int, int]]:
+        """Not macros: primary constructors the grammar misreads, to blank (see above)."""
+        source = SOURCE.get()
+        if source is None or not root.has_error:
+            return []
+        return [(a, b, b, b) for a, b in (m.span(1) for m in _CONSTRUCTOR_NEXT_LINE.finditer(source))]
 
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type

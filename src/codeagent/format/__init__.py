@@ -47,12 +47,16 @@ EXTRACTOR_VERSION history:
      C/C++: in a tree with errors, `#include`/`#define`/`#undef` lines inside a brace or
      argument list (an array of entries built with macros) are blanked: the error they caused
      swallowed the definitions after the list. PHP: `define('NAME', value)` is a constant.
+  9: Kotlin: a primary constructor on the line after its class's name (`class FileSpec\n
+     private constructor(...)`) no longer ends the class at the name: its modifiers and
+     keyword are blanked in a tree with errors and the file parsed again (the class's members
+     were read as top-level statements, and some definitions after it were lost).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "9"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
