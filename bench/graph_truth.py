@@ -16,6 +16,12 @@ the SCIP indexers read a work tree) and built with codeagent at HEAD.
   and of all edges (exact + name) is over every call site.
 - Every other full language: universal-ctags (Debian `universal-ctags`) definitions, found
   by a codeagent symbol of the same name within a line of ctags' line.
+- Swift and Scala, which Debian's universal-ctags (5.9) cannot parse and no SCIP indexer here
+  covers: Pygments' lexers (not parsers of ours), read as a definition source: a name they
+  tag after `func`/`def`, or after `class`/`struct`/`enum`/`protocol`/`actor` (Swift) or
+  `class`/`object`/`trait`/`enum` (Scala), that no function body encloses (local functions
+  are left out, as ctags leaves out locals), found the same way as a ctags definition. They
+  read no `init`, operator, `extension`, `given` or type alias.
 
 Prints one row per repository and one per language (summed). Targets (issue 23): definition
 recall >= 0.98, exact precision >= 0.95, exact recall >= 0.70, all-edge recall >= 0.85.
@@ -30,10 +36,13 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import print_table  # noqa: E402
+from pygments.lexers import ScalaLexer, SwiftLexer  # noqa: E402
+from pygments.token import Keyword, Name, Punctuation  # noqa: E402
 
 SCIP_PACKAGES = ["@sourcegraph/scip-typescript@0.4.0", "@sourcegraph/scip-python@0.6.6"]
 SELF = "this repository"
@@ -43,18 +52,19 @@ SCIP_REPOS = [("sindresorhus+got", "typescript"), ("axios+axios", "typescript"),
               ("Textualize+rich", "python"), ("psf+black", "python"), (SELF, "python")]
 CTAGS_REPOS = [("go-chi+chi", "go"), ("spf13+cobra", "go"), ("clap-rs+clap", "rust"),
                ("hyperium+hyper", "rust"), ("FasterXML+jackson-core", "java"),
-               ("square+retrofit", "java"), ("square+okhttp", "kotlin"), ("jqlang+jq", "c"),
+               ("square+retrofit", "java"), ("square+okhttp", "kotlin"), ("square+kotlinpoet", "kotlin"), ("jqlang+jq", "c"),
                ("serilog+serilog", "csharp"), ("AutoMapper+AutoMapper", "csharp"),
                ("sinatra+sinatra", "ruby"), ("guzzle+guzzle", "php"), ("slimphp+Slim", "php"),
                ("fmtlib+fmt", "cpp"), ("google+leveldb", "cpp"), ("Alamofire+Alamofire", "swift"),
-               ("SwiftyJSON+SwiftyJSON", "swift")]
+               ("SwiftyJSON+SwiftyJSON", "swift"), ("com-lihaoyi+os-lib", "scala"), ("com-lihaoyi+upickle", "scala")]
 # ctags kinds that are not definitions codeagent means to index (locals, parameters, imports...)
 CTAGS_SKIP = {"local", "parameter", "label", "import", "include", "package", "packageName",
               "namespace", "alias", "externvar", "prototype", "header", "macroparam", "module",
               "anonMember", "enumerator", "member", "field", "variable", "constant", "property",
               "unknown", "using", "heredoc", "accessor"}
 CTAGS_LANGS = {"go": "Go", "rust": "Rust", "java": "Java", "kotlin": "Kotlin", "c": "C",
-               "csharp": "C#", "ruby": "Ruby", "php": "PHP", "cpp": "C++", "swift": "Swift"}
+               "csharp": "C#", "ruby": "Ruby", "php": "PHP", "cpp": "C++", "swift": "Swift",
+               "scala": "Scala"}
 TSCONFIG = {"compilerOptions": {"allowJs": True, "checkJs": False, "noEmit": True, "skipLibCheck": True,
                                 "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022"},
             "include": ["**/*"], "exclude": ["node_modules", "dist", ".codeagent"]}
@@ -282,8 +292,84 @@ def ctags_defs(repo: Path, language: str) -> set[tuple[str, str, int]]:
             continue
         if language == "kotlin" and tag.get("kind") == "method" and "fun" not in tag.get("pattern", "fun"):
             continue  # ctags' Kotlin parser also reports loop variables and lambda parameters
+        if not tag["name"].isprintable() or not any(c.isalnum() or c == "_" for c in tag["name"]):
+            continue  # ctags 5.9's Kotlin parser sometimes names a tag with bytes of memory ('\x05t>`')
         out.add((tag["path"].removeprefix("./"), tag["name"], tag["line"]))
     return out
+
+
+_SWIFT_TYPES = frozenset({"class", "struct", "enum", "protocol", "actor"})
+_SWIFT_BODIES = frozenset({"func", "init", "deinit", "subscript", "var", "let"})
+_SCALA_TYPES = frozenset({"class", "object", "trait", "enum"})
+
+
+def _lexed(repo: Path, suffix: str, lexer) -> Iterator[tuple[str, str, list]]:
+    """(path, text, Pygments tokens) of each tracked source file with this suffix."""
+    listing = subprocess.run(["git", "ls-files", "-z", "--", f"*{suffix}"], cwd=repo, capture_output=True,
+                             check=True).stdout.decode()
+    for rel in filter(None, listing.split("\0")):
+        path = repo / rel
+        if any(part in ("vendor", "node_modules") for part in rel.split("/")) or path.is_symlink():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        yield rel, text, list(lexer.get_tokens_unprocessed(text))
+
+
+def swift_lexer_defs(repo: Path) -> set[tuple[str, str, int]]:
+    """Swift definitions read off Pygments' lexer (see the module doc): (path, name, line).
+    A function body is the brace after `func`/`init`/accessor keywords."""
+    out = set()
+    for rel, text, tokens in _lexed(repo, ".swift", SwiftLexer()):
+        scopes: list[str] = []  # what each open brace belongs to: "body" (of a function or accessor) or not
+        keyword, pending = "", ""
+        for index, token, value in tokens:
+            if token in Keyword.Declaration:
+                keyword = value
+                pending = "body" if value in _SWIFT_BODIES else "type" if value in _SWIFT_TYPES | {"extension"} \
+                    else pending
+            elif token in Punctuation and value in "{}":
+                if value == "{":
+                    scopes.append(pending or "block")
+                elif scopes:
+                    scopes.pop()
+                pending = ""
+            elif token in Name and "body" not in scopes and (
+                    (token in Name.Function and keyword == "func")
+                    or (keyword in _SWIFT_TYPES and (token in Name.Class or keyword == "actor"))):
+                out.add((rel, value, text.count("\n", 0, index) + 1))
+                keyword = ""
+    return out
+
+
+def scala_lexer_defs(repo: Path) -> set[tuple[str, str, int]]:
+    """Scala definitions read off Pygments' lexer: `def` names and class/object/trait/enum
+    names, leaving out a `def` indented inside another `def` (a local function; Scala 3
+    bodies need no braces, so nesting is read from the indentation, as formatters lay it)."""
+    out = set()
+    for rel, text, tokens in _lexed(repo, ".scala", ScalaLexer()):
+        open_defs: list[tuple[int, bool]] = []  # (indent, is a def) of the enclosing definitions
+        keyword = ""
+        for index, token, value in tokens:
+            if token in Keyword and value in _SCALA_TYPES | {"def"}:
+                keyword = value
+                line_start = text.rfind("\n", 0, index) + 1
+                column = len(text[line_start:index]) - len(text[line_start:index].lstrip())  # the line's indent
+                while open_defs and open_defs[-1][0] >= column:
+                    open_defs.pop()
+                local = bool(open_defs) and open_defs[-1][1]
+                open_defs.append((column, value == "def"))
+            elif token in Keyword:
+                continue
+            elif keyword and token in (Name.Function if keyword == "def" else Name.Class):
+                if not local:
+                    out.add((rel, value, text.count("\n", 0, index) + 1))
+                keyword = ""
+            elif value.strip():
+                keyword = ""
+    return out
+
+
+LEXER_DEFS = {"swift": swift_lexer_defs, "scala": scala_lexer_defs}
 
 
 def ctags_languages() -> set[str]:
@@ -393,12 +479,16 @@ def main() -> None:
             continue
         repo = checkout(name, args.mirrors, args.workdir)
         symbols, edges = our_graph(repo)
-        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed:
+        if (name, indexer) in CTAGS_REPOS and CTAGS_LANGS[indexer] not in parsed and indexer not in LEXER_DEFS:
             print(f"{name}: this universal-ctags has no {CTAGS_LANGS[indexer]} parser, so no definition "
                   "source: call edge counts only", file=sys.stderr)
             rows.append(_row(name, indexer, edge_counts(edges)))
             continue
-        if (name, indexer) in SCIP_REPOS:
+        if indexer in LEXER_DEFS and CTAGS_LANGS[indexer] not in parsed:
+            m, missed = measure_ctags(LEXER_DEFS[indexer](repo), symbols)
+            m.update(edge_counts(edges))
+            lang, missed = f"{indexer} (lexer)", sorted(missed)
+        elif (name, indexer) in SCIP_REPOS:
             docs = read_scip(run_scip(bin_dir, repo, indexer))
             truth = scip_truth(repo, docs, indexer)
             m = measure_scip(truth, symbols, edges)
