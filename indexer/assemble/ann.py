@@ -148,8 +148,9 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
 
 
 def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, work_dir: Path,
-                          prev_dir: Path | None) -> None:
-    """Write the manifest's vector files into its assembled directory (nothing without vectors)."""
+                          prev_dir: Path | None, memory: object = None) -> None:
+    """Write the manifest's vector files into its assembled directory (nothing without vectors;
+    `memory`, the build's budget, is not read: the vectors' count sets what this holds)."""
     if not manifest.embedder_id or not manifest.extras.get("vectors"):
         return
 

@@ -44,8 +44,9 @@ from .term_postings import insert_postings, postings_tail, sort_postings
 # Derived tables computed in the database from its rows: step(con, manifest).
 DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
 # Extra artifacts written into the assembled directory (the vectors and their ANN index, the
-# arrays readers map): step(store, manifest, manifest_id, work_dir, previous_assembled_dir).
-ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None"], None], ...] = (
+# arrays readers map): step(store, manifest, manifest_id, work_dir, previous_assembled_dir,
+# the build's memory budget or None).
+ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None", "MemoryBudget | None"], None], ...] = (
     build_vector_artifact, write_resident_arrays)
 
 
@@ -148,7 +149,7 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
         prev_dir = _fill_database(store, manifest, manifest_id, work, base, prev_dir,
                                   tables or {}, batch_bytes, steps, memory)
         for artifact in ARTIFACT_STEPS:
-            artifact(store, manifest, manifest_id, work, prev_dir)
+            artifact(store, manifest, manifest_id, work, prev_dir, memory)
             steps.advance()
         write_assembly_sums(work, start.copied if start is not None else {})
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))

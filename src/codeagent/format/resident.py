@@ -392,6 +392,8 @@ def drop_mapped_pages() -> None:
 def write_resident(con, directory: Path, previous: Path | None = None) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con`; `previous`: the
     verified assembly this one was built on (its REUSABLE structures may be copied)."""
+    import pyarrow as pa
+
     for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL),
                            ("edges", EDGES_SQL), ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
         table = con.sql(sql).to_arrow_table()
@@ -401,6 +403,8 @@ def write_resident(con, directory: Path, previous: Path | None = None) -> None:
             if previous is not None and _copied(previous, directory, structure, source):
                 continue
         write_arrays(directory, structure, STRUCTURES[structure][0](table), source)
+        del table  # one structure's rows at a time, and their memory back to the pool's caller
+        pa.default_memory_pool().release_unused()
 
 
 def _copied(previous: Path, directory: Path, structure: str, source: str) -> bool:
