@@ -10,6 +10,7 @@ view they started with.
 from __future__ import annotations
 
 import atexit
+import posixpath
 import threading
 import time
 import weakref
@@ -27,8 +28,9 @@ from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query
 from ..format.overlay import OVERLAY_DB
 from ..format.resident import drop_mapped_pages, is_resident_file
 from ..store import Store
-from .freshness import worktree_freshness
-from .overlay import connect_overlay, overlay_base_id
+from .freshness import look_beside, worktree_freshness
+from .dirwatch import Sleeper
+from .overlay import connect_overlay, overlay_base_id, prepare_connection
 from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -108,6 +110,7 @@ class IndexView:
         self.keep_text_in_memory = False  # long-lived readers: see memtext.py
         self._on_close: list = []
         self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
+        self.late_loaders: list[Callable[["IndexView"], object]] = []
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -191,11 +194,13 @@ class IndexView:
     def on_close(self, fn) -> None:
         self._on_close.append(fn)
 
-    def loaded(self, loader: Callable[["IndexView"], object]) -> None:
+    def loaded(self, loader: Callable[["IndexView"], object], late: bool = False) -> None:
         """Record that `loader(view)` filled one of this view's in-memory tables, so an
-        IndexFollower can load the same ones for the next manifest before it is asked."""
-        if loader not in self.loaders:
-            self.loaders.append(loader)
+        IndexFollower can load the same ones for the next manifest before it is asked
+        (`late`: after every other one: what no first request waits for)."""
+        loaders = self.late_loaders if late else self.loaders
+        if loader not in loaders:
+            loaders.append(loader)
 
     def close(self) -> None:
         with self._lock:
@@ -294,6 +299,7 @@ class IndexFollower:
         self.spec = ref
         self.ref_name, _ = refnames.resolve(self.store, ref, self.root)
         self._lock = threading.Lock()
+        self._opening = threading.Lock()  # one thread opens a new manifest, the others lease it
         self._current: IndexView | None = None
         self._leases: dict[int, int] = {}
         self._retired: dict[int, IndexView] = {}
@@ -301,6 +307,7 @@ class IndexFollower:
         self.warm_on_swap = True  # see _watch
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
+        self._sleeper: Sleeper | None = None
         self._first: list[Callable[[IndexView], object]] = []  # see warm
         self._in_flight = 0  # requests lent a view now
         self._read_since_drop = False  # a request ended since the arrays' pages were dropped
@@ -317,26 +324,33 @@ class IndexFollower:
     def _acquire(self) -> IndexView:
         for attempt in range(2):
             mid = self._pointer()
-            with self._lock:
-                cur = self._current
-                if cur is not None and cur.manifest_id == mid:
-                    self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
+            with self._opening:
+                cur = self._lease_current(mid)
+                if cur is not None:
                     return cur
-            try:
-                fresh = IndexView(self.store, self.root, self.ref_name, mid)
-                fresh.keep_text_in_memory = self.keep_text_in_memory
-            except _Vanished:
-                if attempt:
-                    raise IndexMissing(f"manifest {mid[:12]} is not assembled",
-                                       hint=refnames.build_hint(self.repo, self.spec)) from None
-                continue
-            with self._lock:
-                old, self._current = self._current, fresh
-                if old is not None:
-                    self._retire(old)
-                self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
-                return fresh
+                try:
+                    fresh = IndexView(self.store, self.root, self.ref_name, mid)
+                    fresh.keep_text_in_memory = self.keep_text_in_memory
+                except _Vanished:
+                    if attempt:
+                        raise IndexMissing(f"manifest {mid[:12]} is not assembled",
+                                           hint=refnames.build_hint(self.repo, self.spec)) from None
+                    continue
+                with self._lock:
+                    old, self._current = self._current, fresh
+                    if old is not None:
+                        self._retire(old)
+                    self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
+                    return fresh
         raise AssertionError("unreachable")
+
+    def _lease_current(self, mid: str) -> IndexView | None:
+        with self._lock:
+            cur = self._current
+            if cur is not None and cur.manifest_id == mid:
+                self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
+                return cur
+        return None
 
     def _retire(self, view: IndexView) -> None:
         if self._leases.get(id(view), 0) == 0:
@@ -354,13 +368,14 @@ class IndexFollower:
                 self._leases.pop(id(view), None)
 
     def _watch(self) -> None:
-        """Background: when a build moves the ref, open the new manifest and load the
-        in-memory tables the current view had (symbols, references, texts: ~1 s on the
-        stdlib) before a request needs them. A request that comes first uses the new view
-        too and waits on the same table's load instead of starting its own. First, the
-        loaders `warm` was given, on the manifest current then."""
+        """Background: when a build moves the ref (heard at once where inotify is, else at
+        the next look), open the new manifest, work out its freshness (on a thread of its
+        own: mostly git and stat calls) and load the in-memory tables the current view had
+        (symbols, references, texts; the late ones last) before a request needs them. A request that
+        comes first uses the new view too and waits on the same table's load instead of
+        starting its own. First, the loaders `warm` was given, on the manifest current then."""
         first, self._first = self._first, []
-        while first or not self._stop.wait(WATCH_INTERVAL):
+        while first or not self._sleep():
             try:
                 if first:
                     self._load_current(first)
@@ -381,8 +396,9 @@ class IndexFollower:
             cur = self._current
         if cur is None or cur.manifest_id == mid:
             return
-        loaders = list(cur.loaders)
+        loaders = [*cur.loaders, *cur.late_loaders]
         del cur
+        look_beside(self.store, self.root, mid)
         self._load_current(loaders)
 
     def _drop_pages_if_idle(self) -> None:
@@ -403,8 +419,19 @@ class IndexFollower:
                 if self._stop.is_set():
                     break
                 load(fresh)
+            if not self._stop.is_set():  # the next overlay's connection, while nothing waits
+                prepare_connection(None if fresh.base_id is None else fresh.path.parent)
         finally:
             self._release(fresh)
+
+    def _sleep(self) -> bool:
+        """Wait for the next look (WATCH_INTERVAL, or the ref's directory changing); True: closing."""
+        if self._sleeper is None:
+            ref_dir = posixpath.dirname(self.ref_name or "")
+            self._sleeper = Sleeper(str(self.store.root / fmt.REFS_DIR / ref_dir))
+        if not self._stop.is_set():
+            self._sleeper.sleep(WATCH_INTERVAL)
+        return self._stop.is_set()
 
     def warm(self, loaders: list[Callable[[IndexView], object]]) -> None:
         """Open the current manifest and run `loaders` on it now, on the watcher thread (which
@@ -427,9 +454,14 @@ class IndexFollower:
         inside DuckDB when the interpreter exits aborts the process ("FATAL: exception not
         rethrown")."""
         self._stop.set()
-        watcher = self._watcher
+        sleeper, watcher = self._sleeper, self._watcher
+        if sleeper is not None:
+            sleeper.wake()
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(WATCH_EXIT_WAIT)
+            if not watcher.is_alive() and sleeper is not None:
+                self._sleeper = None
+                sleeper.close()
 
     @contextmanager
     def view(self) -> Iterator[IndexView]:
@@ -449,6 +481,7 @@ class IndexFollower:
 
     def close(self) -> None:
         self._stop_watcher()
+        prepare_connection(None)
         with self._lock:
             for v in [self._current, *self._retired.values()]:
                 if v is not None:
