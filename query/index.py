@@ -16,18 +16,18 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
-from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
+from ..errors import IndexIncompatible, IndexMissing, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import OVERLAY_DB
-from ..format.resident import drop_mapped_pages, is_resident_file
+from ..format.resident import drop_mapped_pages
 from ..store import Store
+from .assembly_check import _Vanished, _check_assembly
 from .freshness import look_beside, worktree_freshness
 from .dirwatch import Sleeper
 from .overlay import connect_overlay, overlay_base_id, prepare_connection
@@ -35,6 +35,7 @@ from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
+LATE_WAIT = 1.0  # seconds a new manifest's late loaders wait for its first answer (see _load_current)
 WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
 _watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
 
@@ -111,6 +112,7 @@ class IndexView:
         self._on_close: list = []
         self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
         self.late_loaders: list[Callable[["IndexView"], object]] = []
+        self.answered = False  # an IndexFollower lent it to a request that has ended
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -221,48 +223,6 @@ class IndexView:
 def _timeout(seconds: float) -> Timeout:
     return Timeout(f"query exceeded its {seconds:g}s time limit",
                    hint="narrow the pattern or the path glob, or raise the timeout")
-
-
-class _Vanished(Exception):
-    """The assembled directory is gone (a newer build pruned it) or not there yet."""
-
-
-_verified: set[tuple[str, str, str]] = set()
-_verified_lock = threading.Lock()
-
-
-def _not_resident(name: str) -> bool:
-    return not is_resident_file(name)
-
-
-def _check_assembly(store: Store, manifest_id: str, directory: Path,
-                    structure: str | None = None) -> None:
-    """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
-    and manifest (assembled files are immutable once renamed into place), and not at all for
-    a file whose stat is still the one stamped when its hash last matched (VERIFIED: a write
-    moves the ctime; `verify` re-hashes everything). The resident arrays are checked apart,
-    one `structure` at a time before it is mapped (`check_resident`): a view's first request
-    pays only for those it reads."""
-    key = (str(store.root), manifest_id, structure or "")
-    with _verified_lock:
-        if key in _verified:
-            return
-    check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
-    which = _not_resident if structure is None else partial(is_resident_file, structure=structure)
-    damaged = check(manifest_id, which=which, stamped=True) if check else []
-    if damaged and store.is_assembled(manifest_id):
-        raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
-                           hint=f"delete {directory} and run `codeagent build`")
-    if damaged:
-        raise _Vanished(manifest_id)
-    with _verified_lock:
-        _verified.add(key)
-
-
-def check_resident(view: "IndexView", structure: str, manifest_id: str | None = None) -> None:
-    """Re-hash the resident `structure` files (format/resident.py) of the view's assembly (or
-    of `manifest_id`'s: an overlay's base, `view.path.parent`) before they are mapped."""
-    _check_assembly(view.store, manifest_id or view.manifest_id, view.path.parent, structure)
 
 
 def open_index(repo: Path | None = None, store_dir: Path | None = None,
@@ -396,10 +356,10 @@ class IndexFollower:
             cur = self._current
         if cur is None or cur.manifest_id == mid:
             return
-        loaders = [*cur.loaders, *cur.late_loaders]
+        loaders, late = list(cur.loaders), list(cur.late_loaders)
         del cur
         look_beside(self.store, self.root, mid)
-        self._load_current(loaders)
+        self._load_current(loaders, late)
 
     def _drop_pages_if_idle(self) -> None:
         """At a look of the watcher with no request in flight, unmap the resident arrays'
@@ -412,14 +372,24 @@ class IndexFollower:
             self._read_since_drop = False
         drop_mapped_pages()
 
-    def _load_current(self, loaders: list[Callable[[IndexView], object]]) -> None:
+    def _load_current(self, loaders: list[Callable[[IndexView], object]], late: list = ()) -> None:
+        """Run `loaders`, then (once a request has been answered from the manifest, or after
+        LATE_WAIT: they would compete with it for the CPU) the `late` ones and the spare
+        connection for the next overlay."""
         fresh = self._acquire()
         try:
             for load in loaders:
                 if self._stop.is_set():
                     break
                 load(fresh)
-            if not self._stop.is_set():  # the next overlay's connection, while nothing waits
+            until = time.monotonic() + LATE_WAIT
+            while late and not fresh.answered and time.monotonic() < until and not self._stop.wait(0.01):
+                pass
+            for load in late:
+                if self._stop.is_set():
+                    return
+                load(fresh)
+            if not self._stop.is_set():
                 prepare_connection(None if fresh.base_id is None else fresh.path.parent)
         finally:
             self._release(fresh)
@@ -473,6 +443,7 @@ class IndexFollower:
             yield v
         finally:
             self._release(v)
+            v.answered = True
             with self._lock:
                 self._in_flight -= 1
                 self._read_since_drop = True

@@ -29,7 +29,8 @@ import numpy as np
 from ..format import resident as arrays
 from ..format.overlay import BASE_DB, restricted_view_sql
 from ..format.resident import StringColumn, whole
-from .index import IndexView, _Vanished, check_resident, sql_literals
+from .assembly_check import _Vanished, check_resident
+from .index import IndexView, sql_literals
 
 Key = Callable[[int], tuple]
 

@@ -24,7 +24,8 @@ from typing import TypeVar
 
 from ..format import resident as arrays
 from ..format.resident import KeyIndex, StringColumn, whole
-from .index import IndexView, _Vanished, check_resident
+from .assembly_check import _Vanished, check_resident
+from .index import IndexView
 from .names import NameIndex, SymbolRow
 from .overlay_arrays import overlay_arrays
 from ..model import SymbolInfo
