@@ -331,9 +331,10 @@ class IndexFollower:
         """Background: when a build moves the ref (heard at once where inotify is, else at
         the next look), open the new manifest, work out its freshness (on a thread of its
         own: mostly git and stat calls) and load the in-memory tables the current view had
-        (symbols, references, texts; the late ones last) before a request needs them. A request that
-        comes first uses the new view too and waits on the same table's load instead of
-        starting its own. First, the loaders `warm` was given, on the manifest current then."""
+        (symbols, references, texts; the late ones last) before a request needs them. A
+        request that comes first uses the new view too and waits on the same table's load
+        instead of starting its own. First, the loaders `warm` was given, on the manifest
+        current then."""
         first, self._first = self._first, []
         while first or not self._sleep():
             try:
