@@ -58,7 +58,7 @@ class ServerState:
             follower = self.follower()
         except CodeagentError:
             return
-        follower.warm([SymbolTable.load, IndexView.freshness])
+        follower.warm([SymbolTable.warm, IndexView.freshness, SymbolTable.complete])
 
     def follower(self):
         with self._lock:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import select
 import sys
+import threading
 
 # inotify(7): a file written, its metadata changed, an entry created, deleted or moved; the
 # watched directory itself deleted or moved.
@@ -82,3 +84,38 @@ class DirWatch:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+class Sleeper:
+    """Sleeps until a timeout, `wake()`, or (with inotify) a change in `directory`: a long-lived
+    reader's watcher hears a build swap its ref (a rename into the refs directory) at once
+    instead of at its next timed look."""
+
+    def __init__(self, directory: str) -> None:
+        self._event = threading.Event()
+        self._watch = DirWatch.open([directory])
+        self._pipe = os.pipe() if self._watch is not None else None
+
+    def sleep(self, timeout: float) -> None:
+        if self._watch is None or self._pipe is None:
+            self._event.wait(timeout)
+            return
+        ready, _, _ = select.select([self._watch.fd, self._pipe[0]], [], [], timeout)
+        if self._watch.fd in ready:
+            self._watch.changed()
+        if self._pipe[0] in ready:
+            os.read(self._pipe[0], 4096)
+
+    def wake(self) -> None:
+        self._event.set()
+        if self._pipe is not None:
+            os.write(self._pipe[1], b"w")
+
+    def close(self) -> None:
+        """Only once its sleeper thread has ended."""
+        if self._watch is not None:
+            self._watch.close()
+        if self._pipe is not None:
+            for fd in self._pipe:
+                os.close(fd)
+            self._pipe = None

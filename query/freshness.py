@@ -206,3 +206,14 @@ def signature(root: str, paths: tuple[str, ...]) -> tuple:
             continue
         out.append((st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
     return tuple(out)
+
+
+def look_beside(store: Store, repo: Path | None, manifest_id: str) -> None:
+    """Work out a manifest's freshness on a thread of its own (mostly git and stat calls, so
+    it runs beside a reader loading the manifest's tables); the next look finds it kept."""
+    def look() -> None:
+        try:
+            worktree_freshness(store, repo, manifest_id)
+        except Exception:  # the request's own look reports it
+            pass
+    threading.Thread(target=look, name="codeagent-freshness", daemon=True).start()

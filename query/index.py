@@ -10,29 +10,32 @@ view they started with.
 from __future__ import annotations
 
 import atexit
+import posixpath
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
-from ..errors import IndexIncompatible, IndexMissing, StoreCorrupt, Timeout
+from ..errors import IndexIncompatible, IndexMissing, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import OVERLAY_DB
-from ..format.resident import drop_mapped_pages, is_resident_file
+from ..format.resident import drop_mapped_pages
 from ..store import Store
-from .freshness import worktree_freshness
-from .overlay import connect_overlay, overlay_base_id
+from .assembly_check import _Vanished, _check_assembly
+from .freshness import look_beside, worktree_freshness
+from .dirwatch import Sleeper
+from .overlay import connect_overlay, overlay_base_id, prepare_connection
 from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
 WATCH_INTERVAL = 0.5  # seconds between an IndexFollower's looks at its ref (see _watch)
+LATE_WAIT = 1.0  # seconds a new manifest's late loaders wait for its first answer (see _load_current)
 WATCH_EXIT_WAIT = 10.0  # seconds the interpreter's exit waits for a watcher mid-load
 _watching: weakref.WeakSet = weakref.WeakSet()  # followers whose watcher thread runs
 
@@ -108,6 +111,8 @@ class IndexView:
         self.keep_text_in_memory = False  # long-lived readers: see memtext.py
         self._on_close: list = []
         self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
+        self.late_loaders: list[Callable[["IndexView"], object]] = []
+        self.answered = False  # an IndexFollower lent it to a request that has ended
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -191,11 +196,13 @@ class IndexView:
     def on_close(self, fn) -> None:
         self._on_close.append(fn)
 
-    def loaded(self, loader: Callable[["IndexView"], object]) -> None:
+    def loaded(self, loader: Callable[["IndexView"], object], late: bool = False) -> None:
         """Record that `loader(view)` filled one of this view's in-memory tables, so an
-        IndexFollower can load the same ones for the next manifest before it is asked."""
-        if loader not in self.loaders:
-            self.loaders.append(loader)
+        IndexFollower can load the same ones for the next manifest before it is asked
+        (`late`: after every other one: what no first request waits for)."""
+        loaders = self.late_loaders if late else self.loaders
+        if loader not in loaders:
+            loaders.append(loader)
 
     def close(self) -> None:
         with self._lock:
@@ -216,48 +223,6 @@ class IndexView:
 def _timeout(seconds: float) -> Timeout:
     return Timeout(f"query exceeded its {seconds:g}s time limit",
                    hint="narrow the pattern or the path glob, or raise the timeout")
-
-
-class _Vanished(Exception):
-    """The assembled directory is gone (a newer build pruned it) or not there yet."""
-
-
-_verified: set[tuple[str, str, str]] = set()
-_verified_lock = threading.Lock()
-
-
-def _not_resident(name: str) -> bool:
-    return not is_resident_file(name)
-
-
-def _check_assembly(store: Store, manifest_id: str, directory: Path,
-                    structure: str | None = None) -> None:
-    """Re-hash the assembled files against SUMS before DuckDB reads a byte; once per process
-    and manifest (assembled files are immutable once renamed into place), and not at all for
-    a file whose stat is still the one stamped when its hash last matched (VERIFIED: a write
-    moves the ctime; `verify` re-hashes everything). The resident arrays are checked apart,
-    one `structure` at a time before it is mapped (`check_resident`): a view's first request
-    pays only for those it reads."""
-    key = (str(store.root), manifest_id, structure or "")
-    with _verified_lock:
-        if key in _verified:
-            return
-    check = getattr(store, "assembly_problems", None)  # the store's SUMS check, where present
-    which = _not_resident if structure is None else partial(is_resident_file, structure=structure)
-    damaged = check(manifest_id, which=which, stamped=True) if check else []
-    if damaged and store.is_assembled(manifest_id):
-        raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
-                           hint=f"delete {directory} and run `codeagent build`")
-    if damaged:
-        raise _Vanished(manifest_id)
-    with _verified_lock:
-        _verified.add(key)
-
-
-def check_resident(view: "IndexView", structure: str, manifest_id: str | None = None) -> None:
-    """Re-hash the resident `structure` files (format/resident.py) of the view's assembly (or
-    of `manifest_id`'s: an overlay's base, `view.path.parent`) before they are mapped."""
-    _check_assembly(view.store, manifest_id or view.manifest_id, view.path.parent, structure)
 
 
 def open_index(repo: Path | None = None, store_dir: Path | None = None,
@@ -294,6 +259,7 @@ class IndexFollower:
         self.spec = ref
         self.ref_name, _ = refnames.resolve(self.store, ref, self.root)
         self._lock = threading.Lock()
+        self._opening = threading.Lock()  # one thread opens a new manifest, the others lease it
         self._current: IndexView | None = None
         self._leases: dict[int, int] = {}
         self._retired: dict[int, IndexView] = {}
@@ -301,6 +267,7 @@ class IndexFollower:
         self.warm_on_swap = True  # see _watch
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
+        self._sleeper: Sleeper | None = None
         self._first: list[Callable[[IndexView], object]] = []  # see warm
         self._in_flight = 0  # requests lent a view now
         self._read_since_drop = False  # a request ended since the arrays' pages were dropped
@@ -317,26 +284,33 @@ class IndexFollower:
     def _acquire(self) -> IndexView:
         for attempt in range(2):
             mid = self._pointer()
-            with self._lock:
-                cur = self._current
-                if cur is not None and cur.manifest_id == mid:
-                    self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
+            with self._opening:
+                cur = self._lease_current(mid)
+                if cur is not None:
                     return cur
-            try:
-                fresh = IndexView(self.store, self.root, self.ref_name, mid)
-                fresh.keep_text_in_memory = self.keep_text_in_memory
-            except _Vanished:
-                if attempt:
-                    raise IndexMissing(f"manifest {mid[:12]} is not assembled",
-                                       hint=refnames.build_hint(self.repo, self.spec)) from None
-                continue
-            with self._lock:
-                old, self._current = self._current, fresh
-                if old is not None:
-                    self._retire(old)
-                self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
-                return fresh
+                try:
+                    fresh = IndexView(self.store, self.root, self.ref_name, mid)
+                    fresh.keep_text_in_memory = self.keep_text_in_memory
+                except _Vanished:
+                    if attempt:
+                        raise IndexMissing(f"manifest {mid[:12]} is not assembled",
+                                           hint=refnames.build_hint(self.repo, self.spec)) from None
+                    continue
+                with self._lock:
+                    old, self._current = self._current, fresh
+                    if old is not None:
+                        self._retire(old)
+                    self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
+                    return fresh
         raise AssertionError("unreachable")
+
+    def _lease_current(self, mid: str) -> IndexView | None:
+        with self._lock:
+            cur = self._current
+            if cur is not None and cur.manifest_id == mid:
+                self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
+                return cur
+        return None
 
     def _retire(self, view: IndexView) -> None:
         if self._leases.get(id(view), 0) == 0:
@@ -354,13 +328,15 @@ class IndexFollower:
                 self._leases.pop(id(view), None)
 
     def _watch(self) -> None:
-        """Background: when a build moves the ref, open the new manifest and load the
-        in-memory tables the current view had (symbols, references, texts: ~1 s on the
-        stdlib) before a request needs them. A request that comes first uses the new view
-        too and waits on the same table's load instead of starting its own. First, the
-        loaders `warm` was given, on the manifest current then."""
+        """Background: when a build moves the ref (heard at once where inotify is, else at
+        the next look), open the new manifest, work out its freshness (on a thread of its
+        own: mostly git and stat calls) and load the in-memory tables the current view had
+        (symbols, references, texts; the late ones last) before a request needs them. A
+        request that comes first uses the new view too and waits on the same table's load
+        instead of starting its own. First, the loaders `warm` was given, on the manifest
+        current then."""
         first, self._first = self._first, []
-        while first or not self._stop.wait(WATCH_INTERVAL):
+        while first or not self._sleep():
             try:
                 if first:
                     self._load_current(first)
@@ -381,9 +357,10 @@ class IndexFollower:
             cur = self._current
         if cur is None or cur.manifest_id == mid:
             return
-        loaders = list(cur.loaders)
+        loaders, late = list(cur.loaders), list(cur.late_loaders)
         del cur
-        self._load_current(loaders)
+        look_beside(self.store, self.root, mid)
+        self._load_current(loaders, late)
 
     def _drop_pages_if_idle(self) -> None:
         """At a look of the watcher with no request in flight, unmap the resident arrays'
@@ -396,15 +373,36 @@ class IndexFollower:
             self._read_since_drop = False
         drop_mapped_pages()
 
-    def _load_current(self, loaders: list[Callable[[IndexView], object]]) -> None:
+    def _load_current(self, loaders: list[Callable[[IndexView], object]], late: list = ()) -> None:
+        """Run `loaders`, then (once a request has been answered from the manifest, or after
+        LATE_WAIT: they would compete with it for the CPU) the `late` ones and the spare
+        connection for the next overlay."""
         fresh = self._acquire()
         try:
             for load in loaders:
                 if self._stop.is_set():
                     break
                 load(fresh)
+            until = time.monotonic() + LATE_WAIT
+            while late and not fresh.answered and time.monotonic() < until and not self._stop.wait(0.01):
+                pass
+            for load in late:
+                if self._stop.is_set():
+                    return
+                load(fresh)
+            if not self._stop.is_set():
+                prepare_connection(None if fresh.base_id is None else fresh.path.parent)
         finally:
             self._release(fresh)
+
+    def _sleep(self) -> bool:
+        """Wait for the next look (WATCH_INTERVAL, or the ref's directory changing); True: closing."""
+        if self._sleeper is None:
+            ref_dir = posixpath.dirname(self.ref_name or "")
+            self._sleeper = Sleeper(str(self.store.root / fmt.REFS_DIR / ref_dir))
+        if not self._stop.is_set():
+            self._sleeper.sleep(WATCH_INTERVAL)
+        return self._stop.is_set()
 
     def warm(self, loaders: list[Callable[[IndexView], object]]) -> None:
         """Open the current manifest and run `loaders` on it now, on the watcher thread (which
@@ -427,9 +425,14 @@ class IndexFollower:
         inside DuckDB when the interpreter exits aborts the process ("FATAL: exception not
         rethrown")."""
         self._stop.set()
-        watcher = self._watcher
+        sleeper, watcher = self._sleeper, self._watcher
+        if sleeper is not None:
+            sleeper.wake()
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(WATCH_EXIT_WAIT)
+            if not watcher.is_alive() and sleeper is not None:
+                self._sleeper = None
+                sleeper.close()
 
     @contextmanager
     def view(self) -> Iterator[IndexView]:
@@ -441,6 +444,7 @@ class IndexFollower:
             yield v
         finally:
             self._release(v)
+            v.answered = True
             with self._lock:
                 self._in_flight -= 1
                 self._read_since_drop = True
@@ -449,6 +453,7 @@ class IndexFollower:
 
     def close(self) -> None:
         self._stop_watcher()
+        prepare_connection(None)
         with self._lock:
             for v in [self._current, *self._retired.values()]:
                 if v is not None:

@@ -22,13 +22,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from ..format import resident as arrays
 from ..format.overlay import BASE_DB, restricted_view_sql
 from ..format.resident import StringColumn, whole
-from .index import IndexView, _Vanished, check_resident, sql_literals
+from .assembly_check import _Vanished, check_resident
+from .index import IndexView, sql_literals
 
 Key = Callable[[int], tuple]
 
@@ -58,13 +60,14 @@ MERGES = {
 }
 
 
-def overlay_arrays(view: IndexView, structure: str, sql: str) -> dict | None:
+def overlay_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = False) -> dict | None:
     """The structure's parts for overlay `view`, from its base's mapped arrays; None when it
-    has none to start from (no merge for the structure, or the base wrote no arrays)."""
+    has none to start from (no merge for the structure, or the base wrote no arrays).
+    `lazy`: its key indexes as functions making them (merge_parts)."""
     if structure == "names":
         return overlay_names(view) if view.base_id is not None else None
     layers = overlay_layers(view, structure, sql)
-    return None if layers is None else merge_parts(*layers[:2], MERGES[structure], layers[2])
+    return None if layers is None else merge_parts(*layers[:2], MERGES[structure], layers[2], lazy=lazy)
 
 
 def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dict, frozenset[str]] | None:
@@ -91,19 +94,21 @@ def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset
     listed = sql_literals(sorted(paths)) if paths else "NULL"
     cur = view.con.cursor()
     try:
-        db = cur.execute("SELECT current_database()").fetchone()[0]
         cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         for table, column in merge.restrict.items():
-            cur.execute(restricted_view_sql(schema, db, table, column, listed))
+            unmasked = sorted(paths - view.masked_paths(table))
+            cur.execute(restricted_view_sql(schema, table, column, listed,
+                                            sql_literals(unmasked) if unmasked else None))
         cur.execute(f"SET search_path = '{schema},main'")
         return cur.sql(sql).to_arrow_table()
     finally:
         cur.close()
 
 
-def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str]) -> dict:
+def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str], *, lazy: bool = False) -> dict:
     """`base`'s parts without the rows of `paths`, with `new`'s (the same structure's parts
-    holding only those paths' rows) merged in."""
+    holding only those paths' rows) merged in; `lazy`: the key indexes (every part but the
+    rows) as functions that merge them when called, so a reader merges only those it uses."""
     rows = base["rows"]
     keep = ~path_rows(rows.column(merge.path), paths)
     out = {}
@@ -111,7 +116,8 @@ def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str]) -> d
                                                    row_key(new["rows"], merge))
     for part in base:
         if part != "rows":
-            out[part] = _merge_index(base[part], new[part], old_to_new, new_at)
+            make = partial(_merge_index, base[part], new[part], old_to_new, new_at)
+            out[part] = make if lazy else make()
     return out
 
 

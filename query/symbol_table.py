@@ -24,7 +24,8 @@ from typing import TypeVar
 
 from ..format import resident as arrays
 from ..format.resident import KeyIndex, StringColumn, whole
-from .index import IndexView, _Vanished, check_resident
+from .assembly_check import _Vanished, check_resident
+from .index import IndexView
 from .names import NameIndex, SymbolRow
 from .overlay_arrays import overlay_arrays
 from ..model import SymbolInfo
@@ -41,6 +42,7 @@ _INFO_COLD = COLD[:8]
 T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
 COLUMNS = ("symbol_id", "stable_id", "parent_id", "path", "qualified_name", "name")
+SEARCHED = ("name_key", "qualified_key", "name")  # the key indexes a symbol search reads
 
 
 def has_names(view: IndexView) -> bool:
@@ -56,13 +58,14 @@ def load_sql(view: IndexView) -> str:
     return arrays.symbols_sql(has_names(view), has_fq_keys(view))
 
 
-def structure_arrays(view: IndexView, structure: str, sql: str) -> dict:
+def structure_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = False) -> dict:
     """A resident structure's parts: memory-mapped from the assembly when it wrote them
     (format/resident.py), merged from its base's when `view` is an overlay
-    (overlay_arrays.py), else built from `sql` (an older assembly)."""
+    (overlay_arrays.py; `lazy`: key indexes merged on first use), else built from `sql`
+    (an older assembly)."""
     mapped = None
     if view.base_id is not None:
-        mapped = overlay_arrays(view, structure, sql)
+        mapped = overlay_arrays(view, structure, sql, lazy=lazy)
     else:
         try:
             check_resident(view, structure)
@@ -125,6 +128,28 @@ class SymbolRows(Sequence):
         return row
 
 
+class _LazyIndex:
+    """A KeyIndex made from the table `make()` returns on its first use, once whatever the
+    threads asking (an overlay's merged index: a symbol search merges the two or three it
+    reads, not all ten)."""
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self._make: Callable[[], object] | None = make
+        self._index: KeyIndex | None = None
+        self._lock = threading.Lock()
+
+    def made(self) -> KeyIndex:
+        if self._index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = KeyIndex(self._make())
+                    self._make = None
+        return self._index
+
+    def __getattr__(self, name: str):
+        return getattr(self.made(), name)
+
+
 class _FirstRow(Mapping):
     """key -> its first row, over a KeyIndex (the symbol_id index: one row per key)."""
 
@@ -156,7 +181,8 @@ class SymbolTable:
         self.rows = SymbolRows(main)
         self.cold = main.select(list(COLD))
         self._cold_arrays = {n: whole(self.cold.column(n)) for n in COLD}
-        self._index = {n: KeyIndex(parts[n]) for n in arrays.SYMBOL_INDEXES}
+        self._index = {n: _LazyIndex(parts[n]) if callable(parts[n]) else KeyIndex(parts[n])
+                       for n in arrays.SYMBOL_INDEXES}
         self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
         self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)
         self.names = NameIndex(self.rows, by_name=self._index["name_key"],
@@ -165,10 +191,30 @@ class SymbolTable:
 
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":
-        """The view's symbol table, loaded on first use."""
-        return resident(view, "symbol_table", cls.load,
-                        lambda: cls(parts=structure_arrays(view, "symbols", load_sql(view)),
-                                    name_tables=partial(_name_tables, weakref.ref(view))))
+        """The view's symbol table, loaded on first use (an overlay's key indexes are merged
+        when a look-up first needs one: `warm` merges them all)."""
+        return resident(view, "symbol_table", cls.warm, partial(cls._loaded, view))
+
+    @classmethod
+    def _loaded(cls, view: IndexView) -> "SymbolTable":
+        view.loaded(cls.complete, late=True)
+        return cls(parts=structure_arrays(view, "symbols", load_sql(view), lazy=True),
+                   name_tables=partial(_name_tables, weakref.ref(view)))
+
+    @classmethod
+    def warm(cls, view: IndexView, indexes: tuple[str, ...] = SEARCHED) -> "SymbolTable":
+        """The view's symbol table with `indexes` made (IndexFollower loads a new manifest's
+        with those a symbol search reads, and `complete`s it once its other tables are in)."""
+        table = cls.load(view)
+        for name in indexes:
+            index = table._index[name]
+            if isinstance(index, _LazyIndex):
+                index.made()
+        return table
+
+    @classmethod
+    def complete(cls, view: IndexView) -> "SymbolTable":
+        return cls.warm(view, arrays.SYMBOL_INDEXES)
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -22,7 +22,7 @@ from codeagent.query import callees, callers, grep, open_index, search, SearchRe
 from codeagent.query.index import IndexFollower
 from codeagent.query.memtext import resident_texts
 from codeagent.query.overlay_arrays import MERGES, overlay_arrays
-from codeagent.query.symbol_table import load_sql
+from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
 
 # Modules whose functions call each other by plain and imported names, so an edit in one file
@@ -125,10 +125,27 @@ def _resident_parts_agree(view) -> None:
         assert merged is not None and set(merged) == set(built)
         for part in built:
             assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs"
+        if structure == "symbols":
+            _lazy_indexes_agree(view, built)
     texts = dict(view.sql("SELECT path, text FROM files WHERE text IS NOT NULL"))
     every = set(texts) | view.masked_paths("files") | {r[0] for r in view.sql("SELECT path FROM base.main.files")}
     layered = resident_texts(view)
     assert {p: layered.get(p) for p in every} == {p: texts.get(p) for p in every}
+
+
+def _lazy_indexes_agree(view, built: dict) -> None:
+    """The symbol table's key indexes merged on first use (by this reader's look-ups, or
+    all at once) are those built from the merged views."""
+    lazy = overlay_arrays(view, "symbols", load_sql(view), lazy=True)
+    assert _plain(lazy["rows"]) == _plain(built["rows"])
+    table = SymbolTable.load(view)
+    for part in resident.SYMBOL_INDEXES:
+        assert callable(lazy[part])
+        assert _plain(lazy[part]()) == _plain(built[part]), f"lazy symbols.{part} differs"
+        index = table._index[part]
+        made = index.made() if hasattr(index, "made") else index
+        assert made.key_array.to_pylist() == built[part].column("key").to_pylist()
+        assert made.rows.tolist() == built[part].column("row").to_pylist()
 
 
 def _follows(follower: IndexFollower, root: Path) -> None:
@@ -141,7 +158,8 @@ def _follows(follower: IndexFollower, root: Path) -> None:
         assert _answers(view) == _answers(fresh)
 
 
-def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]]) -> set[str]:
+def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]],
+                    watching: bool = False) -> set[str]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
         root.mkdir()
@@ -150,7 +168,7 @@ def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]]) ->
         build(BuildOptions(repo=root, jobs=1))
         kinds = set()
         follower = IndexFollower(root)
-        follower.warm_on_swap = False
+        follower.warm_on_swap = watching  # its watcher: inotify, warm loads, a spare connection
         try:
             for edit in edits:
                 _apply(root, edit)
@@ -178,6 +196,14 @@ START = st.fixed_dictionaries({p: CONTENT for p in FILES[:4]})
 @SETTINGS
 def test_overlay_answers_what_a_clean_build_answers(start, edits):
     _check_sequence(start, edits)
+
+
+@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4))
+@SETTINGS
+def test_a_watching_reader_answers_what_a_clean_build_answers(start, edits):
+    """The long-lived reader's watcher warms each new manifest as the build swaps the ref,
+    racing the reader's own requests: the answers are the same."""
+    _check_sequence(start, edits, watching=True)
 
 
 @given(start=START, edits=st.lists(EDIT, min_size=2, max_size=5))

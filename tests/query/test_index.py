@@ -13,7 +13,7 @@ from codeagent import format as fmt
 from codeagent.errors import IndexMissing, StoreCorrupt
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import IndexFollower, find_symbols, open_index
-from codeagent.query.index import _verified, check_resident
+from codeagent.query.assembly_check import _verified, check_resident
 from codeagent.store import Store
 
 

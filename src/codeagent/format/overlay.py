@@ -76,12 +76,17 @@ def merged_views_sql(tables: tuple[str, ...] | None = None, base: str = BASE_DB,
     return "\n".join(out)
 
 
-def restricted_view_sql(schema: str, database: str, table: str, column: str, listed: str) -> str:
-    """The view `schema`.`table`: the rows of `database`'s merged `table` whose `column` is
-    one of `listed` (SQL literals). A reader's cursor with `schema` first on its search path
-    reads only those rows (query/overlay_arrays.py: the rows of an overlay's masked paths)."""
-    return (f"CREATE OR REPLACE VIEW {schema}.{table} AS SELECT * FROM {database}.main.{table} "
-            f"WHERE {column} IN ({listed})")
+def restricted_view_sql(schema: str, table: str, column: str, listed: str, unmasked: str | None,
+                        base: str = BASE_DB, overlay: str = OVERLAY_DB) -> str:
+    """The view `schema`.`table`: the rows of the merged `table` whose `column` is one of
+    `listed` (SQL literals). A reader's cursor with `schema` first on its search path reads
+    only those rows (query/overlay_arrays.py: the rows of an overlay's masked paths). A
+    listed path the table's mask holds has only the overlay's rows, so the base is read only
+    for `unmasked` (the listed paths outside the mask; None: none, and no scan of the base)."""
+    from_base = (f"SELECT * FROM {base}.main.{table} WHERE {column} IN ({unmasked}) UNION ALL "
+                 if unmasked else "")
+    return (f"CREATE OR REPLACE VIEW {schema}.{table} AS {from_base}"
+            f"SELECT * FROM {overlay}.main.{table} WHERE {column} IN ({listed})")
 
 
 def overlay_tables_sql() -> str:
