@@ -359,13 +359,11 @@ WITH RECURSIVE anc(cls, base, depth, conf) AS (
 SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 """
 
-# The imports and overrides edges recomputed, with the changed paths' own. An imports edge
-# looks its binding's key up among the re-exports (g_export, whose aliases end in a binding's
-# local or a star-exported name, and whose targets are bindings' keys) and the definitions
-# (symbol_names.fq_key): it can change only when a module changed (then every file's are
-# recomputed) or a name on that chain did, which the names affected, closed over the bindings
-# that re-export them (three hops: g_export follows two), say. An overrides edge of a member
-# can change only when a member of its name or the ancestry of its class did.
+# The imports and overrides edges recomputed. An imports edge looks its binding's key up in
+# g_export (aliases ending in a binding's local or a star-exported name) and fq_key: it changes
+# only with a module (then every file's are redone) or a name on that chain, i.e. an affected
+# name closed over the bindings re-exporting it (three hops: g_export follows two). An
+# overrides edge changes only with a member of its name or its class's ancestry.
 _CLOSE_NAMES = """
 INSERT INTO g_imp_names SELECT DISTINCT local FROM import_bindings
 WHERE split_part(fq_key, '.', -1) IN (SELECT name FROM g_imp_names)

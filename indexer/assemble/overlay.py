@@ -9,7 +9,9 @@ paths that differ from the base pass OVERLAY_MAX_FILES or the previous overlay's
 OVERLAY_MAX_BYTES: both what each build rewrites and what every query merges follow the
 overlay's rows, so the overlay is kept small; the count bounds the work before any is done
 (a branch switch of thousands of files is consolidated at once), the bytes bound what a
-build writes (a few large files).
+build writes (a few large files). A build that consolidates later (the watcher's: it
+consolidates when the work tree is idle, off the edit's path) keeps the overlay up to
+DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES (consolidation_due).
 
 The graph is exact: the base's graph tables are brought up to date, copy-on-write
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
@@ -21,6 +23,7 @@ files whose resolution the edit changed are carried too.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -43,6 +46,9 @@ OVERLAY_MAX_FILES = 256
 # file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at T = sqrt(2*C*g),
 # ~4.3 MB for the stdlib's 117 MB database. Repeated edits of the same files do not grow it.
 OVERLAY_MAX_BYTES = 4 << 20
+# The bound of a build that consolidates later: past it, an edit consolidates at once still
+# (a watcher that never sees the work tree idle does not grow the overlay without end).
+DEFERRED_FACTOR = 4
 # DuckDB's smallest block: each table of an overlay takes at least one (the default 256 KiB
 # would make a one-file overlay ~4 MB of mostly empty blocks).
 OVERLAY_BLOCK_SIZE = 16 << 10
@@ -68,30 +74,46 @@ def consolidation_base(store: Store, previous_id: str) -> tuple[Manifest, str] |
         return None
 
 
-def overlay_fits(store: Store, previous_id: str) -> bool:
-    """False when `previous_id` is an overlay past OVERLAY_MAX_BYTES (or one of another
-    version): the next assembly consolidates."""
+def overlay_max_bytes(deferred: bool = False) -> int:
+    """OVERLAY_MAX_BYTES (CODEAGENT_TEST_OVERLAY_MAX_BYTES in tests), times DEFERRED_FACTOR
+    for a build that consolidates later."""
+    limit = int(os.environ.get("CODEAGENT_TEST_OVERLAY_MAX_BYTES") or OVERLAY_MAX_BYTES)
+    return limit * DEFERRED_FACTOR if deferred else limit
+
+
+def overlay_fits(store: Store, previous_id: str, limit: int | None = None) -> bool:
+    """False when `previous_id` is an overlay past `limit` (overlay_max_bytes()) or one of
+    another version: the next assembly consolidates."""
     directory = store.assembled_dir(previous_id)
     try:
         marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
-        return not overlay_problem(marker) and (directory / OVERLAY_FILE).stat().st_size <= OVERLAY_MAX_BYTES
+        size = (directory / OVERLAY_FILE).stat().st_size
+        return not overlay_problem(marker) and size <= (overlay_max_bytes() if limit is None else limit)
     except FileNotFoundError:
         return not (directory / OVERLAY_FILE).exists()
     except (OSError, ValueError, AttributeError):
         return False
 
 
+def consolidation_due(store: Store, manifest_id: str) -> bool:
+    """True when `manifest_id` is assembled as an overlay that the next build would not
+    extend (past OVERLAY_MAX_BYTES): one that consolidates later should now."""
+    return store.assembly_base(manifest_id) is not None and not overlay_fits(store, manifest_id)
+
+
 def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
-                    previous: tuple[Manifest, str] | None, *, overlay: bool,
+                    previous: tuple[Manifest, str] | None, *, overlay: bool, deferred: bool = False,
                     tables: Mapping[str, object] | None = None, base_copy=None, progress=None,
                     memory: MemoryBudget | None = None) -> Path:
     """Assemble `manifest` after `previous` (manifest, id): as an overlay on the full assembly
-    beneath it when `overlay` and the change fits one, else consolidated (pipeline.assemble on
-    that full assembly's database)."""
+    beneath it when `overlay` and the change fits one (`deferred`: the bound of a build that
+    consolidates later), else consolidated (pipeline.assemble on that full assembly's
+    database)."""
     prev = previous
     if prev is not None and full_assembly(store, prev[1]) != prev[1]:
         prev = consolidation_base(store, prev[1])
-    if prev is not None and previous is not None and overlay and overlay_fits(store, previous[1]):
+    if (prev is not None and previous is not None and overlay
+            and overlay_fits(store, previous[1], overlay_max_bytes(deferred))):
         done = assemble_overlay(store, manifest, manifest_id, prev, tables=tables, memory=memory)
         if done is not None:
             return done
