@@ -114,7 +114,8 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
         prev = consolidation_base(store, prev[1])
     if (prev is not None and previous is not None and overlay
             and overlay_fits(store, previous[1], overlay_max_bytes(deferred))):
-        done = assemble_overlay(store, manifest, manifest_id, prev, tables=tables, memory=memory)
+        done = assemble_overlay(store, manifest, manifest_id, prev, after=previous, tables=tables,
+                                memory=memory)
         if done is not None:
             return done
     return assemble(store, manifest, manifest_id, prev, tables=tables, base_copy=base_copy,
@@ -122,10 +123,11 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
 
 
 def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: tuple[Manifest, str], *,
-                     tables: Mapping[str, object] | None = None,
+                     after: tuple[Manifest, str] | None = None, tables: Mapping[str, object] | None = None,
                      memory: MemoryBudget | None = None) -> Path | None:
     """Build `assembled/<manifest_id>/` as an overlay on `base` (its manifest and id); None when
-    the change is too large for one (the caller consolidates)."""
+    the change is too large for one (the caller consolidates). `after` (manifest, id): the
+    previous manifest, whose overlay on the same base the graph step starts from."""
 
     if manifest_id == base[1] or store.is_assembled(manifest_id):
         return None  # an edit undone, or assembled already: the consolidated path keeps or mends it
@@ -140,7 +142,7 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     work.mkdir(parents=True)
     try:
         if not _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
-                             tables or {}, memory):
+                             tables or {}, memory, _layered_on(store, after, base[1], manifest)):
             shutil.rmtree(work, ignore_errors=True)
             return None
         (work / OVERLAY_MARKER).write_text(json.dumps({"version": OVERLAY_VERSION, "base": base[1]}))
@@ -154,9 +156,20 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     return final
 
 
+def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
+                manifest: Manifest) -> tuple[Path, set[str], list] | None:
+    """(the overlay file of `after` and the change from its manifest to `manifest`) when
+    `after` is an intact overlay on `base_id`, else None."""
+    if after is None or after[1] == base_id or store.assembly_base(after[1]) != base_id:
+        return None
+    if not store.is_assembled(after[1]) or store.assembly_problems(after[1], trust_mtime=True):
+        return None
+    return (store.assembled_dir(after[1]) / OVERLAY_FILE, *changed_paths(after[0], manifest))
+
+
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
-                  memory: MemoryBudget | None) -> bool:
+                  memory: MemoryBudget | None, layered: tuple[Path, set[str], list] | None) -> bool:
     """Write work/OVERLAY_FILE: the changed paths' rows, then the graph's differing rows;
     False when the graph had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table
@@ -182,7 +195,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not overlay_graph(con, manifest, remove, insert):
+        if not overlay_graph(con, manifest, remove, insert, layered):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
