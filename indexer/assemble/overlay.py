@@ -32,11 +32,11 @@ from pathlib import Path
 from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
-from ...format.overlay import (BASE_DB, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION,
-                               PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
+from ...format.overlay import (BASE_DB, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER,
+                               OVERLAY_VERSION, PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .overlay_graph import overlay_graph
+from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .tables import changed_paths, path_table
 
@@ -170,8 +170,9 @@ def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
                   memory: MemoryBudget | None, layered: tuple[Path, set[str], list] | None) -> bool:
-    """Write work/OVERLAY_FILE: the changed paths' rows, then the graph's differing rows;
-    False when the graph had to be recomputed whole (then the overlay is not worth it). The
+    """Write work/OVERLAY_FILE: the changed paths' rows (those the previous overlay, `layered`,
+    holds as they are copied from it), then the graph's differing rows; False when the graph
+    had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table
     by table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the
     file's bytes)."""
@@ -187,7 +188,11 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
-        for batch in (insert[i:i + 512] for i in range(0, len(insert), 512)):
+        fresh = insert
+        if layered is not None:
+            con.execute(f"ATTACH {sql_literals([str(layered[0])])} AS {PREVIOUS_DB} (READ_ONLY)")
+            fresh = _copy_unchanged(con, masked, insert, {*layered[1], *(f.path for f in layered[2])})
+        for batch in (fresh[i:i + 512] for i in range(0, len(fresh), 512)):
             insert_entries(con, store, batch, tables)
         faults.step("assemble")  # the steps an interrupt or a kill is tested at, as a full assembly's
         path_table(con, "overlay_paths", masked)
@@ -195,7 +200,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not overlay_graph(con, manifest, remove, insert, layered):
+        if not overlay_graph(con, manifest, remove, insert, layered and layered[1:]):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
@@ -208,6 +213,20 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> list:
+    """Copy, from the previous overlay (PREVIOUS_DB), the per-path rows of the masked paths it
+    masked too and whose entries did not change since (`since`: the paths that did); the
+    entries of `insert` still to be inserted."""
+    before = {r[0] for r in con.execute(f"SELECT path FROM {PREVIOUS_DB}.main.mask_files").fetchall()}
+    kept = sorted((before & set(masked)) - since)
+    path_table(con, "kept_paths", kept)
+    for table in PER_PATH_TABLES:
+        con.execute(f"""INSERT INTO {table} SELECT * FROM {PREVIOUS_DB}.main.{table}
+            WHERE {MERGED_TABLES[table]} IN (SELECT path FROM kept_paths)""")
+    con.execute("DROP TABLE kept_paths")
+    return [f for f in insert if f.path not in set(kept)]
 
 
 def _write_once(con, path: Path) -> None:

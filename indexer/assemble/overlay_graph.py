@@ -15,9 +15,7 @@ change of these tables) raises Unsupported: the caller consolidates instead.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from ...format.assembly import sql_literals
 from ...format.manifest import Manifest
 from ...format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, PER_PATH_TABLES, merged_view_sql
 from .graph import LAST_TIMINGS as graph_timings, symbol_graph
@@ -122,19 +120,18 @@ def _path_digests(table: str, column: str, where: str) -> str:
 
 
 def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
-                  previous: tuple[Path, set[str], list] | None = None) -> bool:
+                  previous: tuple[set[str], list] | None = None) -> bool:
     """Bring the graph up to date over the merged rows (copy-on-write on the base's tables),
     then write each graph table's differing paths (mask and rows) into the overlay; False when
     the step would recompute the whole graph or change the tables otherwise (consolidate).
-    `previous`: the previous manifest's overlay file on the same base and the change since
-    that manifest (remove, insert): the step starts from the base with that overlay's graph
-    rows layered on and follows only that change, not every path changed since the base."""
+    `previous`: the change (remove, insert) since the previous manifest, whose overlay on the
+    same base is attached as PREVIOUS_DB: the step starts from the base with that overlay's
+    graph rows layered on and follows only that change, not every path changed since the base."""
     for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
         con.execute(merged_view_sql(table, rowid=table == "refs"))
     layered = previous is not None
     if previous is not None:
-        con.execute(f"ATTACH {sql_literals([str(previous[0])])} AS {PREVIOUS_DB} (READ_ONLY)")
-        remove, insert = previous[1], previous[2]
+        remove, insert = previous
     for table in COPIED_TABLES:
         con.execute(f"CREATE TABLE {table} AS {_start(table, layered)}")
     for table in COW_TABLES:
