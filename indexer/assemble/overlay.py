@@ -200,7 +200,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not overlay_graph(con, manifest, remove, insert, layered and layered[1:]):
+        if not overlay_graph(con, manifest, remove, insert, None if layered is None else layered[1:]):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
@@ -220,13 +220,13 @@ def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> li
     masked too and whose entries did not change since (`since`: the paths that did); the
     entries of `insert` still to be inserted."""
     before = {r[0] for r in con.execute(f"SELECT path FROM {PREVIOUS_DB}.main.mask_files").fetchall()}
-    kept = sorted((before & set(masked)) - since)
-    path_table(con, "kept_paths", kept)
+    kept = (before & set(masked)) - since
+    path_table(con, "kept_paths", sorted(kept))
     for table in PER_PATH_TABLES:
         con.execute(f"""INSERT INTO {table} SELECT * FROM {PREVIOUS_DB}.main.{table}
             WHERE {MERGED_TABLES[table]} IN (SELECT path FROM kept_paths)""")
     con.execute("DROP TABLE kept_paths")
-    return [f for f in insert if f.path not in set(kept)]
+    return [f for f in insert if f.path not in kept]
 
 
 def _write_once(con, path: Path) -> None:
