@@ -21,6 +21,7 @@ Prints, in one run:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -135,8 +136,6 @@ async def _until_found(client, name: str, started: float) -> float:
 
 async def last_build(client) -> dict:
     """The watcher's last build_done event, as the server's index resource reports it."""
-    import json
-
     body = json.loads((await client.read_resource("codeagent://index")).contents[0].text)
     return body.get("last_build") or {}
 
@@ -255,6 +254,8 @@ def main() -> None:
     ap.add_argument("--scales", default="1", help="corpus scales of the one-file builds, e.g. 1,3")
     ap.add_argument("--switch-files", type=int, default=2000)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-watch")
+    ap.add_argument("--json-out", type=Path, default=None,
+                    help="also write each edit's latency and breakdown here (JSON)")
     args = ap.parse_args()
     import anyio
 
@@ -278,6 +279,9 @@ def main() -> None:
         git(big, "reset", "-q", "--hard")
     got = anyio.run(watched, python, repo, args.edits, args.switch_files)
     lat, n = got["latencies"], len(got["latencies"])
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"latencies": lat, "parts": got["parts"],
+                                             "load": os.getloadavg()[0]}, indent=1))
     mb = 1e6
     print(f"load average {os.getloadavg()[0]:.1f}")
     print_table(["path", "what", "figure"], rows + [

@@ -41,6 +41,7 @@ class BuildOptions:
     paths: frozenset[str] | None = None
     memory: MemoryBudget = field(default_factory=MemoryBudget)  # what parsing and assembly may hold
     overlay: bool = True  # work tree: small changes as an overlay (assemble/overlay.py); False: consolidate
+    consolidate_later: bool = False  # the caller consolidates when idle: overlays grow further (the watcher)
 
     @property
     def store_path(self) -> Path:
@@ -68,6 +69,7 @@ class BuildResult:
     # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
     # ref swap)
     phases: dict[str, float] = field(default_factory=dict)
+    consolidation_due: bool = False  # an overlay past its bound: a consolidate_later caller should now
 
     def to_dict(self) -> dict:
         return {
@@ -80,6 +82,7 @@ class BuildResult:
             "shards_written": self.shards_written, "repairs": self.repairs,
             "seconds": round(self.seconds, 4),
             "phases": {k: round(v, 4) for k, v in self.phases.items()},
+            "consolidation_due": self.consolidation_due,
         }
 
 
@@ -335,10 +338,10 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         changed = (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
                    or not store.has(manifest_id))
         cache.save()  # before the swap: a failed write must leave the previous index untouched
+        due = False
         if changed:
             store.put(data)
-            _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id,
-                               base_copy)
+            due = _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id, base_copy)
     phases["assemble"] = time.perf_counter() - clock
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
@@ -346,7 +349,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         changed=manifest_id != previous_id, files_total=len(manifest.files),
         files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
-        shards_written=builder.shards_written, phases=phases, repairs=repairs,
+        shards_written=builder.shards_written, phases=phases, repairs=repairs, consolidation_due=due,
     )
 
 
@@ -418,21 +421,22 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
 
 def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Manifest,
                        manifest_id: str, previous: Manifest | None, previous_id: str | None,
-                       base_copy) -> None:
+                       base_copy) -> bool:
     """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
-    prune assemblies neither a ref nor the previous manifest needs."""
-    from .assemble.overlay import assemble_change  # pyarrow, DuckDB: not for a no-op build
+    prune assemblies neither a ref nor the previous manifest needs; True: consolidation_due."""
+    from .assemble.overlay import assemble_change, consolidation_due  # pyarrow, DuckDB: not for a no-op build
     from .assemble.pipeline import prune_assembled
 
     prev = (previous, previous_id) if previous is not None and previous_id else None
     assemble_change(store, manifest, manifest_id, prev, overlay=_overlay_wanted(builder.opts, previous),
-                    tables=builder.tables, base_copy=base_copy, progress=builder.progress,
-                    memory=builder.opts.memory)
+                    deferred=builder.opts.consolidate_later, tables=builder.tables, base_copy=base_copy,
+                    progress=builder.progress, memory=builder.opts.memory)
     if base_copy is not None:
         base_copy.close()
     store.set_ref(ref, manifest_id)
     keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
     prune_assembled(store, keep)
+    return consolidation_due(store, manifest_id)
 
 
 def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:

@@ -10,6 +10,13 @@ libraries imported already), so the watcher holds no index open and writes nothi
 Changes that arrive while a build runs form the next batch: a branch switch rewriting
 thousands of files is one or two builds, never one per file.
 
+Consolidation is kept off an edit's path: the builds keep their overlay past its usual bound
+(`build --consolidate-later`) and say when it is due; once the work tree has been idle for
+CONSOLIDATE_IDLE seconds the watcher consolidates (`build --consolidate`) in the
+background. A change arriving meanwhile interrupts it (the store is left as it was: an
+interrupted build changes nothing) and is built as an overlay at once; the consolidation is
+tried again at the next idle time.
+
 Events are dicts (see `WatchEvent`), printed as progress lines by `codeagent watch` and read
 as JSON lines by `codeagent serve --watch`.
 """
@@ -28,7 +35,7 @@ from pathlib import Path
 from .. import sources
 from ..errors import CodeagentError, NotARepository
 from ..repo_config import RULE_FILES
-from .watch_builder import Builder
+from .watch_builder import Builder, Job
 
 DEFAULT_QUIET_MS = 100
 DEFAULT_MAX_WAIT_MS = 2000
@@ -36,7 +43,11 @@ GIT_BUSY_WAIT = 30.0  # seconds a build waits for a git command holding the inde
 # Files whose change may change what the build includes, wherever .gitignore says otherwise.
 RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
 
-WatchEvent = dict  # {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed", ...}
+CONSOLIDATE_IDLE = 2.0  # seconds without changes or builds before a due consolidation starts
+# {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed" |
+#  "consolidating" | "consolidation_abandoned", ...}; a consolidation ends with build_done
+# ("consolidation": true) or build_failed.
+WatchEvent = dict
 Emit = Callable[[WatchEvent], None]
 
 
@@ -117,17 +128,24 @@ class ChangeFilter:
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
 
-def build_args(root: Path, store_dir: Path | None) -> list[str]:
-    """The `codeagent` arguments of one incremental work-tree build (JSON on stdout)."""
+def build_args(root: Path, store_dir: Path | None, consolidate: bool = False) -> list[str]:
+    """The `codeagent` arguments of one incremental work-tree build (JSON on stdout), or of
+    the consolidation of its overlay."""
     store = ["--store", str(store_dir)] if store_dir else []
-    return ["build", str(root), "--worktree", "--json", "--wait", "60", *store]
+    return ["build", str(root), "--worktree", "--json", "--wait", "60", *store,
+            "--consolidate" if consolidate else "--consolidate-later"]
 
 
 def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEvent:
     """Build the work tree in a child process of `builder`; its result as a build_done or
     build_failed event. A Ctrl-C (or any error here) kills the child before it propagates."""
     started = time.monotonic()
-    code, out, err, cpu = builder.run(build_args(root, store_dir))
+    return build_event(builder.run(build_args(root, store_dir)), started)
+
+
+def build_event(reply: tuple[int, str, str, float | None], started: float) -> WatchEvent:
+    """A build's answer from the builder as a build_done or build_failed event."""
+    code, out, err, cpu = reply
     seconds = round(time.monotonic() - started, 3)
     try:
         body = json.loads(out)
@@ -140,7 +158,58 @@ def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEven
     return {"event": "build_done", "seconds": seconds, "at": round(time.time(), 3), "cpu": cpu,
             "phases": body.get("phases"), "changed": body["changed"],
             "ref": body["ref"], "manifest_id": body["manifest_id"],
-            "files_total": body["files_total"], "files_parsed": body["files_parsed"]}
+            "files_total": body["files_total"], "files_parsed": body["files_parsed"],
+            "consolidation_due": bool(body.get("consolidation_due"))}
+
+
+class Consolidation:
+    """The watcher's consolidation of a grown overlay, run in the background when idle."""
+
+    def __init__(self, root: Path, store_dir: Path | None, builder: Builder, emit: Emit) -> None:
+        self.root, self.store_dir, self.builder, self.emit = root, store_dir, builder, emit
+        self.due = False
+        self.job: Job | None = None
+        self.started, self.started_ns = 0.0, 0
+        self.read_ns = 0  # when the last finished consolidation started reading the work tree
+        self.active_at = time.monotonic()  # the last change or build end
+
+    def after_build(self, event: WatchEvent) -> None:
+        self.active_at = time.monotonic()
+        if event["event"] == "build_done" and event["changed"]:
+            self.due = bool(event.get("consolidation_due"))
+
+    def tick(self) -> None:
+        """Report a finished consolidation, or start a due one once idle."""
+        if self.job is not None:
+            if self.job.done.is_set():
+                self._finish(self.job.wait())
+            return
+        if not self.due or time.monotonic() - self.active_at < CONSOLIDATE_IDLE:
+            return
+        self.emit({"event": "consolidating"})
+        self.started, self.started_ns = time.monotonic(), time.time_ns()
+        self.job = self.builder.start(build_args(self.root, self.store_dir, True))
+
+    def abandon(self) -> None:
+        """Stop a running consolidation (a change came): it is tried again when idle."""
+        self.active_at = time.monotonic()
+        if self.job is None:
+            return
+        reply = self.job.cancel()
+        if reply[0] == 0:
+            self._finish(reply)  # it ended before the interrupt reached it
+        else:
+            self.job = None
+            self.emit({"event": "consolidation_abandoned"})
+
+    def _finish(self, reply: tuple[int, str, str, float | None]) -> None:
+        self.job = None
+        event = build_event(reply, self.started)
+        self.due = False  # a failed one is tried again once a build says so
+        self.active_at = time.monotonic()
+        if event["event"] == "build_done":
+            self.read_ns = self.started_ns
+        self.emit({**event, "consolidation": True})
 
 
 def _root_and_store(opts: WatchOptions) -> tuple[Path, Path]:
@@ -174,20 +243,32 @@ def watch(opts: WatchOptions, emit: Emit) -> None:
 def _follow(opts: WatchOptions, emit: Emit, batches: Iterator[set], changes_filter: ChangeFilter,
             root: Path, store_arg: Path | None, builder: Builder) -> None:
     catch_up, last_build_ns, started = opts.initial_build, 0, False
-    for batch in _watched(batches):
-        if not started:
-            started = True
-            emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
-        paths = changes_filter.relevant(path for _, path in batch)
-        if not catch_up and (not paths or changes_filter.settled_before(paths, last_build_ns)):
-            continue  # nothing relevant, or changes the previous build already read
-        catch_up = False
-        changes_filter.wait_for_git(opts.stop)
-        if paths:
-            emit({"event": "changes", "count": len(paths), "sample": paths[:3]})
-        emit({"event": "build_started", "changes": len(paths)})
-        last_build_ns = time.time_ns()
-        emit(run_build(root, store_arg, builder))
+    consolidation = Consolidation(root, store_arg, builder, emit)
+    try:
+        for batch in _watched(batches):
+            if not started:
+                started = True
+                emit({"event": "watching", "root": str(root), "quiet_ms": opts.quiet_ms})
+            paths = changes_filter.relevant(path for _, path in batch)
+            if not catch_up and (not paths or changes_filter.settled_before(paths, last_build_ns)):
+                consolidation.tick()
+                last_build_ns = max(last_build_ns, consolidation.read_ns)
+                continue  # nothing relevant, or changes the previous build already read
+            consolidation.abandon()
+            if not catch_up and changes_filter.settled_before(paths, consolidation.read_ns):
+                continue  # a consolidation that ended meanwhile read them
+            catch_up = False
+            changes_filter.wait_for_git(opts.stop)
+            if paths:
+                emit({"event": "changes", "count": len(paths), "sample": paths[:3]})
+            emit({"event": "build_started", "changes": len(paths)})
+            last_build_ns = time.time_ns()
+            event = run_build(root, store_arg, builder)
+            consolidation.after_build(event)
+            emit(event)
+    finally:
+        if consolidation.job is not None:
+            consolidation.job.cancel()
 
 
 def _watched(batches: Iterator[set]) -> Iterator[set]:
@@ -210,10 +291,16 @@ def describe(event: WatchEvent) -> str | None:
         more = f" and {event['count'] - len(event['sample'])} more" if event["count"] > len(event["sample"]) else ""
         return f"changed: {', '.join(event['sample'])}{more}"
     if kind == "build_done":
+        if event.get("consolidation"):
+            return f"consolidated {event['ref']} -> {event['manifest_id'][:12]} ({event['seconds']:.2f}s)"
         if not event["changed"]:
             return f"up to date: {event['ref']} is {event['manifest_id'][:12]} ({event['seconds']:.2f}s)"
         return (f"indexed {event['ref']} -> {event['manifest_id'][:12]}: {event['files_parsed']} of "
                 f"{event['files_total']} files parsed ({event['seconds']:.2f}s)")
+    if kind == "consolidating":
+        return "consolidating the overlay into a new base (the work tree is idle)"
+    if kind == "consolidation_abandoned":
+        return "consolidation interrupted by a change: building that first"
     if kind == "build_failed":
         err = event["error"]
         return f"build failed: {err.get('message')}" + (f" ({err['hint']})" if err.get("hint") else "")

@@ -9,10 +9,12 @@ from a process that has them imported already, so each build is still a process 
 /proc/<pid>/io of the builder that reaps it) and the watcher still holds no index open.
 
 Protocol, one JSON object a line: the watcher writes {"argv": [...]} (a `codeagent` command
-line) to the builder's stdin; the builder answers on its stdout with {"exit": code, "out":
-stdout text, "err": stderr text, "cpu": the child's CPU seconds} once the child has exited. The builder leads a process group
-of its own (its children with it), so the watcher stops a running build by killing that
-group; it exits when its stdin closes.
+line) to the builder's stdin; the builder answers on its stdout with {"pid": the child's pid}
+once forked, then {"exit": code, "out": stdout text, "err": stderr text, "cpu": the child's
+CPU seconds} once the child has exited. The builder leads a process group of its own (its
+children with it), so the watcher stops a running build by killing that group, or one
+build it started in the background (`Job`, a consolidation) by interrupting that child; it
+exits when its stdin closes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from ..cli import child_command
 from ..daemon.run import flush, run_cli, wind_down
@@ -53,17 +57,16 @@ class Builder:
     def _run(self, argv: list[str]) -> tuple[int, str, str, float | None]:
         for attempt in range(2):
             proc = self._started()
-            try:
-                proc.stdin.write(json.dumps({"argv": argv}) + "\n")
-                proc.stdin.flush()
-                line = proc.stdout.readline()
-            except OSError:
-                line = ""
-            if line:
-                reply = json.loads(line)
-                return int(reply["exit"]), reply["out"], reply["err"], reply.get("cpu")
+            reply = _exchange(proc, argv)
+            if reply is not None:
+                return reply
             self.stop(kill=True)  # it died: start another once, then say so
-        return 1, "", "the watcher's build process stopped unexpectedly", None
+        return DIED
+
+    def start(self, argv: list[str]) -> Job:
+        """Run `codeagent <argv>` in a child of the builder without waiting for it; nothing
+        else may use the builder until the job is done (`Job.wait` or `Job.cancel`)."""
+        return Job(self._started(), argv)
 
     def _started(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
@@ -89,6 +92,71 @@ class Builder:
         proc.stdout.close()
 
 
+DIED = (1, "", "the watcher's build process stopped unexpectedly", None)
+Reply = tuple[int, str, str, float | None]
+
+
+def _exchange(proc: subprocess.Popen, argv: list[str], on_pid=None) -> Reply | None:
+    """Send one command to the builder `proc` and read its answer (None: the builder died);
+    `on_pid` hears the child's pid as soon as it is forked."""
+    try:
+        proc.stdin.write(json.dumps({"argv": argv}) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                return None
+            reply = json.loads(line)
+            if "pid" in reply:
+                if on_pid is not None:
+                    on_pid(reply["pid"])
+                continue
+            return int(reply["exit"]), reply["out"], reply["err"], reply.get("cpu")
+    except (OSError, ValueError):
+        return None
+
+
+class Job:
+    """One command run by the builder in the background (a thread waits for its answer)."""
+
+    def __init__(self, proc: subprocess.Popen, argv: list[str]) -> None:
+        self.pid: int | None = None
+        self.reply: Reply | None = None
+        self.done = threading.Event()
+        self._forked = threading.Event()
+        threading.Thread(target=self._wait, args=(proc, argv), daemon=True).start()
+
+    def _wait(self, proc: subprocess.Popen, argv: list[str]) -> None:
+        try:
+            self.reply = _exchange(proc, argv, self._on_pid) or DIED
+        finally:
+            self._forked.set()
+            self.done.set()
+
+    def _on_pid(self, pid: int) -> None:
+        self.pid = pid
+        self._forked.set()
+
+    def wait(self, timeout: float | None = None) -> Reply | None:
+        """The command's answer, or None if it has not ended within `timeout`."""
+        return self.reply if self.done.wait(timeout) else None
+
+    def cancel(self, grace: float = 5.0) -> Reply:
+        """Interrupt the command (a Ctrl-C: the build cleans up; sent again until the child,
+        which ignores it until it has set its handler, ends), killed if it has not ended after
+        `grace` seconds; its answer (it may have ended first)."""
+        self._forked.wait(grace)
+        deadline = time.monotonic() + grace
+        while self.pid is not None and not self.done.is_set():
+            try:
+                os.kill(self.pid, signal.SIGINT if time.monotonic() < deadline else signal.SIGKILL)
+            except OSError:
+                break
+            self.done.wait(0.2)
+        self.done.wait()
+        return self.reply or DIED
+
+
 def serve() -> None:
     """The builder's loop (`python -m codeagent.indexer.watch_builder`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watcher stops builds, by killing the group
@@ -106,6 +174,8 @@ def run_forked(argv: list[str]) -> dict:
         pid = os.fork()
         if pid == 0:
             _child(argv, out.fileno(), err.fileno())
+        sys.stdout.write(json.dumps({"pid": pid}) + "\n")
+        sys.stdout.flush()
         _, status, usage = os.wait4(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         texts = []

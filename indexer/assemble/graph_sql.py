@@ -10,10 +10,13 @@ Affected: the names of the changed paths' symbol_names rows that differ (start_l
 which no resolution outside the row's own file reads) and the locals of their import
 bindings that differ, old or new; an edit that leaves every definition and import as it
 was affects no other file's references. Every other edge stays as it was.
-Imports and overrides edges are cheap and recomputed whole.
+Imports and overrides edges are recomputed for the files and members an affected name or a
+changed ancestry may reach (_REDONE).
 """
 
 from __future__ import annotations
+
+import re
 
 CLASS_KINDS = ("class", "struct", "interface", "trait", "enum", "object", "protocol",
                "record", "union", "extension", "impl")
@@ -91,8 +94,10 @@ SELECT s.symbol_id, s.path, m.module,
          WHEN pp.kind IN {_in(CLASS_KINDS)} THEN pp.symbol_id END
 FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols $WHERE) s
 JOIN g_modules m USING (path)
-LEFT JOIN symbols p ON p.path = s.path AND p.symbol_id = s.parent_id
-LEFT JOIN symbols pp ON pp.path = p.path AND pp.symbol_id = p.parent_id;
+LEFT JOIN (SELECT path, symbol_id, parent_id, kind FROM symbols $WHERE) p
+    ON p.path = s.path AND p.symbol_id = s.parent_id
+LEFT JOIN (SELECT path, symbol_id, kind FROM symbols $WHERE) pp
+    ON pp.path = p.path AND pp.symbol_id = p.parent_id;
 """
 
 _NAMES_DELTA = f"""
@@ -237,9 +242,6 @@ ctypes AS (SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class m
 {_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
 UNION ALL
 {_raw_refs(_REDO_OTHERS)};
-CREATE OR REPLACE TEMP TABLE g_old_inherits AS
-SELECT src_id, dst_id, kind, confidence FROM edges
-WHERE kind IN ('inherits', 'implements') AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges USING (SELECT DISTINCT path, start_line, target FROM g_redo) r
@@ -357,26 +359,36 @@ WITH RECURSIVE anc(cls, base, depth, conf) AS (
 SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 """
 
-# Imports and overrides edges of unchanged files can only change when a definition, an
-# import binding, a module or an inheritance of the changed files did; otherwise ("quiet")
-# only the changed files' own rows are recomputed.
-_QUIET = """
-CREATE OR REPLACE TEMP TABLE g_quiet AS SELECT NOT (
-    EXISTS (SELECT 1 FROM g_sym_diff) OR EXISTS (SELECT 1 FROM g_bind_diff)
-    OR EXISTS (SELECT 1 FROM g_mod_diff) OR EXISTS (SELECT 1 FROM g_new_modules)
-    OR EXISTS ((SELECT * FROM g_old_inherits EXCEPT SELECT src_id, dst_id, kind, confidence
-                FROM edges WHERE kind IN ('inherits', 'implements')
-                AND src_path IN (SELECT path FROM g_changed))
-               UNION ALL
-               (SELECT src_id, dst_id, kind, confidence FROM edges
-                WHERE kind IN ('inherits', 'implements') AND src_path IN (SELECT path FROM g_changed)
-                EXCEPT SELECT * FROM g_old_inherits))) AS quiet;
+# The imports and overrides edges recomputed. An imports edge looks its binding's key up in
+# g_export (aliases ending in a binding's local or a star-exported name) and fq_key: it changes
+# only with a module (then every file's are redone) or a name on that chain, i.e. an affected
+# name closed over the bindings re-exporting it (three hops: g_export follows two). An
+# overrides edge changes only with a member of its name or its class's ancestry.
+_CLOSE_NAMES = """
+INSERT INTO g_imp_names SELECT DISTINCT local FROM import_bindings
+WHERE split_part(fq_key, '.', -1) IN (SELECT name FROM g_imp_names)
+    AND local NOT IN (SELECT name FROM g_imp_names);
+"""
+_REDONE = f"""
+CREATE OR REPLACE TEMP TABLE g_imp_names AS
+SELECT name FROM g_affected UNION SELECT split_part(fq_key, '.', -1) FROM g_sym_diff;
+{_CLOSE_NAMES * 3}
 CREATE OR REPLACE TEMP TABLE g_redone AS
-SELECT path FROM g_changed UNION SELECT path FROM g_modules WHERE NOT (SELECT quiet FROM g_quiet);
-DELETE FROM edges WHERE kind IN ('imports', 'overrides') AND src_path IN (SELECT path FROM g_redone);
+SELECT path FROM g_changed
+UNION SELECT path FROM g_modules
+    WHERE EXISTS (SELECT 1 FROM g_mod_diff) OR EXISTS (SELECT 1 FROM g_new_modules)
+UNION SELECT path FROM import_bindings WHERE split_part(fq_key, '.', -1) IN (SELECT name FROM g_imp_names);
+DELETE FROM edges WHERE kind = 'imports' AND src_path IN (SELECT path FROM g_redone);
+CREATE OR REPLACE TEMP TABLE g_over_ids AS
+SELECT symbol_id FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} AND (
+    path IN (SELECT path FROM g_changed) OR name IN (SELECT name FROM g_affected)
+    OR parent_id IN (SELECT cls FROM g_anc WHERE base IN (SELECT source_id FROM g_rebased)));
+DELETE FROM edges WHERE kind = 'overrides'
+    AND (src_path IN (SELECT path FROM g_changed) OR src_id IN (SELECT symbol_id FROM g_over_ids));
 """
 
-# Imports, contains and overrides edges of the paths in $REDONE / $CHANGED (filters).
+# Imports edges of the paths in $REDONE, contains edges of those in $CHANGED, overrides edges
+# of the members in $OVERRIDDEN (filters).
 _DERIVED = f"""
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id,
@@ -395,7 +407,7 @@ SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
 FROM symbol_names WHERE parent_id IS NOT NULL $CHANGED;
 INSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
-FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} $REDONE) m
+FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} $OVERRIDDEN) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
 JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
@@ -406,8 +418,8 @@ DROP TABLE g_exact; DROP TABLE g_named;
 
 _DROP_DELTA = """
 DROP TABLE g_affected; DROP TABLE g_new_modules; DROP TABLE g_rebased;
-DROP TABLE g_sym_diff; DROP TABLE g_bind_diff; DROP TABLE g_mod_diff; DROP TABLE g_old_inherits;
-DROP TABLE g_quiet; DROP TABLE g_redone;
+DROP TABLE g_sym_diff; DROP TABLE g_bind_diff; DROP TABLE g_mod_diff;
+DROP TABLE g_imp_names; DROP TABLE g_redone; DROP TABLE g_over_ids;
 """
 
 # Member references through self/super of classes whose ancestry was just re-resolved.
@@ -477,11 +489,12 @@ DROP TABLE g_rtypes; DROP TABLE g_rholders; DROP TABLE g_typed;
 def edges_sql(full: bool) -> str:
     """The edge statements. A full recompute resolves every reference once (nothing to
     compare with, no self/super reference left out of g_refs); an incremental one only the
-    affected ones, and the imports/overrides edges of every file only when not quiet."""
+    affected ones, and the imports/overrides edges that may have changed (_REDONE)."""
     resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS + ("" if full else _SELF_REDO)
                + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED)
     if full:
-        return _PREP_FULL + resolve + _DERIVED.replace("$REDONE", "").replace("$CHANGED", "")
-    return (_PREP + resolve + _QUIET
+        return _PREP_FULL + resolve + re.sub(r"\$(REDONE|CHANGED|OVERRIDDEN)", "", _DERIVED)
+    return (_PREP + resolve + _REDONE
             + _DERIVED.replace("$REDONE", "AND path IN (SELECT path FROM g_redone)")
-            .replace("$CHANGED", "AND path IN (SELECT path FROM g_changed)") + _DROP_DELTA)
+            .replace("$CHANGED", "AND path IN (SELECT path FROM g_changed)")
+            .replace("$OVERRIDDEN", "AND symbol_id IN (SELECT symbol_id FROM g_over_ids)") + _DROP_DELTA)

@@ -9,7 +9,9 @@ paths that differ from the base pass OVERLAY_MAX_FILES or the previous overlay's
 OVERLAY_MAX_BYTES: both what each build rewrites and what every query merges follow the
 overlay's rows, so the overlay is kept small; the count bounds the work before any is done
 (a branch switch of thousands of files is consolidated at once), the bytes bound what a
-build writes (a few large files).
+build writes (a few large files). A build that consolidates later (the watcher's: it
+consolidates when the work tree is idle, off the edit's path) keeps the overlay up to
+DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES (consolidation_due).
 
 The graph is exact: the base's graph tables are brought up to date, copy-on-write
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
@@ -21,6 +23,7 @@ files whose resolution the edit changed are carried too.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -29,11 +32,11 @@ from pathlib import Path
 from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
-from ...format.overlay import (BASE_DB, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION,
-                               PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
+from ...format.overlay import (BASE_DB, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER,
+                               OVERLAY_VERSION, PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .overlay_graph import overlay_graph
+from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .tables import changed_paths, path_table
 
@@ -43,6 +46,9 @@ OVERLAY_MAX_FILES = 256
 # file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at T = sqrt(2*C*g),
 # ~4.3 MB for the stdlib's 117 MB database. Repeated edits of the same files do not grow it.
 OVERLAY_MAX_BYTES = 4 << 20
+# The bound of a build that consolidates later: past it, an edit consolidates at once still
+# (a watcher that never sees the work tree idle does not grow the overlay without end).
+DEFERRED_FACTOR = 4
 # DuckDB's smallest block: each table of an overlay takes at least one (the default 256 KiB
 # would make a one-file overlay ~4 MB of mostly empty blocks).
 OVERLAY_BLOCK_SIZE = 16 << 10
@@ -68,31 +74,48 @@ def consolidation_base(store: Store, previous_id: str) -> tuple[Manifest, str] |
         return None
 
 
-def overlay_fits(store: Store, previous_id: str) -> bool:
-    """False when `previous_id` is an overlay past OVERLAY_MAX_BYTES (or one of another
-    version): the next assembly consolidates."""
+def overlay_max_bytes(deferred: bool = False) -> int:
+    """OVERLAY_MAX_BYTES (CODEAGENT_TEST_OVERLAY_MAX_BYTES in tests), times DEFERRED_FACTOR
+    for a build that consolidates later."""
+    limit = int(os.environ.get("CODEAGENT_TEST_OVERLAY_MAX_BYTES") or OVERLAY_MAX_BYTES)
+    return limit * DEFERRED_FACTOR if deferred else limit
+
+
+def overlay_fits(store: Store, previous_id: str, limit: int | None = None) -> bool:
+    """False when `previous_id` is an overlay past `limit` (overlay_max_bytes()) or one of
+    another version: the next assembly consolidates."""
     directory = store.assembled_dir(previous_id)
     try:
         marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
-        return not overlay_problem(marker) and (directory / OVERLAY_FILE).stat().st_size <= OVERLAY_MAX_BYTES
+        size = (directory / OVERLAY_FILE).stat().st_size
+        return not overlay_problem(marker) and size <= (overlay_max_bytes() if limit is None else limit)
     except FileNotFoundError:
         return not (directory / OVERLAY_FILE).exists()
     except (OSError, ValueError, AttributeError):
         return False
 
 
+def consolidation_due(store: Store, manifest_id: str) -> bool:
+    """True when `manifest_id` is assembled as an overlay that the next build would not
+    extend (past OVERLAY_MAX_BYTES): one that consolidates later should now."""
+    return store.assembly_base(manifest_id) is not None and not overlay_fits(store, manifest_id)
+
+
 def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
-                    previous: tuple[Manifest, str] | None, *, overlay: bool,
+                    previous: tuple[Manifest, str] | None, *, overlay: bool, deferred: bool = False,
                     tables: Mapping[str, object] | None = None, base_copy=None, progress=None,
                     memory: MemoryBudget | None = None) -> Path:
     """Assemble `manifest` after `previous` (manifest, id): as an overlay on the full assembly
-    beneath it when `overlay` and the change fits one, else consolidated (pipeline.assemble on
-    that full assembly's database)."""
+    beneath it when `overlay` and the change fits one (`deferred`: the bound of a build that
+    consolidates later), else consolidated (pipeline.assemble on that full assembly's
+    database)."""
     prev = previous
     if prev is not None and full_assembly(store, prev[1]) != prev[1]:
         prev = consolidation_base(store, prev[1])
-    if prev is not None and previous is not None and overlay and overlay_fits(store, previous[1]):
-        done = assemble_overlay(store, manifest, manifest_id, prev, tables=tables, memory=memory)
+    if (prev is not None and previous is not None and overlay
+            and overlay_fits(store, previous[1], overlay_max_bytes(deferred))):
+        done = assemble_overlay(store, manifest, manifest_id, prev, after=previous, tables=tables,
+                                memory=memory)
         if done is not None:
             return done
     return assemble(store, manifest, manifest_id, prev, tables=tables, base_copy=base_copy,
@@ -100,10 +123,11 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
 
 
 def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: tuple[Manifest, str], *,
-                     tables: Mapping[str, object] | None = None,
+                     after: tuple[Manifest, str] | None = None, tables: Mapping[str, object] | None = None,
                      memory: MemoryBudget | None = None) -> Path | None:
     """Build `assembled/<manifest_id>/` as an overlay on `base` (its manifest and id); None when
-    the change is too large for one (the caller consolidates)."""
+    the change is too large for one (the caller consolidates). `after` (manifest, id): the
+    previous manifest, whose overlay on the same base the graph step starts from."""
 
     if manifest_id == base[1] or store.is_assembled(manifest_id):
         return None  # an edit undone, or assembled already: the consolidated path keeps or mends it
@@ -118,7 +142,7 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     work.mkdir(parents=True)
     try:
         if not _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
-                             tables or {}, memory):
+                             tables or {}, memory, _layered_on(store, after, base[1], manifest)):
             shutil.rmtree(work, ignore_errors=True)
             return None
         (work / OVERLAY_MARKER).write_text(json.dumps({"version": OVERLAY_VERSION, "base": base[1]}))
@@ -132,11 +156,23 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     return final
 
 
+def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
+                manifest: Manifest) -> tuple[Path, set[str], list] | None:
+    """(the overlay file of `after` and the change from its manifest to `manifest`) when
+    `after` is an intact overlay on `base_id`, else None."""
+    if after is None or after[1] == base_id or store.assembly_base(after[1]) != base_id:
+        return None
+    if not store.is_assembled(after[1]) or store.assembly_problems(after[1], trust_mtime=True):
+        return None
+    return (store.assembled_dir(after[1]) / OVERLAY_FILE, *changed_paths(after[0], manifest))
+
+
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
-                  memory: MemoryBudget | None) -> bool:
-    """Write work/OVERLAY_FILE: the changed paths' rows, then the graph's differing rows;
-    False when the graph had to be recomputed whole (then the overlay is not worth it). The
+                  memory: MemoryBudget | None, layered: tuple[Path, set[str], list] | None) -> bool:
+    """Write work/OVERLAY_FILE: the changed paths' rows (those the previous overlay, `layered`,
+    holds as they are copied from it), then the graph's differing rows; False when the graph
+    had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table
     by table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the
     file's bytes)."""
@@ -152,7 +188,11 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
-        for batch in (insert[i:i + 512] for i in range(0, len(insert), 512)):
+        fresh = insert
+        if layered is not None:
+            con.execute(f"ATTACH {sql_literals([str(layered[0])])} AS {PREVIOUS_DB} (READ_ONLY)")
+            fresh = _copy_unchanged(con, masked, insert, {*layered[1], *(f.path for f in layered[2])})
+        for batch in (fresh[i:i + 512] for i in range(0, len(fresh), 512)):
             insert_entries(con, store, batch, tables)
         faults.step("assemble")  # the steps an interrupt or a kill is tested at, as a full assembly's
         path_table(con, "overlay_paths", masked)
@@ -160,7 +200,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not overlay_graph(con, manifest, remove, insert):
+        if not overlay_graph(con, manifest, remove, insert, None if layered is None else layered[1:]):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
@@ -173,6 +213,20 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> list:
+    """Copy, from the previous overlay (PREVIOUS_DB), the per-path rows of the masked paths it
+    masked too and whose entries did not change since (`since`: the paths that did); the
+    entries of `insert` still to be inserted."""
+    before = {r[0] for r in con.execute(f"SELECT path FROM {PREVIOUS_DB}.main.mask_files").fetchall()}
+    kept = (before & set(masked)) - since
+    path_table(con, "kept_paths", sorted(kept))
+    for table in PER_PATH_TABLES:
+        con.execute(f"""INSERT INTO {table} SELECT * FROM {PREVIOUS_DB}.main.{table}
+            WHERE {MERGED_TABLES[table]} IN (SELECT path FROM kept_paths)""")
+    con.execute("DROP TABLE kept_paths")
+    return [f for f in insert if f.path not in kept]
 
 
 def _write_once(con, path: Path) -> None:

@@ -23,6 +23,7 @@ from .tables import DELTA_OLD, path_table
 
 COW_TABLES = ("symbol_names", "import_bindings", "edges")
 COPIED_TABLES = ("modules", "graph_version")
+PREVIOUS_DB = "previous"
 _COW = "|".join(COW_TABLES)
 _DELETE = re.compile(rf"\s*DELETE\s+FROM\s+({_COW})\b(.*)", re.S | re.I)
 _INSERT = re.compile(rf"(\s*INSERT\s+INTO\s+)({_COW})\b", re.I)
@@ -118,24 +119,35 @@ def _path_digests(table: str, column: str, where: str) -> str:
     return f"SELECT {column} AS path, count(*) AS n, sum(hash(r)::HUGEINT) AS h FROM {table} r {where} GROUP BY 1"
 
 
-def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list) -> bool:
+def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
+                  previous: tuple[set[str], list] | None = None) -> bool:
     """Bring the graph up to date over the merged rows (copy-on-write on the base's tables),
     then write each graph table's differing paths (mask and rows) into the overlay; False when
-    the step would recompute the whole graph or change the tables otherwise (consolidate)."""
+    the step would recompute the whole graph or change the tables otherwise (consolidate).
+    `previous`: the change (remove, insert) since the previous manifest, whose overlay on the
+    same base is attached as PREVIOUS_DB: the step starts from the base with that overlay's
+    graph rows layered on and follows only that change, not every path changed since the base."""
     for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
         con.execute(merged_view_sql(table, rowid=table == "refs"))
+    layered = previous is not None
+    if previous is not None:
+        remove, insert = previous
     for table in COPIED_TABLES:
-        con.execute(f"CREATE TABLE {table} AS SELECT * FROM {BASE_DB}.main.{table}")
+        con.execute(f"CREATE TABLE {table} AS {_start(table, layered)}")
     for table in COW_TABLES:
         con.execute(f"CREATE TEMP TABLE new_{table} AS SELECT * FROM {BASE_DB}.main.{table} LIMIT 0")
         con.execute(f"CREATE TEMP TABLE del_{table}(rid BIGINT)")
+        if layered:
+            con.execute(f"INSERT INTO new_{table} SELECT * FROM {PREVIOUS_DB}.main.{table}")
+            con.execute(f"""INSERT INTO del_{table} SELECT rowid FROM {BASE_DB}.main.{table}
+                WHERE {MERGED_TABLES[table]} IN (SELECT path FROM {PREVIOUS_DB}.main.mask_{table})""")
         con.execute(f"""CREATE TEMP VIEW {table} AS SELECT * FROM {BASE_DB}.main.{table}
             WHERE rowid NOT IN (SELECT rid FROM del_{table}) UNION ALL SELECT * FROM new_{table}""")
     path_table(con, "delta_removed", sorted(remove))
     path_table(con, "delta_added", [f.path for f in insert])
     for table, columns in DELTA_OLD.items():
         con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
-            FROM {BASE_DB}.main.{table} WHERE path IN (SELECT path FROM delta_removed)""")
+            FROM ({_start(table, layered)}) WHERE path IN (SELECT path FROM delta_removed)""")
     try:
         symbol_graph(CowConnection(con), manifest)
     except Unsupported:
@@ -145,6 +157,16 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list) -> bo
     for table in GRAPH_TABLES:
         _write_differing(con, table)
     return True
+
+
+def _start(table: str, layered: bool) -> str:
+    """The rows of `table` the step starts from: the base's, or with the previous overlay's
+    (its mask and rows) layered on."""
+    base = f"SELECT * FROM {BASE_DB}.main.{table}"
+    if not layered or table not in MERGED_TABLES:
+        return base
+    return (f"{base} WHERE {MERGED_TABLES[table]} NOT IN (SELECT path FROM {PREVIOUS_DB}.main.mask_{table}) "
+            f"UNION ALL SELECT * FROM {PREVIOUS_DB}.main.{table}")
 
 
 def _write_differing(con, table: str) -> None:

@@ -278,3 +278,33 @@ def test_a_damaged_base_is_reported_and_the_next_build_mends_it(git_repo):
     assert store.assembly_base(mended.manifest_id) is None  # rebuilt whole, not on the damaged base
     with open_index(git_repo.path) as view:
         assert view.sql("SELECT name FROM symbols ORDER BY name") == [("f",), ("g",)]
+
+
+def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_repo, monkeypatch):
+    """An overlay after an overlay on the same base starts its graph step from the previous
+    overlay's rows and follows only the change since that manifest; its graph is still the one
+    a clean build of the tree has."""
+    git_repo.write_many({"a.py": "from b import g\n\ndef f():\n    return g()\n",
+                         "b.py": "def g():\n    return 1\n", "c.py": "def h():\n    return f()\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 2\n\ndef g2():\n    return g()\n")
+    second = build(BuildOptions(repo=git_repo.path, jobs=1))
+    seen = []
+    layered_on = overlay._layered_on
+    monkeypatch.setattr(overlay, "_layered_on", lambda *a: seen.append(layered_on(*a)) or seen[-1])
+    git_repo.write("c.py", "from b import g2\n\ndef h():\n    return g2()\n")
+    third = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    assert store.assembly_base(third.manifest_id) == first.manifest_id
+    (path, remove, insert), = seen
+    assert path == store.assembled_dir(second.manifest_id) / OVERLAY_FILE
+    assert remove == {"c.py"} and [e.path for e in insert] == ["c.py"]
+    with open_index(git_repo.path) as view:
+        got = sorted(view.sql("SELECT src_path, kind, dst_path, target FROM edges WHERE kind <> 'contains'"))
+    clean = Path(tempfile.mkdtemp()) / "clean"
+    shutil.copytree(git_repo.path, clean, ignore=shutil.ignore_patterns(".codeagent"))
+    build(BuildOptions(repo=clean, jobs=1))
+    with open_index(clean) as view:
+        assert got == sorted(view.sql("SELECT src_path, kind, dst_path, target FROM edges WHERE kind <> 'contains'"))
+    assert ("c.py", "calls", "b.py", "g2") in got
+    shutil.rmtree(clean.parent, ignore_errors=True)

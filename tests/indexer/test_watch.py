@@ -231,3 +231,95 @@ def test_builds_are_processes_forked_by_one_builder(git_repo):
     finally:
         builder.stop()
     assert builder.proc is None
+
+
+def _store(repo: Path):
+    from codeagent.store import Store
+
+    return Store(repo / ".codeagent")
+
+
+def _grown_repo(git_repo, files: int = 40) -> None:
+    git_repo.write_many({f"pkg/m{i}.py": "".join(f"def f{i}_{j}(x):\n    return g{j}(x)\n\n" for j in range(40))
+                         for i in range(files)})
+    git_repo.commit("init")
+
+
+def test_a_grown_overlay_is_consolidated_when_idle_not_on_the_edit(git_repo, monkeypatch):
+    """Past its bound an edit still builds an overlay and says consolidation_due; the watcher
+    consolidates once the work tree is idle, and the index then has no overlay."""
+    monkeypatch.setenv("CODEAGENT_TEST_OVERLAY_MAX_BYTES", "100000")  # a one-file overlay passes it
+    _grown_repo(git_repo)
+    w = Watcher(git_repo.path, "--stop-on-stdin-eof")
+    try:
+        first = w.next("build_done")
+        store = _store(git_repo.path)
+        assert store.assembly_base(first["manifest_id"]) is None
+        git_repo.write("pkg/m1.py", "def edited_before_idle():\n    return 1\n")
+        edit = w.next("build_done")
+        assert edit["event"] == "build_done" and edit["consolidation_due"] and not edit.get("consolidation")
+        assert store.assembly_base(edit["manifest_id"]) == first["manifest_id"]  # an overlay, not a consolidation
+        assert _symbols(git_repo.path, "edited_before_idle") == ["pkg/m1.py"]
+        w.next("consolidating")
+        done = w.next("build_done")
+        assert done["event"] == "build_done" and done["consolidation"] and not done["consolidation_due"]
+        current = store.read_ref("worktree")
+        assert current == done["manifest_id"] and store.assembly_base(current) is None
+        assert _symbols(git_repo.path, "edited_before_idle") == ["pkg/m1.py"]
+        git_repo.write("pkg/m2.py", "def after_consolidation():\n    return 2\n")
+        after = w.next("build_done")
+        assert store.assembly_base(after["manifest_id"]) == current
+        assert _symbols(git_repo.path, "after_consolidation") == ["pkg/m2.py"]
+    finally:
+        code, err = w.stop()
+    assert code == 0, err
+
+
+def test_an_edit_during_a_consolidation_is_built_first(git_repo, monkeypatch):
+    """An edit arriving while the idle consolidation runs interrupts it (or finds it ended) and
+    is built at once; nothing is lost and the consolidation comes back when idle."""
+    monkeypatch.setenv("CODEAGENT_TEST_OVERLAY_MAX_BYTES", "100000")
+    _grown_repo(git_repo, files=150)
+    w = Watcher(git_repo.path, "--stop-on-stdin-eof")
+    try:
+        w.next("build_done")
+        store = _store(git_repo.path)
+        git_repo.write("pkg/m1.py", "def first_edit():\n    return 1\n")
+        assert w.next("build_done")["consolidation_due"]
+        w.next("consolidating")
+        git_repo.write("pkg/m2.py", "def during_consolidation():\n    return 2\n")
+        seen = []
+        while not seen or seen[-1].get("consolidation") or seen[-1]["event"] != "build_done":
+            event = w.events.get(timeout=EVENT_TIMEOUT)
+            if event["event"] in ("build_done", "build_failed", "consolidation_abandoned"):
+                seen.append(event)
+        assert [e["event"] for e in seen if e["event"] == "build_failed"] == []
+        assert _symbols(git_repo.path, "during_consolidation") == ["pkg/m2.py"]
+        assert _symbols(git_repo.path, "first_edit") == ["pkg/m1.py"]
+        if seen[0]["event"] == "consolidation_abandoned":
+            assert store.assembly_base(seen[-1]["manifest_id"]) is not None  # built as an overlay
+            w.next("consolidating")
+            assert w.next("build_done")["consolidation"]
+        assert store.assembly_base(store.read_ref("worktree")) is None
+        assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith(("assemble", "overlay"))]
+    finally:
+        code, err = w.stop()
+    assert code == 0, err
+
+
+def test_a_background_build_can_be_interrupted_and_changes_nothing(git_repo):
+    """Builder.start runs a build without waiting; cancelling it interrupts the child (exit
+    130), the ref stays where it was and the builder serves the next build."""
+    _grown_repo(git_repo, files=300)
+    builder = Builder()
+    try:
+        job = builder.start(build_args(git_repo.path, None))
+        reply = job.cancel()
+        assert reply[0] == 130, reply
+        refs = git_repo.path / ".codeagent" / "refs" / "worktree"
+        tmp = git_repo.path / ".codeagent" / "tmp"
+        assert not refs.exists() and (not tmp.exists() or not list(tmp.iterdir()))
+        code, out, _, _ = builder.run(build_args(git_repo.path, None))
+        assert code == 0 and json.loads(out)["files_total"] == 300
+    finally:
+        builder.stop()
