@@ -10,6 +10,8 @@ into an in-memory DuckDB instead cost ~180 MiB per manifest on the standard libr
 
 Files are scanned CHUNK_BYTES at a time, and the deadline is checked between chunks and
 between batches of files split into lines: RE2 runs in linear time, so no chunk takes long.
+`pyarrow.compute` is imported by the functions that use it: importing it costs a server ~8
+MiB and tens of ms at start, and most servers never grep.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InvalidParameter
 from ..format.resident import whole
@@ -59,6 +60,8 @@ Candidate = tuple[str, int, int]  # (path, segment, row)
 def segments(view: IndexView) -> list[Segment]:
     """The view's texts: its mapped array, or an overlay's base (masked rows dropped) and the
     masked paths' rows."""
+    import pyarrow.compute as pc
+
     texts = resident_texts(view)
     if isinstance(texts, LayeredTexts):
         base = _segment(texts.base)
@@ -83,6 +86,8 @@ def pattern_error(pattern: str, message: str) -> InvalidParameter:
 
 def check_pattern(scan: Scan, pattern: str) -> None:
     """`pattern_error` for a pattern RE2 rejects, before any text is read."""
+    import pyarrow.compute as pc
+
     for expr in filter(None, (scan.file, scan.line)):
         try:
             pc.match_substring_regex(pa.array([""]), expr, ignore_case=scan.ignore_case)
@@ -102,6 +107,8 @@ def _matches(values: pa.Array, scan: Scan, expr: str | None, where: np.ndarray) 
 
 def _regex(values: pa.Array, expr: str, ignore_case: bool, where: np.ndarray) -> np.ndarray:
     """RE2 `expr` over `values`: over the rows of `where` alone when they are few."""
+    import pyarrow.compute as pc
+
     n = int(where.sum())
     if n == 0:
         return where
@@ -132,6 +139,8 @@ def _spans(sizes: np.ndarray) -> Iterator[tuple[int, int]]:
 def _chunks(seg: Segment, allowed: set[str] | None) -> Iterator[tuple[np.ndarray, pa.Array, np.ndarray]]:
     """(row numbers, their texts, which of them count) over the segment's non-empty texts that
     are kept and allowed: slices of the mapped array, or copies when few rows count."""
+    import pyarrow.compute as pc
+
     sizes = np.diff(_offsets(seg.texts))
     keep = sizes > 0
     if seg.keep is not None:
@@ -185,6 +194,8 @@ def line_rows(segs: list[Segment], files: list[Candidate], scan: Scan) -> list[t
 def _line_hits(texts: pa.Array, paths: list[str], scan: Scan) -> list[tuple[str, int, str]]:
     """The matching lines of `texts`; a text's last line is dropped when empty (its newline
     ends the line before: files.line_count's rule)."""
+    import pyarrow.compute as pc
+
     lists = pc.split_pattern(texts, "\n")
     offsets = lists.offsets.to_numpy()
     offsets = offsets - offsets[0]
