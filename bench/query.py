@@ -177,7 +177,10 @@ def _daemon_rows(repo: Path, rounds: int) -> list[list]:
 def run(dest: Path, rounds: int, per_pattern: bool = False, daemon: bool = False) -> list[list]:
     from codeagent.indexer.build import BuildOptions, build
     from codeagent.query import IndexFollower, search_text
-    from codeagent.query.memtext import text_cursor
+    try:  # the previous code (--baseline) copied every text into memory for grep
+        from codeagent.query.memtext import text_cursor as warm_texts
+    except ImportError:
+        from codeagent.query.textscan import segments as warm_texts
     from codeagent.query.symbol_table import SymbolTable
 
     repo = stdlib_repo(dest)
@@ -188,7 +191,7 @@ def run(dest: Path, rounds: int, per_pattern: bool = False, daemon: bool = False
     follower = IndexFollower(repo, ref="main")
     rows = []
     with follower.view() as view:
-        warm_ups = (("name index", lambda: SymbolTable.load(view).names), ("text copy", lambda: text_cursor(view)),
+        warm_ups = (("name index", lambda: SymbolTable.load(view).names), ("grep texts", lambda: warm_texts(view)),
                     ("first bm25 query (chunk table)", lambda: search_text(view, "warm up")))
         for label, warm in warm_ups:
             t = time.perf_counter()

@@ -21,7 +21,7 @@ from codeagent.query.doctable import CHUNK_DOCS_SQL, doc_table
 from codeagent.query.edge_table import EdgeTable
 from codeagent.query.filepostings import FilePostings
 from codeagent.query.index import open_index
-from codeagent.query.memtext import text_copy
+from codeagent.query.grep import grep
 from codeagent.query.ref_table import RefTable
 from codeagent.query.symbol_table import SymbolTable
 
@@ -56,7 +56,7 @@ def main() -> None:
              ("edge table", lambda: EdgeTable.load(view)),
              ("file postings", lambda: FilePostings.load(view)),
              ("chunk docs", lambda: doc_table(view, CHUNK_DOCS_SQL.format(where="TRUE"))),
-             ("text copy", lambda: text_copy(view))]
+             ("grep (texts scanned in place)", lambda: grep(view, r"^\s*raise \w+Error\(", max_results=10_000))]
     print(f"{'structure':<24}{'RSS +MiB':>10}{'anon +MiB':>10}{'CPU s':>8}")
     before, anon_before, anon_start = start, anon(), anon()
     for name, load in steps:

@@ -16,6 +16,9 @@ same run: its cold build, then servers of both codes on the index this code buil
 on-disk format), alternated --rounds times, medians printed side by side. "First query" is
 from the answer to `initialize` to the first look-up's answer; "start to first answer" from
 spawning the process. The load average is printed with each scale.
+
+--serve-only measures the servers on the indexes a previous run left in --corpus-dir (a cold
+10x build takes most of an hour on a loaded 2-core machine; the on-disk format is the same).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -210,11 +214,15 @@ def serve_figures(repo: Path, cwd: Path, queries: int, python: str = sys.executa
 
 
 def build_figures(repo: Path, cwd: Path, python: str, build_args: list[str]) -> dict[str, float]:
-    """A cold build of `repo` with `python`'s codeagent: wall, peak RSS, store bytes."""
+    """A cold build of `repo` with `python`'s codeagent: wall, CPU seconds (the build and the
+    workers it waited for: what the load average does not inflate), peak RSS, store bytes."""
     shutil.rmtree(repo / ".codeagent", ignore_errors=True)
     cmd = [python, "-m", "codeagent", "build", str(repo), "--json", *build_args]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, maxrss, tree, _ = measured_run(cmd, cwd)
-    return {"wall": wall, "maxrss": maxrss, "tree": tree, "store": dir_bytes(repo / ".codeagent")}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "maxrss": maxrss, "tree": tree, "store": dir_bytes(repo / ".codeagent")}
 
 
 def _mib(v: float) -> str:
@@ -231,15 +239,20 @@ SERVE_ROWS = [  # (label, figure keys, format)
 ]
 
 
-def scale_rows(k: int, corpus: str, builds: list[dict], serves: list[dict], base_wall: float) -> list[list[str]]:
+def scale_rows(k: int, corpus: str, builds: list[dict], serves: list[list[dict]],
+               base_wall: float | None, base_cpu: float | None) -> list[list[str]]:
     """Table rows of one scale: one column per code measured (baseline first)."""
     serve_target = "<= 250 MiB" if k == 1 else "<= 400 MiB" if k == 10 else ""
-    rows = [[f"x{k}", "corpus", corpus] + [""] * len(builds)]
-    rows.append(["", "cold build wall", *(f"{b['wall']:.1f} s ({b['wall'] / (base_wall * k):.2f}x linear)"
-                                          for b in builds), "<= 1.1x linear"])
-    rows.append(["", "build peak RSS (largest process / tree)",
-                 *(f"{_mib(b['maxrss'])} / {_mib(b['tree'])} MiB" for b in builds), "<= 1.5 GiB" if k == 10 else ""])
-    rows.append(["", "store size", *(f"{b['store'] / 1e6:.0f} MB" for b in builds), ""])
+    rows = [[f"x{k}", "corpus", corpus] + [""] * max(len(builds), len(serves))]
+    if builds:
+        rows.append(["", "cold build wall", *(f"{b['wall']:.1f} s ({b['wall'] / (base_wall * k):.2f}x linear)"
+                                              for b in builds), "<= 1.1x linear"])
+        rows.append(["", "cold build CPU", *(f"{b['cpu']:.0f} s ({b['cpu'] / (base_cpu * k):.2f}x linear)"
+                                             for b in builds), ""])
+        rows.append(["", "build peak RSS (largest process / tree)",
+                     *(f"{_mib(b['maxrss'])} / {_mib(b['tree'])} MiB" for b in builds),
+                     "<= 1.5 GiB" if k == 10 else ""])
+        rows.append(["", "store size", *(f"{b['store'] / 1e6:.0f} MB" for b in builds), ""])
     targets = {"serve RSS: start / first lookup / after queries": serve_target,
                "first query after initialize": "<= 300 ms"}
     for label, keys, fmt_ in SERVE_ROWS if serves else ():
@@ -255,6 +268,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--build-arg", action="append", default=[], help="passed to `codeagent build`")
     ap.add_argument("--no-serve", action="store_true", help="build figures only")
+    ap.add_argument("--serve-only", action="store_true",
+                    help="serve figures only, on the index already built in --corpus-dir (no cold build)")
     ap.add_argument("--baseline", metavar="PYTHON", help="also measure the code this interpreter imports")
     ap.add_argument("--rounds", type=int, default=2, help="servers of each code per scale (medians)")
     ap.add_argument("--corpus-dir", type=Path, default=Path(tempfile.gettempdir()))
@@ -262,24 +277,28 @@ def main() -> None:
     scales = sorted(int(s) for s in args.scales.split(","))
     codes = ([("previous", args.baseline)] if args.baseline else []) + [("this", sys.executable)]
     outside = Path(tempfile.mkdtemp(prefix="codeagent-bench-cwd-"))  # not inside the copied stdlib
-    rows, base_wall = [], None
+    rows, base_wall, base_cpu = [], None, None
     for k in scales:
         repo = scaled_repo(args.corpus_dir / f"codeagent-bench-scale-{k}", k)
         listed = subprocess.check_output(["git", "-C", str(repo), "ls-files"], text=True).splitlines()
         size = sum((repo / p).stat().st_size for p in listed)
-        builds = [build_figures(repo, outside, python, args.build_arg) for _, python in codes]  # this code's last
-        base_wall = base_wall or builds[-1]["wall"] / k
+        builds = [] if args.serve_only else [build_figures(repo, outside, python, args.build_arg)
+                                             for _, python in codes]  # this code's last
+        base_wall = base_wall or (builds[-1]["wall"] / k if builds else None)
+        base_cpu = base_cpu or (builds[-1]["cpu"] / k if builds else None)
         serves: list[list[dict]] = [[] for _ in codes]
         for r in range(0 if args.no_serve else args.rounds):
             for i in (range(len(codes)) if r % 2 == 0 else reversed(range(len(codes)))):
                 serves[i].append(serve_figures(repo, outside, args.queries, codes[i][1]))
-        for (name, _), b, runs in zip(codes, builds, serves):
-            print(f"x{k} {name}: build {b['wall']:.1f} s, peak RSS {_mib(b['maxrss'])} MiB (tree "
-                  f"{_mib(b['tree'])} MiB), store {b['store'] / 1e6:.0f} MB; serve runs: "
+        for (name, _), b, runs in zip(codes, builds or [None] * len(codes), serves):
+            built = "" if b is None else (f"build {b['wall']:.1f} s ({b['cpu']:.0f} s CPU), peak RSS {_mib(b['maxrss'])} MiB (tree "
+                                          f"{_mib(b['tree'])} MiB), store {b['store'] / 1e6:.0f} MB; ")
+            print(f"x{k} {name}: {built}serve runs: "
                   + "; ".join(", ".join(f"{n} {v * 1000:.0f} ms" if n.endswith("_s") else f"{n} {_mib(v)} MiB"
                                         for n, v in f.items()) for f in runs), flush=True)
         print(f"x{k}: load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-        rows += scale_rows(k, f"{len(listed)} files, {size / 1e6:.1f} MB", builds, serves if not args.no_serve else [], base_wall)
+        rows += scale_rows(k, f"{len(listed)} files, {size / 1e6:.1f} MB", builds, serves if not args.no_serve else [],
+                          base_wall, base_cpu)
     shutil.rmtree(outside, ignore_errors=True)
     print(f"scales {args.scales}; {args.queries} mixed queries per server, {args.rounds} servers per code; "
           f"build args {args.build_arg or 'none'}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -1,14 +1,14 @@
-"""Regex and literal search over file contents with RE2 (DuckDB's regexp functions): linear
-time, so no user pattern can backtrack catastrophically. Python's `re` never sees a user
-pattern.
+"""Regex and literal search over file contents with RE2: linear time, so no user pattern can
+backtrack catastrophically. Python's `re` never sees a user pattern.
 
 Lines are matched one by one (like grep and ripgrep): a pattern does not span lines.
 Files are first filtered by one match over their whole text, then only matching files
-are split into lines. On the in-memory copy (memtext.py), where lines are kept split, a
-pattern whose required literals RE2 cannot skip ahead to (one starting with `^` or a
-class has no literal prefix, so RE2 would read every byte of every file holding them) is
-not matched against whole files: files are filtered by the literals alone, and RE2 only reads the
-lines that hold them.
+are split into lines. A one-shot reader runs that as SQL on the index (DuckDB's regexp
+functions); a long-lived one scans the mapped texts array with the same RE2 (textscan.py).
+There, a pattern whose required literals RE2 cannot skip ahead to (one starting with `^` or
+a class has no literal prefix, so RE2 would read every byte of every file holding them) is
+not matched against whole files: files are filtered by the literals alone, and RE2 only
+reads the lines that hold them. Both follow one plan (`_plan`), so they answer alike.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from .filters import FileFilter, allowed_paths, make_filter
 from .globs import escape_re2
 from .index import IndexView, _timeout
 from .literals import required_literals
-from .memtext import text_cursor
 from ..model import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
+from . import textscan
+from .textscan import Scan, pattern_error
 
 DEFAULT_MAX_RESULTS = 50
 MAX_RESULTS_CAP = 10_000
@@ -43,51 +44,44 @@ WITH f AS (SELECT path, line_count, string_split(text, chr(10)) AS lines FROM fi
 l AS (SELECT path, line_count, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
 SELECT path, n, line FROM l WHERE n <= line_count AND {line_match} ORDER BY path, n
 """
-# The in-memory copy's lines of candidate files that may not match (the file condition is
-# not exact).
-_FLINES_SQL = """
-WITH l AS (SELECT path, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM flines
-           WHERE path IN (SELECT unnest(?::VARCHAR[])))
-SELECT path, n, line FROM l WHERE {line_match} ORDER BY path, n
-"""
-FIRST_BATCH = 16
 _PREFIX_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ")
 
 
 class _Conditions(NamedTuple):
-    """SQL conditions on a file's `text` and on a `line`, and their parameters. `by_match`:
-    the file condition is the pattern matched over the whole text (a file with a matching
-    line passes, and nearly only those); else it is the required literals alone, which only
-    the in-memory copy (its `flines`) takes."""
+    """SQL conditions on a file's `text` and on a `line`, and their parameters (a `Scan`
+    as SQL)."""
     file: str
     line: str
     file_params: list
     line_param: str
-    by_match: bool = True
 
 
-def _matchers(pattern: str, regex: bool, case_sensitive: bool, whole_text: bool = True) -> _Conditions:
-    """RE2 runs only where the pattern's required literals are found (`contains` first).
-    With `whole_text` False (lines are cheap to read) and no literal prefix for RE2 to skip
-    ahead to, the file condition is the literals alone."""
+def _plan(pattern: str, regex: bool, case_sensitive: bool, whole_text: bool = True) -> Scan:
+    """RE2 runs only where the pattern's required literals are found. With `whole_text`
+    False (lines are cheap to read) and no literal prefix for RE2 to skip ahead to, the file
+    test is the literals alone."""
     if not regex and case_sensitive:
-        return _Conditions("contains(text, ?)", "contains(line, ?)", [pattern], pattern)
+        return Scan(None, None, (pattern,), False, True)
     expr = pattern if regex else escape_re2(pattern)
-    opts = "'c'" if case_sensitive else "'i'"
+    literals = tuple(sorted(required_literals(pattern), key=len, reverse=True)) if regex and case_sensitive else ()
+    by_match = not literals or whole_text or pattern[0] in _PREFIX_START
     # (?m): `^` and `$` anchor lines in the whole-file pass too, which keeps it a superset.
-    file_cond, file_params = f"regexp_matches(text, ?, {opts})", ["(?m)" + expr]
-    line_cond = f"regexp_matches(line, ?, {opts})"
-    literals = required_literals(pattern) if regex and case_sensitive else []
-    if not literals:
-        return _Conditions(file_cond, line_cond, file_params, expr)
+    return Scan("(?m)" + expr if by_match else None, expr, literals, not case_sensitive, by_match)
+
+
+def _matchers(scan: Scan, pattern: str) -> _Conditions:
+    """The scan's tests as DuckDB conditions (`contains` first, then RE2)."""
+    if scan.line is None:  # a literal, matched as it is
+        return _Conditions("contains(text, ?)", "contains(line, ?)", [pattern], pattern)
+    opts = "'i'" if scan.ignore_case else "'c'"
+    file_cond, line_cond = f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})"
+    if not scan.literals:
+        return _Conditions(file_cond, line_cond, [scan.file], scan.line)
     # Constants (not parameters) so DuckDB can scan for them; CASE makes RE2 run after them.
-    found = " AND ".join(f"contains({{col}}, '{lit.replace(chr(39), chr(39) * 2)}')"
-                         for lit in sorted(literals, key=len, reverse=True))
+    found = " AND ".join(f"contains({{col}}, '{lit.replace(chr(39), chr(39) * 2)}')" for lit in scan.literals)
     line_cond = f"CASE WHEN {found.format(col='line')} THEN {line_cond} ELSE false END"
-    if not whole_text and pattern[0] not in _PREFIX_START:
-        return _Conditions(found.format(col="text"), line_cond, [], expr, by_match=False)
     return _Conditions(f"CASE WHEN {found.format(col='text')} THEN {file_cond} ELSE false END",
-                       line_cond, file_params, expr)
+                       line_cond, [scan.file], scan.line)
 
 
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
@@ -104,10 +98,7 @@ def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None
 
 
 def _sql_error(pattern: str, exc: Exception) -> InvalidParameter:
-    msg = str(exc).split("\n")[0]
-    return InvalidParameter(f"invalid regular expression {pattern!r}: {msg}",
-                            hint="the syntax is RE2's (no backreferences or lookaround); "
-                                 "search literally to match it as text")
+    return pattern_error(pattern, str(exc).split("\n")[0])
 
 
 def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: bool,
@@ -119,37 +110,30 @@ def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: boo
     the count is a lower bound (and the files count may include files whose whole text
     matches in no single line).
     """
+    if view.keep_text_in_memory:
+        scan = _plan(pattern, regex, case_sensitive, whole_text=False)
+        textscan.check_pattern(scan, pattern)
+        return textscan.grep_rows(view, scan, allowed_paths(view, filt), limit, timeout)
     import duckdb
 
-    cond = _matchers(pattern, regex, case_sensitive, whole_text=not view.keep_text_in_memory)
+    cond = _matchers(_plan(pattern, regex, case_sensitive), pattern)
     where, fparams = filt.where("path")
-    cur = text_cursor(view)
+    cur = view.cursor()
     rows: list[tuple] = []
     try:
         with view.deadline(timeout, cur):
             files = [r[0] for r in cur.execute(_FILES_SQL.format(file_match=cond.file, where=where),
                                                [*cond.file_params, *fparams]).fetchall()]
-            sql = (_LINES_SQL if cond.by_match else _FLINES_SQL).format(line_match=cond.line)
-            done, batch = 0, max(FIRST_BATCH, limit // 4)  # a few matches a file
+            sql = _LINES_SQL.format(line_match=cond.line)
+            done, batch = 0, max(textscan.FIRST_BATCH, limit // 4)  # a few matches a file
             while done < len(files) and len(rows) <= limit:
                 rows.extend(cur.execute(sql, [files[done:done + batch], cond.line_param]).fetchall())
                 done += batch
                 batch *= 4
-            n_files = _files_matched(cur, cond, sql, rows, files[done:])
     except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
         raise _sql_error(pattern, exc) from exc
-    return rows, len(rows), n_files, done >= len(files)
-
-
-def _files_matched(cur, cond: _Conditions, lines_sql: str, rows: list[tuple], unread: list[str]) -> int:
-    """Files with a match among `rows`, plus the `unread` candidates: all of them when they
-    passed the whole-text match (rarely one matches in no single line), else those whose
-    lines match."""
-    found = len({r[0] for r in rows})
-    if not unread or cond.by_match:
-        return found + len(unread)
-    return found + cur.execute(f"SELECT count(DISTINCT path) FROM ({lines_sql})",
-                               [unread, cond.line_param]).fetchall()[0][0]
+    # Every unread candidate passed the whole-text match: rarely one matches in no single line.
+    return rows, len(rows), len({r[0] for r in rows}) + len(files[done:]), done >= len(files)
 
 
 def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: bool = True,
@@ -186,7 +170,7 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
             break
         matches.append(GrepMatch(path, n, line, before, after))
     files_searched = len(allowed) if (allowed := allowed_paths(view, filt)) is not None else \
-        view.count_where("files", "text IS NOT NULL")
+        textscan.text_count(view) if view.keep_text_in_memory else view.count_where("files", "text IS NOT NULL")
     return GrepResponse(matches=matches, total_matches=total,
                         files_searched=files_searched, files_matched=files_matched,
                         truncated=truncated, metadata=view.metadata(TRUNCATED if truncated else COMPLETE),
@@ -221,12 +205,17 @@ def matching_files(view: IndexView, pattern: str, *, regex: bool, case_sensitive
     import duckdb
 
     _check(pattern, 0, 1, 1)
-    cond = _matchers(pattern, regex, case_sensitive)
-    where, fparams = make_filter(None, glob, None).where("path")
+    scan = _plan(pattern, regex, case_sensitive)
+    filt = make_filter(None, glob, None)
+    if view.keep_text_in_memory:
+        textscan.check_pattern(scan, pattern)
+        return textscan.matching_paths(view, scan, allowed_paths(view, filt), DEFAULT_TIMEOUT)
+    cond = _matchers(scan, pattern)
+    where, fparams = filt.where("path")
     try:
         with view.deadline(DEFAULT_TIMEOUT):
-            rows = text_cursor(view).execute(_FILES_SQL.format(file_match=cond.file, where=where),
-                                             [*cond.file_params, *fparams]).fetchall()
+            rows = view.cursor().execute(_FILES_SQL.format(file_match=cond.file, where=where),
+                                         [*cond.file_params, *fparams]).fetchall()
     except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
         raise _sql_error(pattern, exc) from exc
     return {r[0] for r in rows}
@@ -245,7 +234,7 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
     if not regex:  # a literal needs no regex engine: substring search, in Python
         rows = _literal_rows(texts, pattern, case_sensitive, max_results, deadline, timeout)
         return _grep_matches(texts, rows, context, max_results)
-    cond = _matchers(pattern, regex, case_sensitive)
+    cond = _matchers(_plan(pattern, regex, case_sensitive), pattern)
     sql = _TEXTS_SQL.format(line_match=cond.line)
     con = duckdb.connect()
     rows: list[tuple] = []

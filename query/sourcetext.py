@@ -17,7 +17,7 @@ from itertools import accumulate
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import resident_texts, text_cursor
+from .memtext import resident_texts
 
 SNIPPET_LINES = 4
 _CACHE_FILES = 64
@@ -42,7 +42,7 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, list[str]]:
         texts = resident_texts(view)
         out.update((p, t.split("\n")) for p in missing if (t := texts.get(p)) is not None)
     elif missing:
-        rows = text_cursor(view).execute(
+        rows = view.cursor().execute(
             "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
             "AND text IS NOT NULL", [missing]).fetchall()
         for path, text in rows:

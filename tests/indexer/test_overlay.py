@@ -89,8 +89,12 @@ def _answers(view) -> dict[str, object]:
                 continue
             out[f"{fn.__name__}:{name}"] = sorted(
                 (e.path, e.line, e.kind, e.confidence, e.target, e.dst_path) for e in resp.edges)
-    matches = grep(view, r"def (alpha|beta)\b", regex=True, context=0)
-    out["grep"] = sorted((m.path, m.line_number, m.line) for m in matches.matches)
+    # a long-lived reader scans its mapped texts (textscan.py), a one-shot one runs SQL
+    for pattern, regex, case_sensitive in [(r"def (alpha|beta)\b", True, True), (r"^\s+return \w+\(\)", True, True),
+                                           ("ALPHA", False, False), ("words", False, True)]:
+        r = grep(view, pattern, regex=regex, case_sensitive=case_sensitive, context=1)
+        out[f"grep:{pattern}"] = ([m.to_dict() for m in r.matches], r.total_matches, r.files_matched,
+                                  r.files_searched, r.truncated)
     return out
 
 

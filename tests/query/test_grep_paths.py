@@ -90,9 +90,9 @@ def test_capped_answers_agree_and_count_every_matching_file(views, pattern, max_
 
 def test_literal_only_prefilter_is_taken_and_exact(views):
     disk, mem, _ = views
-    from codeagent.query.grep import _matchers
+    from codeagent.query.grep import _plan
 
-    assert not _matchers(r"^\s*raise \w+Error\(", True, True, whole_text=False).by_match
-    assert _matchers(r"^\s*raise \w+Error\(", True, True).by_match
+    assert not _plan(r"^\s*raise \w+Error\(", True, True, whole_text=False).by_match
+    assert _plan(r"^\s*raise \w+Error\(", True, True).by_match
     for pattern in [r"^\s*raise \w+Error\(", r"[A-Z]{3,}_[A-Z]+ = \d+", "it's", r"\(x"]:
         assert _answer(disk, pattern, context=1) == _answer(mem, pattern, context=1)

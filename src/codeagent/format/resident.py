@@ -391,7 +391,10 @@ def drop_mapped_pages() -> None:
 
 def write_resident(con, directory: Path, previous: Path | None = None) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con`; `previous`: the
-    verified assembly this one was built on (its REUSABLE structures may be copied)."""
+    verified assembly this one was built on (its REUSABLE structures may be copied). Each
+    structure's table is dropped and the Arrow pool's freed pages returned before the next:
+    its allocator kept them, and the next structure's peak came on top (3x stdlib: 1.2 -> 1.1
+    GiB)."""
     import pyarrow as pa
 
     for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL),
@@ -403,7 +406,7 @@ def write_resident(con, directory: Path, previous: Path | None = None) -> None:
             if previous is not None and _copied(previous, directory, structure, source):
                 continue
         write_arrays(directory, structure, STRUCTURES[structure][0](table), source)
-        del table  # one structure's rows at a time, and their memory back to the pool's caller
+        del table
         pa.default_memory_pool().release_unused()
 
 
