@@ -6,7 +6,7 @@ import fnmatch
 import posixpath
 import re
 
-from .roles import CODE_EXTENSIONS
+from .roles import is_code_path
 
 # Basename patterns (case-insensitive) of files whose contents are never indexed or served.
 SECRET_PATTERNS = (
@@ -31,7 +31,7 @@ def is_secret(rel: str) -> bool:
     name = posixpath.basename(rel).lower()
     if _SECRET.match(name) is None:
         return False
-    return not (_SOURCE_LIKE.match(name) and name.rsplit(".", 1)[1] in CODE_EXTENSIONS)
+    return not (_SOURCE_LIKE.match(name) and is_code_path(name))
 
 
 def looks_binary(data: bytes) -> bool:
