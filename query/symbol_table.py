@@ -192,7 +192,7 @@ class SymbolTable:
     @classmethod
     def load(cls, view: IndexView) -> "SymbolTable":
         """The view's symbol table, loaded on first use (an overlay's key indexes are merged
-        when a look-up first needs one: `warm` merges them all)."""
+        when a look-up first needs one: `warm` merges those a search reads, `complete` all)."""
         return resident(view, "symbol_table", cls.warm, partial(cls._loaded, view))
 
     @classmethod
