@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ... import format as fmt
 from ...format.manifest import Manifest
-from ...format.resident import write_resident
+from ...format.resident_write import write_resident
 from ...store import Store
 from ..budget import MemoryBudget
 
@@ -18,7 +18,8 @@ def write_resident_arrays(store: Store, manifest: Manifest, manifest_id: str, wo
     """Write the resident arrays beside the finished database (`prev_dir`: the assembly it
     was built on, whose unchanged name tables are copied). DuckDB keeps under the build's
     budget (`memory`, else the default one), spilling its sorts to the store's tmp/: without
-    a limit it held up to 80% of the machine's memory, and this step made a build's peak."""
+    a limit it held up to 80% of the machine's memory, and this step made a build's peak. The
+    arrays are spooled to the store's tmp/ as well (format/resident_write.py)."""
     import duckdb
 
     spill = store.tmp_dir / f"spill-resident-{work_dir.name}"
@@ -26,7 +27,7 @@ def write_resident_arrays(store: Store, manifest: Manifest, manifest_id: str, wo
     con = duckdb.connect(str(work_dir / fmt.DUCKDB_FILE), read_only=True,
                          config={"memory_limit": f"{limit}B", "temp_directory": str(spill)})
     try:
-        write_resident(con, work_dir, prev_dir)
+        write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}", prev_dir)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)

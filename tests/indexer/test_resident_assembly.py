@@ -4,7 +4,12 @@ them again when they did: either way they equal a fresh build's."""
 
 from __future__ import annotations
 
+import duckdb
+import pyarrow as pa
+
 from codeagent.format import resident
+from codeagent.format.resident_write import write_resident
+from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import find_symbols, open_index
 from codeagent.store import Store
@@ -42,3 +47,72 @@ def test_name_tables_are_reused_only_while_the_names_stay_the_same(git_repo):
     fresh = _fresh_names(git_repo.path)
     assert {k: v.to_pylist() for k, v in mapped.items()} == {k: v.to_pylist() for k, v in fresh.items()}
     assert "trailer" in mapped["subtokens"].column("key").to_pylist()
+
+
+# Each structure's rows as the in-memory builders (resident.STRUCTURES) read them.
+_SQL = {"symbols": resident.symbols_sql(), "names": resident.NAMES_SQL, "refs": resident.REFS_SQL,
+        "edges": resident.EDGES_SQL, "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL}
+
+
+def _built_in_memory(db, out):
+    """The resident files as the in-memory builders write them from the database `db`."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for structure, (builder, _) in resident.STRUCTURES.items():
+            table = con.sql(_SQL[structure]).to_arrow_table()
+            source = (hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
+                      if structure in resident.REUSABLE else None)
+            resident.write_arrays(out, structure, builder(table), source)
+    finally:
+        con.close()
+
+
+def _project(git_repo) -> None:
+    git_repo.write("pkg/core.py", "import os\n\n\nclass Caf\u00e9Parser:\n    \"\"\"Parses.\"\"\"\n\n"
+                   "    def parse_header(self, raw):\n        return os.path.join(raw, 'x')\n\n"
+                   "    @staticmethod\n    def Zeta():\n        return CaféParser()\n")
+    git_repo.write("pkg/use.py", "from pkg.core import Caf\u00e9Parser\n\n\ndef main():\n"
+                   "    p = Caf\u00e9Parser()\n    return p.parse_header('a') or p.Zeta()\n")
+    git_repo.write("tests/test_core.py", "from pkg.use import main\n\n\ndef test_main():\n    assert main()\n")
+    git_repo.write("lib.go", "package lib\n\nfunc Parse(s string) int { return len(s) }\n\n"
+                   "func Use() int { return Parse(\"x\") }\n")
+    git_repo.write("README.md", "# Project\n\nSee `parse_header`.\n")
+    git_repo.commit()
+
+
+def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_repo, tmp_path):
+    _project(git_repo)
+    manifest_id = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1)).manifest_id
+    directory = Store(git_repo.path / ".codeagent").assembled_dir(manifest_id)
+    expected = tmp_path / "memory"
+    expected.mkdir()
+    _built_in_memory(directory / "index.duckdb", expected)
+    names = sorted(p.name for p in expected.iterdir())
+    assert sorted(p.name for p in directory.glob("resident.*")) == names
+    assert len(names) == sum(len(parts) for _, parts in resident.STRUCTURES.values())
+    for name in names:
+        assert (directory / name).read_bytes() == (expected / name).read_bytes(), name
+    edges = pa.ipc.open_file(pa.memory_map(str(directory / resident.file_name("edges", "rows")))).read_all()
+    assert edges.num_rows > 0 and "Caf\u00e9Parser" in str(edges.column("target").to_pylist())
+
+
+def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_path):
+    _project(git_repo)
+    manifest_id = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1)).manifest_id
+    db = Store(git_repo.path / ".codeagent").assembled_dir(manifest_id) / "index.duckdb"
+    expected, small = tmp_path / "memory", tmp_path / "small"
+    expected.mkdir()
+    small.mkdir()
+    _built_in_memory(db, expected)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        write_resident(con, small, tmp_path / "spool", rows=3)
+    finally:
+        con.close()
+    assert not (tmp_path / "spool").exists()
+    for path in sorted(expected.iterdir()):
+        want = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+        reader = pa.ipc.open_file(pa.memory_map(str(small / path.name)))
+        assert reader.num_record_batches == (1 if want.num_rows else 0), path.name
+        assert reader.schema.equals(want.schema, check_metadata=True), path.name
+        assert reader.read_all().equals(want), path.name

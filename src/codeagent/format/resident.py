@@ -28,7 +28,6 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..hashing import hash_bytes
 from ..tokenize import split_identifier
 
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
@@ -57,18 +56,20 @@ FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
 SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
-_SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
+SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key")
 
 REF_COLUMNS = ("path", "language", "kind", "target", "start_line", "end_line")
+REF_DICTIONARY = ("path", "language", "kind")
 REFS_SQL = """
 SELECT regexp_extract(target, '[^.]*$') AS key, path, language, kind, target, start_line, end_line
 FROM refs ORDER BY key, path, start_line, ordinal
 """
 
 EDGE_COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
-_EDGE_DICTIONARY = ("kind", "confidence", "src_path", "dst_path")
+EDGE_DICTIONARY = ("kind", "confidence", "src_path", "dst_path")
+EDGE_INDEXES = ("src_id", "dst_id")
 # The order of graph queries' rows: exact edges first, then by place. The trailing columns
 # break every tie, so the SQL path and the resident edges agree row for row.
 EDGE_ORDER = ("e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path, e.src_id, "
@@ -85,8 +86,11 @@ WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE do
 l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
+POSTINGS_COLUMNS = ("term", "path", "tf", "dl")
+POSTINGS_ORDER = ("term", "path")
 NAMES_SQL = "SELECT DISTINCT name FROM symbols WHERE name IS NOT NULL ORDER BY name"
 TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
+TEXTS_ORDER = ("path",)
 
 
 def symbols_sql(named: bool = True, keyed: bool = True) -> str:
@@ -173,17 +177,26 @@ class KeyIndex:
     def build(cls, keys, rows=None) -> pa.Table:
         """The index table of `keys` (row i's key; None: not indexed); `rows`: the row number
         of each key when not 0..n-1."""
-        import numpy as np
-        import pyarrow as pa
+        return _sorted(index_pairs(keys, rows), *INDEX_ORDER)
 
-        keys = whole(keys) if isinstance(keys, pa.ChunkedArray) else pa.array(keys, pa.string())
-        if keys.type != pa.string():
-            keys = _call("cast", keys, options=_cast_options(pa.string()))
-        rows = np.arange(len(keys), dtype=np.int32) if rows is None else np.asarray(rows, dtype=np.int32)
-        valid = _call("is_valid", keys)
-        keys, rows = _call("filter", keys, valid), rows[valid.to_numpy(zero_copy_only=False)]
-        table = pa.table({"key": keys, "row": _kernels().from_numpy(rows)})
-        return _sorted(table, "key", "row")
+
+INDEX_ORDER = ("key", "row")
+
+
+def index_pairs(keys, rows=None, first: int = 0) -> pa.Table:
+    """A key index's (key, row) pairs of `keys`, unsorted, without the None keys; `rows`: the
+    row number of each key when not first..first+n-1."""
+    import numpy as np
+    import pyarrow as pa
+
+    keys = whole(keys) if isinstance(keys, (pa.Array, pa.ChunkedArray)) else pa.array(keys, pa.string())
+    if keys.type != pa.string():
+        keys = _call("cast", keys, options=_cast_options(pa.string()))
+    rows = (np.arange(first, first + len(keys), dtype=np.int32) if rows is None
+            else np.asarray(rows, dtype=np.int32) + np.int32(first))
+    valid = _call("is_valid", keys)
+    keys, rows = _call("filter", keys, valid), rows[valid.to_numpy(zero_copy_only=False)]
+    return pa.table({"key": keys, "row": _kernels().from_numpy(rows)})
 
 
 # ---- the structures' arrays -------------------------------------------------------------------
@@ -228,27 +241,38 @@ def _encoded(table: pa.Table, names: tuple[str, ...], dictionary: tuple[str, ...
 def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The symbol table's parts from the rows of `symbols_sql`: `rows` (every column but the
     index keys) and one KeyIndex table per SYMBOL_INDEXES entry."""
+    out = {"rows": _encoded(table, symbol_columns(table.column_names), SYMBOL_DICTIONARY)}
+    for name, (keys, rows) in symbol_index_keys({n: whole(table.column(n)) for n in table.column_names}).items():
+        out[name] = KeyIndex.build(keys, rows)
+    return out
+
+
+def symbol_columns(names) -> tuple[str, ...]:
+    """The columns of the symbol rows kept in `rows`, of `symbols_sql`'s `names`."""
+    return tuple(n for n in names if n not in SYMBOL_KEYS)
+
+
+def symbol_index_keys(col: dict[str, pa.Array]) -> dict[str, tuple[pa.Array | pa.ChunkedArray, object]]:
+    """Each SYMBOL_INDEXES entry's keys (None: the row is not indexed) and their row numbers
+    (None: the rows in order), of `symbols_sql`'s columns `col`."""
     import numpy as np
     import pyarrow as pa
 
-    kept = tuple(n for n in table.column_names if n not in SYMBOL_KEYS)
-    out = {"rows": _encoded(table, kept, _SYMBOL_DICTIONARY)}
-    col = {n: whole(table.column(n)) for n in table.column_names}
+    out = {name: (col[name], None) for name in ("symbol_id", "stable_id", "parent_id", "qualified_name",
+                                                "name", "path", "name_key")}
     none = pa.scalar(None, pa.string())
     has_fq, fq_name, raw = col["has_fq"], col["fq_name"], col["raw_fq_key"]
-    for name in ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path", "name_key"):
-        out[name] = KeyIndex.build(pa.chunked_array([col[name]]))
-    out["fq_name"] = KeyIndex.build(pa.chunked_array([_call("if_else", has_fq, fq_name, none)]))
+    out["fq_name"] = (_call("if_else", has_fq, fq_name, none), None)
     # raw_fq_key: the fq_keys that the fq_name index does not already cover
     k = _kernels()
     same = k.fill_null(_call("and", has_fq, _call("equal", raw, fq_name)), False)
-    out["raw_fq_key"] = KeyIndex.build(pa.chunked_array([_call("if_else", same, none, raw)]))
+    out["raw_fq_key"] = (_call("if_else", same, none, raw), None)
     # qualified_key: the folded qualified name of every row, and its folded fq name when other
     qualified, folded = col["qualified_key"], col["fq_key_folded"]
     other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
-    out["qualified_key"] = KeyIndex.build(pa.chunked_array([qualified, k.take(folded, other)]),
-                                          np.concatenate([np.arange(len(qualified)), other]))
-    return out
+    out["qualified_key"] = (pa.chunked_array([qualified, k.take(folded, other)]),
+                            np.concatenate([np.arange(len(qualified)), other]))
+    return {name: out[name] for name in SYMBOL_INDEXES}
 
 
 def name_arrays(table: pa.Table) -> dict[str, pa.Table]:
@@ -293,26 +317,32 @@ def ref_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The reference table: REFS_SQL's rows with a key, sorted by it (stably: rows keep the
     SQL order within a key)."""
     table = _call("filter", table, _call("is_valid", whole(table.column("key"))))
-    return {"rows": _encoded(_sorted(table, "key"), ("key", *REF_COLUMNS), ("path", "language", "kind"))}
+    return {"rows": _encoded(_sorted(table, "key"), ("key", *REF_COLUMNS), REF_DICTIONARY)}
 
 
 def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The edge table: EDGES_SQL's rows and their src_id and dst_id KeyIndexes."""
-    return {"rows": _encoded(table, EDGE_COLUMNS, _EDGE_DICTIONARY),
-            "src_id": KeyIndex.build(table.column("src_id")),
-            "dst_id": KeyIndex.build(table.column("dst_id"))}
+    out = {"rows": _encoded(table, EDGE_COLUMNS, EDGE_DICTIONARY)}
+    for name, (keys, rows) in edge_index_keys({n: table.column(n) for n in EDGE_INDEXES}).items():
+        out[name] = KeyIndex.build(keys, rows)
+    return out
+
+
+def edge_index_keys(col: dict) -> dict[str, tuple[object, None]]:
+    """Each EDGE_INDEXES entry's keys (as symbol_index_keys) of EDGES_SQL's columns `col`."""
+    return {name: (col[name], None) for name in EDGE_INDEXES}
 
 
 def postings_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """POSTINGS_SQL's rows sorted by term, then path (paths dictionary-encoded)."""
-    table = _sorted(table, "term", "path")
-    return {"rows": _encoded(table, ("term", "path", "tf", "dl"), ("path",))}
+    table = _sorted(table, *POSTINGS_ORDER)
+    return {"rows": _encoded(table, POSTINGS_COLUMNS, ("path",))}
 
 
 def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """Every indexed file's text by path (TEXTS_SQL's rows sorted by path): a reader slices
     one file's text out of the mapped bytes instead of holding a copy of them all."""
-    return {"rows": _sorted(table, "path")}
+    return {"rows": _sorted(table, *TEXTS_ORDER)}
 
 
 STRUCTURES: dict[str, tuple[Callable[[pa.Table], dict[str, pa.Table]], tuple[str, ...]]] = {
@@ -343,13 +373,29 @@ def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table],
     import pyarrow as pa
 
     for part, table in arrays.items():
-        meta = {_VERSION_KEY: str(RESIDENT_VERSION).encode()}
-        if source is not None:
-            meta[_SOURCE_KEY] = source.encode()
-        table = table.replace_schema_metadata(meta).combine_chunks()
+        table = table.replace_schema_metadata(file_metadata(source)).combine_chunks()
         with pa.OSFile(str(directory / file_name(structure, part)), "wb") as sink:
             with pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
+
+
+def file_metadata(source: str | None = None) -> dict[bytes, bytes]:
+    """The schema metadata of a resident file (`source`: as write_arrays')."""
+    meta = {_VERSION_KEY: str(RESIDENT_VERSION).encode()}
+    if source is not None:
+        meta[_SOURCE_KEY] = source.encode()
+    return meta
+
+
+def has_metadata(path: Path, meta: dict[bytes, bytes]) -> bool:
+    """Is `path` a resident file whose schema metadata holds `meta`?"""
+    import pyarrow as pa
+
+    try:
+        found = pa.ipc.open_file(pa.memory_map(str(path), "r")).schema.metadata or {}
+    except (OSError, pa.ArrowInvalid):
+        return False
+    return all(found.get(k) == v for k, v in meta.items())
 
 
 def map_arrays(directory: Path, structure: str) -> dict[str, pa.Table] | None:
@@ -387,45 +433,3 @@ def drop_mapped_pages() -> None:
             mapped.madvise(mmap.MADV_DONTNEED)
         except (AttributeError, OSError, ValueError):  # no madvise here, or closed
             pass
-
-
-def write_resident(con, directory: Path, previous: Path | None = None) -> None:
-    """Every structure's arrays, from the assembly's DuckDB connection `con`; `previous`: the
-    verified assembly this one was built on (its REUSABLE structures may be copied). Each
-    structure's table is dropped and the Arrow pool's freed pages returned before the next:
-    its allocator kept them, and the next structure's peak came on top (3x stdlib: 1.2 -> 1.1
-    GiB)."""
-    import pyarrow as pa
-
-    for structure, sql in (("symbols", symbols_sql()), ("names", NAMES_SQL), ("refs", REFS_SQL),
-                           ("edges", EDGES_SQL), ("texts", TEXTS_SQL), ("postings", POSTINGS_SQL)):
-        table = con.sql(sql).to_arrow_table()
-        source = None
-        if structure in REUSABLE:
-            source = hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
-            if previous is not None and _copied(previous, directory, structure, source):
-                continue
-        write_arrays(directory, structure, STRUCTURES[structure][0](table), source)
-        del table
-        pa.default_memory_pool().release_unused()
-
-
-def _copied(previous: Path, directory: Path, structure: str, source: str) -> bool:
-    """Copy `structure`'s files from `previous` when they were built from `source` in this
-    RESIDENT_VERSION; False (nothing copied) otherwise."""
-    import shutil
-
-    import pyarrow as pa
-
-    names = [file_name(structure, part) for part in STRUCTURES[structure][1]]
-    want = {_VERSION_KEY: str(RESIDENT_VERSION).encode(), _SOURCE_KEY: source.encode()}
-    for name in names:
-        try:
-            meta = pa.ipc.open_file(pa.memory_map(str(previous / name), "r")).schema.metadata or {}
-        except (OSError, pa.ArrowInvalid):
-            return False
-        if any(meta.get(k) != v for k, v in want.items()):
-            return False
-    for name in names:
-        shutil.copyfile(previous / name, directory / name)
-    return True

@@ -1,0 +1,151 @@
+"""Writing the resident arrays (format/resident.py) in memory set by DuckDB's limit, not by the
+repository.
+
+A structure's rows come from DuckDB already in their order (DuckDB sorts under its
+memory_limit, spilling to disk) and are read in batches: each batch's columns are appended to
+spool files (arrow_spool.py), and its key indexes' (key, row) pairs to temp tables that DuckDB
+sorts the same way. Every file is then written as one record batch from its spool. Holding
+whole structures in Arrow made this step the build's peak: ~4.5 GiB on ten copies of the
+standard library. The files are byte for byte those of the in-memory builders
+(`STRUCTURES`), which readers still use to build the arrays from SQL.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from .. import kernels
+from ..hashing import hash_bytes
+from . import resident as r
+from .arrow_spool import Spool, write_spooled
+
+BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """How a structure is written from its sorted rows: `columns` kept in `rows` (given the
+    SQL's column names), those dictionary-encoded, the rows kept (`keep`: the column that
+    must be valid), and the key indexes' (keys, row numbers) of a batch's columns."""
+    sql: str
+    columns: Callable[[list[str]], tuple[str, ...]]
+    dictionary: tuple[str, ...] = ()
+    indexes: Callable[[dict], dict] | None = None
+    keep: str | None = None
+    rows: int = BATCH_ROWS
+    fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
+
+
+def _order(sql: str, keys: tuple[str, ...]) -> str:
+    return f"{sql.rstrip()} ORDER BY {', '.join(keys)}"
+
+
+STREAMS: dict[str, _Stream] = {
+    "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
+    "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key"),
+    "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
+    "texts": _Stream(_order(r.TEXTS_SQL, r.TEXTS_ORDER), lambda names: ("path", "text"), rows=256,
+                     fresh_fields=False),
+    "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",)),
+}
+_INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
+
+
+def write_resident(con, directory: Path, spool: Path, previous: Path | None = None,
+                   rows: int | None = None) -> None:
+    """Every structure's arrays, from the assembly's DuckDB connection `con` (its memory_limit
+    bounds this step); `spool`: a directory for the spool files, removed after;
+    `previous`: the verified assembly this one was built on (its REUSABLE structures may be
+    copied); `rows`: the rows read at once, when not each structure's own."""
+    try:
+        for structure in r.STRUCTURES:
+            if structure in STREAMS:
+                stream = STREAMS[structure] if rows is None else replace(STREAMS[structure], rows=rows)
+                _write_stream(con, directory, structure, stream, spool / structure)
+            else:
+                _write_whole(con, directory, structure, previous)
+            pa.default_memory_pool().release_unused()
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _write_whole(con, directory: Path, structure: str, previous: Path | None) -> None:
+    """A structure built in memory (the names: their size is the distinct names', and they are
+    copied from `previous` when built from the same)."""
+    table = con.sql(r.NAMES_SQL).to_arrow_table()
+    source = hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
+    if previous is None or not _copied(previous, directory, structure, source):
+        r.write_arrays(directory, structure, r.STRUCTURES[structure][0](table), source)
+
+
+def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path) -> None:
+    cur, keys = con.cursor(), con.cursor()
+    try:
+        reader = cur.sql(stream.sql).to_arrow_reader(stream.rows)
+        schema = _rows_schema(reader.schema, stream)
+        spools = [Spool(spool / "rows" / f.name, f.type) for f in schema]
+        indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
+        for name in indexes:
+            keys.execute(f'CREATE TEMP TABLE "k_{name}" (key VARCHAR, row INTEGER)')
+        first = 0
+        for batch in reader:
+            if stream.keep is not None:
+                valid = kernels.call_function("is_valid", [batch.column(stream.keep)])
+                batch = kernels.call_function("filter", [batch, valid])
+            col = dict(zip(batch.schema.names, batch.columns))
+            for s, name in zip(spools, schema.names):
+                s.append(col[name])
+            for name, (k, rows) in (stream.indexes(col) if stream.indexes else {}).items():
+                pairs = r.index_pairs(k, rows, first)
+                keys.from_arrow(pairs).insert_into(f"k_{name}")
+            first += batch.num_rows
+        reader.close()
+        write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
+        for name in indexes:
+            _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name)
+    finally:
+        cur.close()
+        keys.close()
+
+
+def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
+    fields = []
+    for name in stream.columns(sql_schema.names):
+        field = sql_schema.field(name)
+        if name in stream.dictionary:
+            field = pa.field(name, pa.dictionary(pa.int32(), field.type))
+        elif stream.fresh_fields:
+            field = pa.field(name, field.type)
+        fields.append(field)
+    return pa.schema(fields, metadata=r.file_metadata())
+
+
+def _write_index(keys, path: Path, table: str, spool: Path) -> None:
+    """A key index file from its pairs' temp table, sorted by DuckDB (bytewise, as Python's
+    str: DuckDB compares strings by their bytes)."""
+    reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {", ".join(r.INDEX_ORDER)}'
+                          ).to_arrow_reader(BATCH_ROWS)
+    schema = _INDEX_SCHEMA.with_metadata(r.file_metadata())
+    spools = [Spool(spool / f.name, f.type) for f in schema]
+    for batch in reader:
+        for s, column in zip(spools, batch.columns):
+            s.append(column)
+    reader.close()
+    keys.execute(f'DROP TABLE "{table}"')
+    write_spooled(path, schema, spools)
+
+
+def _copied(previous: Path, directory: Path, structure: str, source: str) -> bool:
+    """Copy `structure`'s files from `previous` when they were built from `source` in this
+    RESIDENT_VERSION; False (nothing copied) otherwise."""
+    names = [r.file_name(structure, part) for part in r.STRUCTURES[structure][1]]
+    if not all(r.has_metadata(previous / name, r.file_metadata(source)) for name in names):
+        return False
+    for name in names:
+        shutil.copyfile(previous / name, directory / name)
+    return True

@@ -1,0 +1,58 @@
+"""A spooled Arrow file (format/arrow_spool.py) is, byte for byte, the file Arrow's writer gives
+the same rows held in memory, however the rows were split into batches."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeagent import kernels
+from codeagent.format.arrow_spool import Spool, write_spooled
+
+TEXT = st.one_of(st.none(), st.sampled_from(["", "a", "ab", "é", "z\u4e2d"]), st.text(max_size=5))
+ROW = st.tuples(TEXT, st.one_of(st.none(), st.integers(-2**31, 2**31 - 1)), st.one_of(st.none(), st.booleans()),
+                st.one_of(st.none(), st.lists(TEXT, max_size=3)), st.one_of(st.none(), st.floats(allow_nan=False)),
+                st.one_of(st.none(), st.sampled_from(["p.py", "q.py", "r/s.py"])))
+TYPES = [("s", pa.string()), ("i", pa.int32()), ("b", pa.bool_()), ("l", pa.list_(pa.string())),
+         ("f", pa.float64()), ("d", pa.string())]
+SCHEMA = pa.schema([(n, pa.dictionary(pa.int32(), t) if n == "d" else t) for n, t in TYPES],
+                   metadata={b"k": b"v"})
+
+
+def _in_memory(batches: list[pa.RecordBatch]) -> bytes:
+    """What the resident builders write: the batches concatenated, `d` dictionary-encoded."""
+    table = pa.Table.from_batches(batches, pa.schema(TYPES)) if batches else pa.schema(TYPES).empty_table()
+    table = pa.table({n: kernels.dictionary_encode(table.column(n).combine_chunks()) if n == "d"
+                      else table.column(n) for n in table.column_names}).replace_schema_metadata(SCHEMA.metadata)
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table.combine_chunks())
+    return sink.getvalue()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ROW, max_size=70), st.lists(st.integers(0, 70), max_size=4))
+def test_spooled_file_is_the_in_memory_one(tmp_path_factory, rows, cuts):
+    tmp = tmp_path_factory.mktemp("spool")
+    whole = pa.RecordBatch.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], pa.schema(TYPES))
+    # slices of one batch (offsets not 0, bitmaps not byte-aligned) as well as whole batches
+    bounds = sorted({0, len(rows), *(c for c in cuts if c <= len(rows))})
+    batches = [whole.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
+    spools = [Spool(tmp / f.name, f.type) for f in SCHEMA]
+    for batch in batches:
+        for spool, column in zip(spools, batch.columns):
+            spool.append(column)
+    write_spooled(tmp / "out.arrow", SCHEMA, spools)
+    got = (tmp / "out.arrow").read_bytes()
+    read = pa.ipc.open_file(pa.py_buffer(got)).read_all()
+    assert read.to_pylist() == whole.to_pylist()
+    assert got == _in_memory(batches)
+
+
+def test_unsupported_types_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="no spool"):
+        Spool(tmp_path / "x", pa.struct([("a", pa.int32())]))
