@@ -10,7 +10,8 @@ key is a binary search over a sorted key column (`KeyIndex`): no dictionary is b
 
 Readers check RESIDENT_VERSION (in each file's schema metadata) and build the same arrays in
 memory from SQL when the files are absent (an assembly written before them) or of another
-version. The builders below are the one definition of every array, for both.
+version. The builders below are the one definition of every array, for both; the assembly
+writes the same bytes from sorted batches (resident_write.py), in memory its budget sets.
 
 RESIDENT_VERSION history:
   1: symbols (the symbol table's rows and key indexes), names (by sub-token and trigram), refs (grouped by the target's last
