@@ -13,7 +13,7 @@ standard library. The files are byte for byte those of the in-memory builders
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from . import resident as r
 from .arrow_spool import Spool, write_spooled
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
+TEXT_BATCH_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,37 @@ class _Stream:
     keep: str | None = None
     rows: int = BATCH_ROWS
     fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
+    read: Callable | None = None  # (cursor, stream) -> (schema, batches), when not `sql` read whole
+
+
+def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
+    reader = cur.sql(stream.sql).to_arrow_reader(stream.rows)
+    return reader.schema, reader
+
+
+def _text_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """TEXTS_SQL's rows by path, a batch per TEXT_BATCH_BYTES of text (or `stream.rows`
+    files). DuckDB sorts only the paths: sorting the texts themselves under a small
+    memory_limit ran out of memory (3x the stdlib at 192 MiB), so each batch reads one range of
+    the sorted paths and is sorted here."""
+    sizes = cur.sql(f"SELECT path, strlen(text) AS size FROM ({r.TEXTS_SQL}) ORDER BY path").to_arrow_table()
+    paths = sizes.column("path").to_pylist()
+    starts, total = [0], 0
+    for i, size in enumerate(sizes.column("size").to_numpy()):
+        if i > starts[-1] and (total + size > TEXT_BATCH_BYTES or i - starts[-1] >= stream.rows):
+            starts.append(i)
+            total = 0
+        total += int(size)
+    del sizes
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for lo, hi in zip(starts, [*starts[1:], len(paths)]):
+            if hi > lo:
+                table = cur.sql(f"SELECT * FROM ({r.TEXTS_SQL}) WHERE path BETWEEN $lo AND $hi",
+                                params={"lo": paths[lo], "hi": paths[hi - 1]}).to_arrow_table()
+                yield from r.text_arrays(table)["rows"].combine_chunks().to_batches()
+
+    return cur.sql(f"{r.TEXTS_SQL} LIMIT 0").to_arrow_table().schema, batches()
 
 
 def _order(sql: str, keys: tuple[str, ...]) -> str:
@@ -49,8 +81,8 @@ STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
     "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key"),
     "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
-    "texts": _Stream(_order(r.TEXTS_SQL, r.TEXTS_ORDER), lambda names: ("path", "text"), rows=256,
-                     fresh_fields=False),
+    "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=4096, fresh_fields=False,
+                     read=_text_batches),
     "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",)),
 }
 _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
@@ -86,8 +118,8 @@ def _write_whole(con, directory: Path, structure: str, previous: Path | None) ->
 def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path) -> None:
     cur, keys = con.cursor(), con.cursor()
     try:
-        reader = cur.sql(stream.sql).to_arrow_reader(stream.rows)
-        schema = _rows_schema(reader.schema, stream)
+        sql_schema, reader = (stream.read or _sql_batches)(cur, stream)
+        schema = _rows_schema(sql_schema, stream)
         spools = [Spool(spool / "rows" / f.name, f.type) for f in schema]
         indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
         for name in indexes:
@@ -104,7 +136,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
                 pairs = r.index_pairs(k, rows, first)
                 keys.from_arrow(pairs).insert_into(f"k_{name}")
             first += batch.num_rows
-        reader.close()
+        del reader
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
         for name in indexes:
             _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name)
