@@ -46,11 +46,13 @@ def _tail(buffer: pa.Buffer | None, end: int, pad: int) -> int:
 
 
 class Spool:
-    """One column's buffers, appended batch by batch to files under `directory`."""
+    """One column's buffers, appended batch by batch to files under `directory`; `given`:
+    the file is to be the batches' arrays as given (False: as Arrow's `take` of them builds
+    them anew, with 0 in a bitmap past the rows)."""
 
-    def __init__(self, directory: Path, type_: pa.DataType) -> None:
+    def __init__(self, directory: Path, type_: pa.DataType, given: bool = True) -> None:
         directory.mkdir(parents=True)
-        self.directory, self.type = directory, type_
+        self.directory, self.type, self.given = directory, type_, given
         self.length = self.null_count = 0
         self.files = {"valid": open(directory / "valid", "wb")}
         self.child: Spool | None = None
@@ -66,7 +68,7 @@ class Spool:
             self.files["offsets"] = open(directory / "offsets", "wb")
             self.files["offsets"].write(np.zeros(1, np.int32).tobytes())
             if pa.types.is_list(type_):
-                self.child = Spool(directory / "child", type_.value_type)
+                self.child = Spool(directory / "child", type_.value_type, given)
             else:
                 self.files["data"] = open(directory / "data", "wb")
         elif pa.types.is_boolean(type_) or (pa.types.is_primitive(type_) and type_.bit_width % 8 == 0):
@@ -76,12 +78,12 @@ class Spool:
 
     def append(self, array: pa.Array) -> None:
         n, off, buffers = len(array), array.offset, array.buffers()
+        self.batches += 1  # empty ones too: Arrow concatenates a list's children, empty or not
         if n == 0:
             return
         valid = _bits(buffers[0], off, n) if array.null_count else np.ones(n, np.uint8)
         self.files["valid"].write(valid.tobytes())
         self.length += n
-        self.batches += 1
         pad = -self.length % 8
         # a dictionary column's bitmap is dictionary_encode's, made anew (0 past the rows)
         self.tails["valid"] = 0 if pa.types.is_dictionary(self.type) else _tail(buffers[0], off + n, pad)
@@ -120,7 +122,7 @@ class Spool:
         for fh in self.files.values():
             fh.close()
         d = self.directory
-        if self.batches > 1:
+        if self.batches > 1 or not self.given:
             self.tails = {"valid": 0, "data": 0}
         validity = maps.bitmap(d / "valid", self.length, self.tails["valid"]) if self.null_count else None
         if pa.types.is_dictionary(self.type):

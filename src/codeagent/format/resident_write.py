@@ -40,6 +40,7 @@ class _Stream:
     keep: str | None = None
     rows: int = BATCH_ROWS
     fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
+    taken: bool = False  # the builder sorts the rows again (Arrow's `take`: arrow_spool.Spool's `given`)
     read: Callable | None = None  # (cursor, stream) -> (schema, batches), when not `sql` read whole
 
 
@@ -79,11 +80,12 @@ def _order(sql: str, keys: tuple[str, ...]) -> str:
 
 STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
-    "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key"),
+    "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key", taken=True),
     "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
     "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=4096, fresh_fields=False,
-                     read=_text_batches),
-    "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",)),
+                     taken=True, read=_text_batches),
+    "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",),
+                        taken=True),
 }
 _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
 
@@ -120,7 +122,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
     try:
         sql_schema, reader = (stream.read or _sql_batches)(cur, stream)
         schema = _rows_schema(sql_schema, stream)
-        spools = [Spool(spool / "rows" / f.name, f.type) for f in schema]
+        spools = [Spool(spool / "rows" / f.name, f.type, not stream.taken) for f in schema]
         indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
         for name in indexes:
             keys.execute(f'CREATE TEMP TABLE "k_{name}" (key VARCHAR, row INTEGER)')
