@@ -25,7 +25,7 @@ from . import resident as r
 from .arrow_spool import Spool, write_spooled
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
-TEXT_BATCH_BYTES = 16 << 20
+TEXT_BATCH_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,10 @@ def _text_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterator[pa.RecordBa
     """TEXTS_SQL's rows by path, a batch per TEXT_BATCH_BYTES of text (or `stream.rows`
     files). DuckDB sorts only the paths: sorting the texts themselves under a small
     memory_limit ran out of memory (3x the stdlib at 192 MiB), so each batch reads one range of
-    the sorted paths and is sorted here."""
-    sizes = cur.sql(f"SELECT path, strlen(text) AS size FROM ({r.TEXTS_SQL}) ORDER BY path").to_arrow_table()
-    paths = sizes.column("path").to_pylist()
+    the sorted paths (and of their row ids, which skips the rest of the table when the files
+    were inserted by path, as an assembly does) and is sorted here."""
+    sizes = cur.sql(_TEXT_SIZES_SQL).to_arrow_table()
+    paths, ids = sizes.column("path").to_pylist(), sizes.column("id").to_numpy()
     starts, total = [0], 0
     for i, size in enumerate(sizes.column("size").to_numpy()):
         if i > starts[-1] and (total + size > TEXT_BATCH_BYTES or i - starts[-1] >= stream.rows):
@@ -67,11 +68,16 @@ def _text_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterator[pa.RecordBa
     def batches() -> Iterator[pa.RecordBatch]:
         for lo, hi in zip(starts, [*starts[1:], len(paths)]):
             if hi > lo:
-                table = cur.sql(f"SELECT * FROM ({r.TEXTS_SQL}) WHERE path BETWEEN $lo AND $hi",
-                                params={"lo": paths[lo], "hi": paths[hi - 1]}).to_arrow_table()
+                table = cur.sql(_TEXT_RANGE_SQL, params={
+                    "lo": paths[lo], "hi": paths[hi - 1], "first": int(ids[lo:hi].min()),
+                    "last": int(ids[lo:hi].max())}).to_arrow_table()
                 yield from r.text_arrays(table)["rows"].combine_chunks().to_batches()
 
     return cur.sql(f"{r.TEXTS_SQL} LIMIT 0").to_arrow_table().schema, batches()
+
+
+_TEXT_SIZES_SQL = "SELECT path, rowid AS id, strlen(text) AS size FROM files WHERE text IS NOT NULL ORDER BY path"
+_TEXT_RANGE_SQL = f"{r.TEXTS_SQL} AND rowid BETWEEN $first AND $last AND path BETWEEN $lo AND $hi"
 
 
 def _order(sql: str, keys: tuple[str, ...]) -> str:
@@ -82,7 +88,7 @@ STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
     "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key", taken=True),
     "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
-    "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=4096, fresh_fields=False,
+    "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=8192, fresh_fields=False,
                      taken=True, read=_text_batches),
     "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",),
                         taken=True),
