@@ -154,6 +154,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
 
 
 def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
+    """The `rows` file's schema, as the structure's builder makes it from the SQL's."""
     fields = []
     for name in stream.columns(sql_schema.names):
         field = sql_schema.field(name)
@@ -168,8 +169,8 @@ def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
 def _write_index(keys, path: Path, table: str, spool: Path) -> None:
     """A key index file from its pairs' temp table, sorted by DuckDB (bytewise, as Python's
     str: DuckDB compares strings by their bytes)."""
-    reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {", ".join(r.INDEX_ORDER)}'
-                          ).to_arrow_reader(BATCH_ROWS)
+    order = ", ".join(r.INDEX_ORDER)
+    reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
     schema = _INDEX_SCHEMA.with_metadata(r.file_metadata())
     spools = [Spool(spool / f.name, f.type) for f in schema]
     for batch in reader:
