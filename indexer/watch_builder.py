@@ -31,6 +31,7 @@ import time
 from ..cli import child_command
 from ..daemon.run import flush, run_cli, wind_down
 from ..daemon.server import preload
+from ..interrupts import INTERRUPTED_EXIT
 
 
 def builder_command() -> tuple[list[str], str]:
@@ -188,7 +189,7 @@ def run_forked(argv: list[str]) -> dict:
 
 def _child(argv: list[str], out: int, err: int) -> None:
     """In the forked child: output to `out`/`err`, run the command, exit (never returns)."""
-    code = 1
+    code: int | None = None
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -198,9 +199,11 @@ def _child(argv: list[str], out: int, err: int) -> None:
         sys.argv = ["codeagent", *argv]
         code = run_cli(argv, "codeagent")
         wind_down()
+    except KeyboardInterrupt:  # a cancel (sent once the pid is known) before run_cli handles one
+        code = INTERRUPTED_EXIT if code is None else code
     finally:
         flush()
-        os._exit(code)
+        os._exit(1 if code is None else code)
 
 
 if __name__ == "__main__":

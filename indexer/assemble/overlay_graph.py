@@ -141,6 +141,9 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
             con.execute(f"INSERT INTO new_{table} SELECT * FROM {PREVIOUS_DB}.main.{table}")
             con.execute(f"""INSERT INTO del_{table} SELECT rowid FROM {BASE_DB}.main.{table}
                 WHERE {MERGED_TABLES[table]} IN (SELECT path FROM {PREVIOUS_DB}.main.mask_{table})""")
+        con.execute(f"CREATE TEMP TABLE layered_{table} AS SELECT rowid AS rid, {MERGED_TABLES[table]} AS path "
+                    f"FROM new_{table}")
+        con.execute(f"CREATE TEMP TABLE layered_del_{table} AS SELECT rid FROM del_{table}")
         con.execute(f"""CREATE TEMP VIEW {table} AS SELECT * FROM {BASE_DB}.main.{table}
             WHERE rowid NOT IN (SELECT rid FROM del_{table}) UNION ALL SELECT * FROM new_{table}""")
     path_table(con, "delta_removed", sorted(remove))
@@ -155,7 +158,7 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
     if graph_timings.get("full"):
         return False
     for table in GRAPH_TABLES:
-        _write_differing(con, table)
+        _write_differing(con, table, layered)
     return True
 
 
@@ -169,20 +172,28 @@ def _start(table: str, layered: bool) -> str:
             f"UNION ALL SELECT * FROM {PREVIOUS_DB}.main.{table}")
 
 
-def _write_differing(con, table: str) -> None:
-    """Mask and rows, in the overlay, of the paths whose rows of `table` differ from the base's
-    (of a copy-on-write table, only the paths of rows the step deleted or inserted can)."""
+def _write_differing(con, table: str, layered: bool) -> None:
+    """Mask and rows, in the overlay, of the paths whose rows of `table` differ from the base's.
+    Of a copy-on-write table only the paths of rows the step deleted or inserted can have
+    changed (touched_): they are compared; a path the previous overlay masked (`layered`) that
+    the step did not touch still has that overlay's rows, which differed, and is kept as is
+    without comparing (what an overlay compares no longer grows with the paths it carries)."""
     column = MERGED_TABLES[table]
-    where = ""
+    where, carried = "", ""
     if table in COW_TABLES:
         con.execute(f"""CREATE TEMP TABLE touched_{table} AS SELECT DISTINCT path FROM (
-            SELECT {column} AS path FROM {BASE_DB}.main.{table} WHERE rowid IN (SELECT rid FROM del_{table})
-            UNION ALL SELECT {column} FROM new_{table})""")
+            SELECT {column} AS path FROM {BASE_DB}.main.{table} WHERE rowid IN (
+                SELECT rid FROM del_{table} WHERE rid NOT IN (SELECT rid FROM layered_del_{table}))
+            UNION ALL SELECT {column} FROM new_{table} WHERE rowid NOT IN (SELECT rid FROM layered_{table})
+            UNION ALL SELECT path FROM layered_{table} WHERE rid NOT IN (SELECT rowid FROM new_{table}))""")
         where = f"WHERE {column} IN (SELECT path FROM touched_{table})"
+        if layered:
+            carried = (f"UNION SELECT path FROM {PREVIOUS_DB}.main.mask_{table} "
+                       f"WHERE path NOT IN (SELECT path FROM touched_{table})")
     con.execute(f"""CREATE TEMP TABLE differs_{table} AS SELECT path FROM
         ({_path_digests(f"{BASE_DB}.main.{table}", column, where)}) o
         FULL JOIN ({_path_digests(table, column, where)}) n USING (path)
-        WHERE o.n IS DISTINCT FROM n.n OR o.h IS DISTINCT FROM n.h""")
+        WHERE o.n IS DISTINCT FROM n.n OR o.h IS DISTINCT FROM n.h {carried}""")
     con.execute(f"INSERT INTO {OVERLAY_DB}.main.mask_{table} SELECT path FROM differs_{table}")
     con.execute(f"""INSERT INTO {OVERLAY_DB}.main.{table} SELECT * FROM {table}
         WHERE {column} IN (SELECT path FROM differs_{table})""")
