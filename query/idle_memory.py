@@ -1,4 +1,5 @@
-"""What a long-lived reader's DuckDB keeps after its requests, handed back when it is idle.
+"""What a long-lived reader's allocators keep after its requests, handed back: DuckDB's when
+the reader is idle, the Arrow pool's at the end of each request (release_arrow).
 
 After a burst of searches, DuckDB holds the blocks it read in its buffer pool and, beside
 them, the freed memory of the queries' hash tables and sorts in its allocator's caches: on
@@ -16,6 +17,7 @@ file the same instance); a file another view also has open is left alone.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import Counter
 
@@ -50,3 +52,14 @@ def release_database(cursor, key: str | None) -> bool:
         cursor.execute("SET memory_limit = ?", [RELEASE_LIMIT])
         cursor.execute("RESET memory_limit")
     return True
+
+
+def release_arrow() -> None:
+    """Hand back the pages the Arrow pool freed on this thread. Its allocator (mimalloc)
+    keeps them in the thread's own heap, where a release from another thread cannot reach:
+    a server's requests run on a pool of threads, so each request releases its own (~10 MiB
+    after the first prefix search of symbol names on the stdlib, ~25 MiB after a grep).
+    Microseconds when the request freed nothing; nothing when pyarrow is not imported."""
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.default_memory_pool().release_unused()

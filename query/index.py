@@ -459,6 +459,7 @@ class IndexFollower:
         finally:
             self._release(v)
             v.answered = True
+            idle_memory.release_arrow()
             with self._lock:
                 self._in_flight -= 1
                 self._read_since_drop = True

@@ -27,6 +27,7 @@ import pyarrow as pa
 from ..errors import InvalidParameter
 from ..format.resident import whole
 from .globs import escape_re2
+from .idle_memory import release_arrow
 from .index import IndexView, _timeout
 from .memtext import LayeredTexts, ResidentTexts, resident_texts
 
@@ -258,7 +259,8 @@ def text_lines(texts: list[tuple[str, str]], scan: Scan, limit: int, deadline: f
                timeout: float) -> list[tuple[str, int, str]]:
     """The matching lines of (path, text) pairs the caller read (search_files' live files),
     TEXT_BATCH files at a time, each batch's in path then line order, until more than `limit`
-    are found. Every line counts, the empty one after a text's last newline too."""
+    are found. Every line counts, the empty one after a text's last newline too. (The caller
+    holds no view: the Arrow pool's freed pages are handed back here.)"""
     rows: list[tuple[str, int, str]] = []
     try:
         for i in range(0, len(texts), TEXT_BATCH):
@@ -270,7 +272,7 @@ def text_lines(texts: list[tuple[str, str]], scan: Scan, limit: int, deadline: f
             if len(rows) > limit:
                 break
     finally:
-        pa.default_memory_pool().release_unused()
+        release_arrow()
     _in_time(deadline, timeout)
     return rows
 
@@ -282,26 +284,15 @@ def text_count(view: IndexView) -> int:
 
 def matching_paths(view: IndexView, scan: Scan, allowed: set[str] | None, timeout: float) -> set[str]:
     """The paths passing the scan's file test."""
-    try:
-        return {c[0] for c in candidates(segments(view), scan, allowed, time.monotonic() + timeout, timeout)}
-    finally:
-        pa.default_memory_pool().release_unused()
+    return {c[0] for c in candidates(segments(view), scan, allowed, time.monotonic() + timeout, timeout)}
 
 
 def grep_rows(view: IndexView, scan: Scan, allowed: set[str] | None, limit: int,
               timeout: float | None) -> tuple[list[tuple], int, int, bool]:
     """grep.grep_rows on the view's texts: (rows, matches counted, files matched, complete),
     reading candidate files' lines in the same batches, so the counts are the same too.
-    The Arrow pool's freed pages go back to the system at the end: its allocator would keep
-    them (~25 MiB after a scan of the standard library), and a server is mostly idle."""
-    try:
-        return _grep_rows(view, scan, allowed, limit, timeout)
-    finally:
-        pa.default_memory_pool().release_unused()
-
-
-def _grep_rows(view: IndexView, scan: Scan, allowed: set[str] | None, limit: int,
-               timeout: float | None) -> tuple[list[tuple], int, int, bool]:
+    (The Arrow pool's freed pages go back when the follower's request ends:
+    idle_memory.release_arrow.)"""
     deadline = time.monotonic() + timeout if timeout else None
     segs = segments(view)
     files = candidates(segs, scan, allowed, deadline, timeout)
