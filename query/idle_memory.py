@@ -45,12 +45,19 @@ def closed(key: str | None) -> None:
 def release_database(cursor, key: str | None) -> bool:
     """Evict the unpinned blocks of `cursor`'s database and flush its allocator; the caller
     runs no query on it meanwhile. False (nothing done) when another view of this process
-    has the same database file open."""
+    has the same database file open. When more than RELEASE_LIMIT is pinned, DuckDB refuses
+    the limit after evicting what it could; the limit is set back either way."""
+    import duckdb  # imported already: the cursor is one of its
+
     with _lock:
         if key is not None and _open.get(key, 0) > 1:
             return False
-        cursor.execute("SET memory_limit = ?", [RELEASE_LIMIT])
-        cursor.execute("RESET memory_limit")
+        try:
+            cursor.execute("SET memory_limit = ?", [RELEASE_LIMIT])
+        except duckdb.Error:
+            pass
+        finally:
+            cursor.execute("RESET memory_limit")
     return True
 
 
