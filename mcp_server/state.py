@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
 from ..query import IndexFollower, IndexView, open_index
+from ..query.memtext import resident_texts
 from ..query.symbol_table import SymbolTable
 from ..query.status import served_repository
 from ..query.sandbox import Sandbox
@@ -52,13 +53,15 @@ class ServerState:
 
     def warm_up(self) -> None:
         """Open the served index and load what a first request reads (the symbol table, the
-        work tree's freshness) in the background, while the server starts: a first
-        look-up no longer pays for them (IndexFollower.warm). No index: nothing to do."""
+        file texts its snippets are cut from, the work tree's freshness) in the background,
+        while the server starts: a first look-up no longer pays for them (IndexFollower.warm;
+        the texts are mapped, but their first use settles the view: a full GC pass, ~20 ms
+        on 10x the stdlib). No index: nothing to do."""
         try:
             follower = self.follower()
         except CodeagentError:
             return
-        follower.warm([SymbolTable.warm, IndexView.freshness, SymbolTable.complete])
+        follower.warm([SymbolTable.warm, resident_texts, IndexView.freshness, SymbolTable.complete])
 
     def follower(self):
         with self._lock:

@@ -189,15 +189,6 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     return Candidates(hits, total, COMPLETE if complete and total <= req.limit else TRUNCATED)
 
 
-_TEXTS_SQL = """
-WITH f AS (SELECT path, string_split(text, chr(10)) AS lines
-           FROM (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS text)),
-l AS (SELECT path, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
-SELECT path, n, line FROM l WHERE {line_match} ORDER BY path, n
-"""
-TEXT_BATCH = 64
-
-
 def matching_files(view: IndexView, pattern: str, *, regex: bool, case_sensitive: bool,
                    glob: str | None = None) -> set[str]:
     """Indexed files whose indexed text may hold a matching line (a superset of those that do):
@@ -228,31 +219,13 @@ def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True
     """Matching lines of (path, text) pairs given by the caller (files read from the work
     tree), with RE2 like `grep`: (matches, matches counted, files matched, truncated).
     `deadline` (time.monotonic) raises Timeout once passed, checked between batches."""
-    import duckdb
-
     _check(pattern, context, max_results, 1)
     if not regex:  # a literal needs no regex engine: substring search, in Python
         rows = _literal_rows(texts, pattern, case_sensitive, max_results, deadline, timeout)
         return _grep_matches(texts, rows, context, max_results)
-    cond = _matchers(_plan(pattern, regex, case_sensitive), pattern)
-    sql = _TEXTS_SQL.format(line_match=cond.line)
-    con = duckdb.connect()
-    rows: list[tuple] = []
-    try:
-        for i in range(0, len(texts), TEXT_BATCH):
-            if deadline is not None and time.monotonic() > deadline:
-                raise _timeout(timeout)
-            batch = texts[i:i + TEXT_BATCH]
-            rows += con.execute(sql, [[p for p, _ in batch], [t for _, t in batch],
-                                      cond.line_param]).fetchall()
-            if len(rows) > max_results:
-                break
-    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
-        raise _sql_error(pattern, exc) from exc
-    finally:
-        con.close()
-    if deadline is not None and time.monotonic() > deadline:
-        raise _timeout(timeout)
+    scan = _plan(pattern, regex, case_sensitive)
+    textscan.check_pattern(scan, pattern)
+    rows = textscan.text_lines(texts, scan, max_results, deadline, timeout)
     return _grep_matches(texts, rows, context, max_results)
 
 
@@ -261,7 +234,7 @@ def _literal_rows(texts: list[tuple[str, str]], pattern: str, case_sensitive: bo
     needle = pattern if case_sensitive else pattern.casefold()
     rows: list[tuple] = []
     for i, (path, text) in enumerate(texts):
-        if deadline is not None and i % TEXT_BATCH == 0 and time.monotonic() > deadline:
+        if deadline is not None and i % textscan.TEXT_BATCH == 0 and time.monotonic() > deadline:
             raise _timeout(timeout)
         if needle not in (text if case_sensitive else text.casefold()):
             continue

@@ -27,6 +27,7 @@ from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query
 from ..format.overlay import OVERLAY_DB
 from ..format.resident import drop_mapped_pages
 from ..store import Store
+from . import idle_memory
 from .assembly_check import _Vanished, _check_assembly
 from .freshness import look_beside, worktree_freshness
 from .dirwatch import Sleeper
@@ -85,6 +86,8 @@ class IndexView:
             raise _Vanished(manifest_id)
         _check_assembly(store, manifest_id, directory)
         self.base_id = overlay_base_id(directory)  # None: a full assembly
+        # DuckDB shares one instance among a process's connections to a file (see idle_memory)
+        self._db_key = str(self.path.resolve()) if self.base_id is None else None
         try:
             if self.base_id is None:
                 self.con = duckdb.connect(str(self.path), read_only=True)
@@ -96,6 +99,7 @@ class IndexView:
                 self.con = connect_overlay(self.path.parent, directory)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
             raise _Vanished(manifest_id) from exc
+        idle_memory.opened(self._db_key)
         self._local = threading.local()
         self._lock = threading.Lock()
         self._closed = False
@@ -212,6 +216,13 @@ class IndexView:
             for fn in self._on_close:
                 fn()
             self.con.close()
+            idle_memory.closed(self._db_key)
+
+    def release_memory(self) -> None:
+        """Hand back what DuckDB kept after the queries (idle_memory.release_database); no
+        query of this view may run meanwhile."""
+        if not self._closed:
+            idle_memory.release_database(self.cursor(), self._db_key)
 
     def __enter__(self) -> "IndexView":
         return self
@@ -363,14 +374,17 @@ class IndexFollower:
         self._load_current(loaders, late)
 
     def _drop_pages_if_idle(self) -> None:
-        """At a look of the watcher with no request in flight, unmap the resident arrays'
-        pages the requests since the last look read (format.resident.drop_mapped_pages): a
+        """At a look of the watcher with no request in flight, release what DuckDB kept for
+        the requests since the last look (IndexView.release_memory) and unmap the resident
+        arrays' pages they read (format.resident.drop_mapped_pages): a
         server's resident set falls back within WATCH_INTERVAL of a burst, and a burst pays
         the minor faults of mapping them again at most once per look, not once per request."""
         with self._lock:
             if self._in_flight or not self._read_since_drop:
                 return
             self._read_since_drop = False
+            if self._current is not None:  # under the lock: no request starts meanwhile
+                self._current.release_memory()
         drop_mapped_pages()
 
     def _load_current(self, loaders: list[Callable[[IndexView], object]], late: list = ()) -> None:
@@ -445,6 +459,7 @@ class IndexFollower:
         finally:
             self._release(v)
             v.answered = True
+            idle_memory.release_arrow()
             with self._lock:
                 self._in_flight -= 1
                 self._read_since_drop = True

@@ -27,10 +27,12 @@ import pyarrow as pa
 from ..errors import InvalidParameter
 from ..format.resident import whole
 from .globs import escape_re2
+from .idle_memory import release_arrow
 from .index import IndexView, _timeout
 from .memtext import LayeredTexts, ResidentTexts, resident_texts
 
 CHUNK_BYTES = 4 << 20
+TEXT_BATCH = 64  # files given by the caller split into lines at a time (text_lines)
 FIRST_BATCH = 16  # files split into lines first; each next batch is 4 times larger
 
 
@@ -230,9 +232,10 @@ def _lines_with(text: bytes, needle: bytes) -> Iterator[tuple[int, bytes]]:
         pos = text.find(needle, end)
 
 
-def _line_hits(texts: pa.Array, paths: list[str], scan: Scan) -> list[tuple[str, int, str]]:
+def _line_hits(texts: pa.Array, paths: list[str], scan: Scan,
+               every_line: bool = False) -> list[tuple[str, int, str]]:
     """The matching lines of `texts`; a text's last line is dropped when empty (its newline
-    ends the line before: files.line_count's rule)."""
+    ends the line before: files.line_count's rule), unless `every_line`."""
     import pyarrow.compute as pc
 
     lists = pc.split_pattern(texts, "\n")
@@ -240,12 +243,38 @@ def _line_hits(texts: pa.Array, paths: list[str], scan: Scan) -> list[tuple[str,
     offsets = offsets - offsets[0]
     flat = lists.flatten()
     counts = np.diff(offsets)
-    line_count = counts - pc.ends_with(texts, "\n").to_numpy(zero_copy_only=False)
     parents = np.repeat(np.arange(len(texts), dtype=np.int32), counts)
     numbers = np.arange(1, len(flat) + 1, dtype=np.int32) - offsets[:-1][parents]
-    hit = np.flatnonzero(_matches(flat, scan, scan.line, numbers <= line_count[parents]))
+    if every_line:
+        counted = np.ones(len(flat), dtype=bool)
+    else:
+        line_count = counts - pc.ends_with(texts, "\n").to_numpy(zero_copy_only=False)
+        counted = numbers <= line_count[parents]
+    hit = np.flatnonzero(_matches(flat, scan, scan.line, counted))
     lines = flat.take(pa.array(hit, pa.int64())).to_pylist()
     return [(paths[parents[i]], int(numbers[i]), line) for i, line in zip(hit, lines)]
+
+
+def text_lines(texts: list[tuple[str, str]], scan: Scan, limit: int, deadline: float | None,
+               timeout: float) -> list[tuple[str, int, str]]:
+    """The matching lines of (path, text) pairs the caller read (search_files' live files),
+    TEXT_BATCH files at a time, each batch's in path then line order, until more than `limit`
+    are found. Every line counts, the empty one after a text's last newline too. (The caller
+    holds no view: the Arrow pool's freed pages are handed back here.)"""
+    rows: list[tuple[str, int, str]] = []
+    try:
+        for i in range(0, len(texts), TEXT_BATCH):
+            _in_time(deadline, timeout)
+            batch = texts[i:i + TEXT_BATCH]
+            found = _line_hits(pa.array([t for _, t in batch], pa.string()), [p for p, _ in batch],
+                               scan, every_line=True)
+            rows += sorted(found, key=lambda row: (row[0], row[1]))
+            if len(rows) > limit:
+                break
+    finally:
+        release_arrow()
+    _in_time(deadline, timeout)
+    return rows
 
 
 def text_count(view: IndexView) -> int:
@@ -255,26 +284,15 @@ def text_count(view: IndexView) -> int:
 
 def matching_paths(view: IndexView, scan: Scan, allowed: set[str] | None, timeout: float) -> set[str]:
     """The paths passing the scan's file test."""
-    try:
-        return {c[0] for c in candidates(segments(view), scan, allowed, time.monotonic() + timeout, timeout)}
-    finally:
-        pa.default_memory_pool().release_unused()
+    return {c[0] for c in candidates(segments(view), scan, allowed, time.monotonic() + timeout, timeout)}
 
 
 def grep_rows(view: IndexView, scan: Scan, allowed: set[str] | None, limit: int,
               timeout: float | None) -> tuple[list[tuple], int, int, bool]:
     """grep.grep_rows on the view's texts: (rows, matches counted, files matched, complete),
     reading candidate files' lines in the same batches, so the counts are the same too.
-    The Arrow pool's freed pages go back to the system at the end: its allocator would keep
-    them (~25 MiB after a scan of the standard library), and a server is mostly idle."""
-    try:
-        return _grep_rows(view, scan, allowed, limit, timeout)
-    finally:
-        pa.default_memory_pool().release_unused()
-
-
-def _grep_rows(view: IndexView, scan: Scan, allowed: set[str] | None, limit: int,
-               timeout: float | None) -> tuple[list[tuple], int, int, bool]:
+    (The Arrow pool's freed pages go back when the follower's request ends:
+    idle_memory.release_arrow.)"""
     deadline = time.monotonic() + timeout if timeout else None
     segs = segments(view)
     files = candidates(segs, scan, allowed, deadline, timeout)

@@ -1,5 +1,6 @@
-"""A server opens its index and loads what a first look-up reads while it starts, in the
-background (IndexFollower.warm): the first request finds them ready. Latency is not asserted
+"""A server opens its index and loads what a first look-up reads while it starts (the symbol
+table, and the file texts its snippets are cut from), in the background (IndexFollower.warm):
+the first request finds them ready. Latency is not asserted
 here (bench/scale.py measures it); what is: the work is done before any request, it answers
 from the same view, no index means no work, and a client leaving mid-warm-up gets a clean exit."""
 
@@ -18,13 +19,13 @@ def _warmed(state: ServerState, timeout: float = 60) -> bool:
     while time.monotonic() < deadline:
         follower = state.follower()
         current = follower._current
-        if current is not None and "symbol_table" in current.cache:
+        if current is not None and {"symbol_table", "resident_texts"} <= current.cache.keys():
             return True
         time.sleep(0.05)
     return False
 
 
-def test_the_index_is_open_and_its_symbols_loaded_before_any_request(indexed_repo):
+def test_the_index_is_open_and_its_symbols_and_texts_loaded_before_any_request(indexed_repo):
     state = ServerState(ServerConfig(indexed_repo.path))
     try:
         state.warm_up()
