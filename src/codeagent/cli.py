@@ -49,11 +49,20 @@ JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-r
 
 
 class LazyGroup(click.Group):
+    def main(self, *args, **kwargs):
+        """Click's main; a Ctrl-C while click parses the arguments is held for `invoke`, so it
+        ends the command as any other does, not with click's "Aborted!" and exit 1 (a watcher
+        cancels a build as soon as its process is forked)."""
+        interrupts.record_until_installed()
+        return super().main(*args, **kwargs)
+
     def invoke(self, ctx: click.Context):
         """Run the command; a Ctrl-C anywhere (DuckDB turns it into its own error, pool
         workers ignore it, a callback may drop it) exits 130 with one line, no traceback."""
-        interrupts.install()
         try:
+            interrupts.install()
+            if interrupts.interrupted():  # held since `main`
+                raise KeyboardInterrupt
             result = super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException):
             raise

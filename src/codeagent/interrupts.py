@@ -73,6 +73,18 @@ def _unraisable(info: sys.UnraisableHookArgs) -> None:
         _in_hook = False
 
 
+def _record(signum: int, frame: object) -> None:
+    global _interrupted
+    _interrupted = True
+
+
+def record_until_installed() -> None:
+    """Until `install`: a Ctrl-C is recorded, not raised (main thread only), so a caller that
+    installs later can end as an interrupted command instead of wherever it landed."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _record)
+
+
 def install() -> None:
     """Take over Ctrl-C in this process (main thread only; elsewhere nothing changes)."""
     global _previous_hook

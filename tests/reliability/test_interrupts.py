@@ -181,3 +181,30 @@ def test_a_ctrl_c_a_callback_drops_is_delivered_again() -> None:
     """)
     proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=120)
     assert (proc.stdout.strip(), proc.stderr) == ("delivered True", "")
+
+
+def test_a_ctrl_c_while_the_arguments_are_parsed_exits_130_with_one_line(tmp_path: Path) -> None:
+    """A Ctrl-C that lands before the command takes Ctrl-C over (the watcher cancels a build as
+    soon as its process is forked) is an interrupted command too: exit 130 and the one line,
+    not click's "Aborted!" and exit 1."""
+    script = textwrap.dedent("""
+        import os, signal, sys
+        from codeagent.daemon.run import run_cli
+
+        def sigint_in(name):
+            def hook(frame, event, arg):
+                if event == "call" and frame.f_code.co_name == name:
+                    sys.setprofile(None)
+                    os.kill(os.getpid(), signal.SIGINT)
+            return hook
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.setprofile(sigint_in(sys.argv[1]))
+        print(run_cli(["status", sys.argv[2]], "codeagent"))
+    """)
+    for where in ("parse_args", "invoke"):
+        proc = subprocess.run([PY, "-c", script, where, str(tmp_path)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.stdout.strip() == "130", (where, proc.stdout, proc.stderr)
+        assert "Aborted" not in proc.stderr and proc.stderr.count("interrupted: codeagent") == 1, \
+            (where, proc.stderr)
