@@ -36,8 +36,7 @@ import time
 
 from ...format.manifest import Manifest
 from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
-from .graph_kinds import kind_rows
-from .graph_sql import edges_sql, names_sql
+from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
                            file_module, import_binding, include_file, key, python_packages)
 

@@ -18,8 +18,49 @@ from __future__ import annotations
 
 import re
 
-from .graph_kinds import (BUILTIN_TYPES, CALLED_VALUES, CLASS_KINDS, MEMBER_KINDS, RESOLVE_KINDS,
-                          SHARED_NAMESPACE, in_list, target_key)
+CLASS_KINDS = ("class", "struct", "interface", "trait", "enum", "object", "protocol",
+               "record", "union", "extension", "impl")
+MEMBER_KINDS = ("method", "constructor", "property")
+_CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
+_TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type", "union",
+          "protocol", "record", "typedef", "object", "delegate")
+_ANY = tuple(sorted(set(_CALLABLE + _TYPES + (
+    "field", "property", "constant", "variable", "module", "namespace", "package", "enum_member"))))
+# Receiver types no repository defines: a method call on one is not name-matched either.
+# Languages whose files see each other's types without an import or a module name (a Swift
+# module is its target's directory, which the index does not know).
+SHARED_NAMESPACE = ("swift",)
+BUILTIN_TYPES = ("str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "object",
+                 "string", "number", "boolean", "any", "unknown", "Array", "Map", "Set", "Promise",
+                 "Date", "RegExp", "Error", "String", "Object", "Integer", "Long", "List",
+                 "HashMap", "ArrayList", "StringBuilder", "error", "byte", "rune", "int64",
+                 # the standard collections and scalars of Rust, C#, Kotlin and Swift
+                 "Vec", "VecDeque", "HashSet", "BTreeMap", "BTreeSet", "Option", "Dictionary",
+                 "MutableList", "MutableMap", "MutableSet", "Int", "Boolean", "Double", "Bool")
+
+# Variables a call names (`export const got = create(...)`, `handler = partial(...)`) resolve
+# through scopes and imports only: by name alone a variable is too weak a guess.
+_CALLED_VALUES = ("variable", "constant")
+REF_KINDS = {"call": _CALLABLE + _CALLED_VALUES, "type_ref": _TYPES, "inherit": _TYPES, "implement": _TYPES,
+             "reference": _ANY}
+EDGE_KIND = {"call": "calls", "inherit": "inherits", "implement": "implements"}
+
+
+def kind_rows() -> list[tuple[str, str]]:
+    return [(r, s) for r, kinds in REF_KINDS.items() for s in kinds]
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+def target_key(expr: str) -> str:
+    """Separator-neutral form (module_names.key); a JS/Java `new ` before a callee is dropped."""
+    folded = f"replace(replace(replace({expr}, '::', '.'), '\\', '.'), '->', '.')"
+    return f"trim(CASE WHEN starts_with({expr}, 'new ') THEN substr({folded}, 5) ELSE {folded} END, '.')"
+
+
+RESOLVE_KINDS = ('calls', 'references', 'inherits', 'implements')
 
 
 # Names a module re-exports: `pkg.f` -> `pkg.impl.f` when pkg/__init__ imports f from .impl
@@ -49,8 +90,8 @@ SELECT s.symbol_id, s.path, m.module,
     CASE WHEN m.mkey = '' OR (m.declared AND (s.qk = m.mkey OR starts_with(s.qk, m.mkey || '.')))
          THEN s.qk ELSE m.mkey || '.' || s.qk END,
     s.name, s.kind, s.language, s.qk, s.parent_id, coalesce(p.kind, ''), s.start_line,
-    CASE WHEN s.kind IN {in_list(CLASS_KINDS)} THEN s.symbol_id WHEN p.kind IN {in_list(CLASS_KINDS)} THEN p.symbol_id
-         WHEN pp.kind IN {in_list(CLASS_KINDS)} THEN pp.symbol_id END
+    CASE WHEN s.kind IN {_in(CLASS_KINDS)} THEN s.symbol_id WHEN p.kind IN {_in(CLASS_KINDS)} THEN p.symbol_id
+         WHEN pp.kind IN {_in(CLASS_KINDS)} THEN pp.symbol_id END
 FROM (SELECT *, {target_key('qualified_name')} AS qk FROM symbols $WHERE) s
 JOIN g_modules m USING (path)
 LEFT JOIN (SELECT path, symbol_id, parent_id, kind FROM symbols $WHERE) p
@@ -182,28 +223,29 @@ _ANC_TABLE = "CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, dept
 
 # The references resolved again: those of the changed paths and those named by an affected
 # name, plus those whose edge pointed to a changed symbol row and those through a name bound
-# to a module that appeared or vanished (external <-> internal). Filtered before projected,
-# in one scan of refs.
-_REDO_WHERE = """(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected)
-    OR EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
-               AND d.target = refs.target)
-    OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head)
-    OR (kind = 'call' AND coalesce(module, '') <> ''
-        AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM ctypes)))"""
+# to a module that appeared or vanished (external <-> internal). Filtered before projected.
+_REDO_OTHERS = """path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected)
+    AND (EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
+                 AND d.target = refs.target)
+         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head)
+         OR (kind = 'call' AND coalesce(module, '') <> ''
+             AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM ctypes)))"""
 _REDO = f"""
 CREATE OR REPLACE TEMP TABLE g_redo AS
 WITH dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
-               WHERE kind IN {in_list(RESOLVE_KINDS)}
+               WHERE kind IN {_in(RESOLVE_KINDS)}
                  AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old')),
 moved AS (SELECT DISTINCT path, local FROM import_bindings
           WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules)),
 ctypes AS (SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class may have new bases
-           WHERE path IN (SELECT path FROM g_changed) AND kind IN {in_list(CLASS_KINDS)})
-{_raw_refs(_REDO_WHERE)};
+           WHERE path IN (SELECT path FROM g_changed) AND kind IN {_in(CLASS_KINDS)})
+{_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
+UNION ALL
+{_raw_refs(_REDO_OTHERS)};
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
-DELETE FROM edges WHERE kind IN {in_list(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
+DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges USING (SELECT DISTINCT path, start_line, target FROM g_redo) r
-WHERE edges.kind IN {in_list(RESOLVE_KINDS)} AND edges.src_path = r.path
+WHERE edges.kind IN {_in(RESOLVE_KINDS)} AND edges.src_path = r.path
     AND edges.src_line = r.start_line AND edges.target = r.target;
 CREATE OR REPLACE TEMP TABLE g_refs AS
 {_project('g_redo')};
@@ -218,68 +260,54 @@ _PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_
 
 # Among equally good exact targets, a stub (.pyi, .d.ts) or a variable rebinding a name
 # (`C = decorate(C)`) gives way to the definition itself.
-_WEAK = ("(CASE WHEN dkind IN " + in_list(CALLED_VALUES) + " THEN 2 ELSE 0 END"
+_WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
          " + CASE WHEN ends_with(dpath, '.pyi') OR ends_with(dpath, '.d.ts') THEN 1 ELSE 0 END)")
 
 # Candidate targets of the references selected by $FILTER; the best exact tier wins. (r is
-# inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.) The
-# symbol rows a tier can join (sn: a reference's last name segment, or a key tiers 3-5 look
-# up) are read once, not by each tier: an incremental step's few references join a few rows.
+# inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
 # Python module-level code runs top-down: of a name defined more than once in the file, a
 # module-level call sees the last definition before it ("late": how far back it is).
 _RESOLVE = f"""
 CREATE OR REPLACE TEMP TABLE g_exact AS
 WITH r AS NOT MATERIALIZED (SELECT * FROM g_refs WHERE $FILTER),
-keys AS (
-    SELECT coalesce(e.target, b.fq_key || r.rest) AS k
-    FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
-    LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
-    UNION ALL
-    SELECT coalesce(e.target, b.fq_key || '.' || r.tkey)
-    FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
-    LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
-    UNION ALL
-    SELECT m.mkey || '.' || r.tkey FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''),
-sn AS MATERIALIZED (
-    SELECT * FROM symbol_names WHERE name IN (SELECT last FROM r) OR fq_key IN (SELECT k FROM keys)),
 cand AS (
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 1 AS tier, length(d.qkey) AS spec, 'exact' AS conf,
         CASE WHEN r.language <> 'python' OR r.src_qkey <> '' THEN 0
              WHEN d.start_line > r.start_line THEN 1000000000 + d.start_line
              ELSE r.start_line - d.start_line END AS late
-    FROM r JOIN sn d ON d.path = r.path AND d.name = r.last
+    FROM r JOIN symbol_names d ON d.path = r.path AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv = '' AND (d.qkey = r.tkey OR (
         ends_with(d.qkey, '.' || r.tkey)
         AND starts_with(r.src_qkey || '.', left(d.qkey, length(d.qkey) - length(r.tkey)))
-        AND NOT (r.language = 'python' AND d.parent_kind IN {in_list(CLASS_KINDS)}
+        AND NOT (r.language = 'python' AND d.parent_kind IN {_in(CLASS_KINDS)}
                  AND (d.parent_id IS DISTINCT FROM r.source_id OR d.start_line >= r.start_line))))
     UNION ALL
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 2, 100 - a.depth, a.conf, 0
     FROM r JOIN g_anc a ON a.cls = r.encl_class
-    JOIN sn d ON d.parent_id = a.base AND d.name = r.last
+    JOIN symbol_names d ON d.parent_id = a.base AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact', 0
     FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
     LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
-    JOIN sn d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
+    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact', 0
     FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
-    JOIN sn d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
+    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact', 0
     FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
-    JOIN sn d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
+    JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     UNION ALL
     SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact', 0
-    FROM r JOIN sn d ON d.fq_key = r.path_key AND d.name = r.last
+    FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
 )
@@ -293,14 +321,14 @@ WITH u AS (
       AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND NOT b.internal
                       AND ((b.local = r.head AND r.recv = '')
                            OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
-      AND r.rtype NOT IN {in_list(BUILTIN_TYPES)}),
+      AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
         count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
-        AND NOT (k.ref_kind = 'call' AND g.kind IN {in_list(CALLED_VALUES)})
+        AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
-        AND (sh.shape = 'm') = (g.parent_kind IN {in_list(CLASS_KINDS)}))
+        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
     WHERE g.name IN (SELECT last FROM u)),
 m AS (
     SELECT u.rid, d.symbol_id, d.path, d.start_line, u.path AS upath FROM u
@@ -321,16 +349,13 @@ JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
 
 _ANCESTORS = f"""
 INSERT INTO g_anc
-WITH RECURSIVE bases AS MATERIALIZED (  -- read once, not by each step of the recursion
-    SELECT src_id, dst_id, confidence FROM edges
-    WHERE kind IN ('inherits', 'implements') AND dst_id IS NOT NULL),
-anc(cls, base, depth, conf) AS (
-    SELECT symbol_id, symbol_id, 0, 'exact' FROM symbol_names WHERE kind IN {in_list(CLASS_KINDS)}
+WITH RECURSIVE anc(cls, base, depth, conf) AS (
+    SELECT symbol_id, symbol_id, 0, 'exact' FROM symbol_names WHERE kind IN {_in(CLASS_KINDS)}
     UNION
     SELECT a.cls, e.dst_id, a.depth + 1,
         CASE WHEN a.conf = 'exact' AND e.confidence = 'exact' THEN 'exact' ELSE 'name' END
-    FROM anc a JOIN bases e ON e.src_id = a.base
-    WHERE a.depth < 5)
+    FROM anc a JOIN edges e ON e.src_id = a.base
+    WHERE e.kind IN ('inherits', 'implements') AND e.dst_id IS NOT NULL AND a.depth < 5)
 SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 """
 
@@ -355,7 +380,7 @@ UNION SELECT path FROM g_modules
 UNION SELECT path FROM import_bindings WHERE split_part(fq_key, '.', -1) IN (SELECT name FROM g_imp_names);
 DELETE FROM edges WHERE kind = 'imports' AND src_path IN (SELECT path FROM g_redone);
 CREATE OR REPLACE TEMP TABLE g_over_ids AS
-SELECT symbol_id FROM symbol_names WHERE kind IN {in_list(MEMBER_KINDS)} AND (
+SELECT symbol_id FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} AND (
     path IN (SELECT path FROM g_changed) OR name IN (SELECT name FROM g_affected)
     OR parent_id IN (SELECT cls FROM g_anc WHERE base IN (SELECT source_id FROM g_rebased)));
 DELETE FROM edges WHERE kind = 'overrides'
@@ -382,9 +407,9 @@ SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
 FROM symbol_names WHERE parent_id IS NOT NULL $CHANGED;
 INSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
-FROM (SELECT * FROM symbol_names WHERE kind IN {in_list(MEMBER_KINDS)} $OVERRIDDEN) m
+FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} $OVERRIDDEN) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
-JOIN (SELECT * FROM symbol_names WHERE kind IN {in_list(MEMBER_KINDS)}) b
+JOIN (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)}) b
     ON b.parent_id = a.base AND b.name = m.name
 QUALIFY rank() OVER (PARTITION BY m.symbol_id ORDER BY a.depth) = 1;
 DROP TABLE g_export; DROP TABLE g_local; DROP TABLE g_refs; DROP TABLE g_anc;
@@ -408,7 +433,7 @@ CREATE OR REPLACE TEMP TABLE g_redo AS
 WITH r0 AS ({_raw_refs("source_id IN (SELECT symbol_id FROM g_members)")})
 SELECT * FROM r0 WHERE recv <> ''
     AND kind NOT IN ('inherit', 'implement') AND (path, start_line, target) NOT IN (SELECT (path, start_line, target) FROM g_refs);
-DELETE FROM edges WHERE kind IN {in_list(RESOLVE_KINDS)}
+DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)}
     AND (src_path, src_line, target) IN (SELECT (path, start_line, target) FROM g_redo);
 INSERT INTO g_refs {_project('g_redo')};
 DROP TABLE g_redo; DROP TABLE g_members;
@@ -423,18 +448,18 @@ _TYPED = f"""
 CREATE OR REPLACE TEMP TABLE g_rtypes AS
 SELECT path, tname, type_id, fq_key FROM (
     SELECT DISTINCT e.src_path AS path, e.target AS tname, e.dst_id AS type_id, s.fq_key, 0 AS far
-    FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {in_list(CLASS_KINDS)}
+    FROM edges e JOIN symbol_names s ON s.symbol_id = e.dst_id AND s.kind IN {_in(CLASS_KINDS)}
     WHERE e.confidence = 'exact' AND e.kind IN ('references', 'calls')
       AND e.src_path IN (SELECT path FROM g_refs WHERE rtype <> '')
     UNION  -- a type of the same file (Ruby's `Foo.new` names no type otherwise)
     SELECT r.path, r.rtype, s.symbol_id, s.fq_key, 0 FROM (SELECT DISTINCT path, rtype FROM g_refs) r
-    JOIN symbol_names s ON s.path = r.path AND s.qkey = {target_key('r.rtype')} AND s.kind IN {in_list(CLASS_KINDS)}
+    JOIN symbol_names s ON s.path = r.path AND s.qkey = {target_key('r.rtype')} AND s.kind IN {_in(CLASS_KINDS)}
     WHERE r.rtype <> '' AND s.kind NOT IN ('impl', 'extension')
     UNION  -- else, where a language's files share one namespace unimported, a type of any file
     SELECT r.path, r.rtype, s.symbol_id, s.fq_key, 1
-    FROM (SELECT DISTINCT path, rtype FROM g_refs WHERE rtype <> '' AND language IN {in_list(SHARED_NAMESPACE)}) r
-    JOIN symbol_names s ON s.qkey = {target_key('r.rtype')} AND s.language IN {in_list(SHARED_NAMESPACE)}
-        AND s.kind IN {in_list(CLASS_KINDS)} AND s.kind NOT IN ('impl', 'extension'))
+    FROM (SELECT DISTINCT path, rtype FROM g_refs WHERE rtype <> '' AND language IN {_in(SHARED_NAMESPACE)}) r
+    JOIN symbol_names s ON s.qkey = {target_key('r.rtype')} AND s.language IN {_in(SHARED_NAMESPACE)}
+        AND s.kind IN {_in(CLASS_KINDS)} AND s.kind NOT IN ('impl', 'extension'))
 QUALIFY rank() OVER (PARTITION BY path, tname ORDER BY far) = 1
     AND count(*) OVER (PARTITION BY path, tname, far) = 1;  -- a name two classes share says nothing
 -- the type and the blocks that add members to it under its name (Rust `impl S`, Swift `extension S`)

@@ -15,7 +15,7 @@ from ...format.manifest import FileEntry, Manifest
 from ...format.shard import PACKED, SHARD_SCHEMA, element_columns
 from ...roles import HEAD_CHARS, file_role
 from ...store import Store
-from .graph_kinds import target_key
+from .graph_sql import target_key
 
 PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs")
 
