@@ -108,19 +108,19 @@ def write_resident(con, directory: Path, spool: Path, previous: Path | None = No
                 stream = STREAMS[structure] if rows is None else replace(STREAMS[structure], rows=rows)
                 _write_stream(con, directory, structure, stream, spool / structure)
             else:
-                _write_whole(con, directory, structure, previous)
+                _write_names(con, directory, previous)
             pa.default_memory_pool().release_unused()
     finally:
         shutil.rmtree(spool, ignore_errors=True)
 
 
-def _write_whole(con, directory: Path, structure: str, previous: Path | None) -> None:
-    """A structure built in memory (the names: their size is the distinct names', and they are
-    copied from `previous` when built from the same)."""
+def _write_names(con, directory: Path, previous: Path | None) -> None:
+    """The one structure not streamed, built in memory: the names (their size is the distinct
+    names', and they are copied from `previous` when built from the same)."""
     table = con.sql(r.NAMES_SQL).to_arrow_table()
     source = hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
-    if previous is None or not _copied(previous, directory, structure, source):
-        r.write_arrays(directory, structure, r.STRUCTURES[structure][0](table), source)
+    if previous is None or not _copied(previous, directory, "names", source):
+        r.write_arrays(directory, "names", r.name_arrays(table), source)
 
 
 def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path) -> None:
