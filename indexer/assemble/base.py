@@ -15,12 +15,10 @@ from ...format.assembly import sql_literals
 from ...interrupts import held
 from ...store import Store
 
-# An incremental assembly commits to DuckDB's WAL and skips the CHECKPOINT (which rewrites
-# every row group it touched: the files table's text is one ZSTD row group, ~0.3 s on the
-# stdlib) until the WAL, copied along from assembly to assembly, passes this size. Every
-# open replays the WAL (~20 ms CPU per MB), so the limit trades that against the checkpoint;
-# a body edit of one stdlib file adds ~0.3 MB.
-WAL_MAX_BYTES = 4 << 20
+# DuckDB checkpoints on its own once the WAL passes this size; an assembly checkpoints once, at
+# its end (`checkpoint`), so a large commit mid-way goes to the WAL rather than to a checkpoint
+# that would rewrite the row groups it touched.
+AUTO_CHECKPOINT_BYTES = 16 << 20
 
 
 def same_assembly_version(con) -> bool:
@@ -139,7 +137,7 @@ class BaseCopy:
 
 
 def connect(db_path: Path, spill: tuple[int, Path] | None = None):
-    """A writer connection that checkpoints only when `settle` says so; with `spill`
+    """A writer connection that checkpoints only when told (`checkpoint`); with `spill`
     (memory_limit bytes, temp directory), DuckDB keeps under the limit by spilling there."""
     with held():  # a Ctrl-C raised inside DuckDB's module initialisation aborts the process
         import duckdb
@@ -149,16 +147,17 @@ def connect(db_path: Path, spill: tuple[int, Path] | None = None):
         con.execute(f"SET memory_limit = '{spill[0]}B'")
         con.execute(f"SET temp_directory = {sql_literals([str(spill[1])])}")
     con.execute("PRAGMA disable_checkpoint_on_shutdown")
-    con.execute(f"SET checkpoint_threshold = '{WAL_MAX_BYTES * 4}B'")
+    con.execute(f"SET checkpoint_threshold = '{AUTO_CHECKPOINT_BYTES}B'")
     try:  # DuckDB >= 1.5 writes a large commit straight to the file unless told otherwise
-        con.execute(f"SET auto_checkpoint_skip_wal_threshold = {WAL_MAX_BYTES * 4}")
+        con.execute(f"SET auto_checkpoint_skip_wal_threshold = {AUTO_CHECKPOINT_BYTES}")
     except duckdb.CatalogException:
         pass  # older versions always commit to the WAL
     return con
 
 
-def settle(con, wal: Path, *, full: bool) -> None:
-    """Fold the WAL into the database file when it is a full assembly or the WAL has grown
-    past WAL_MAX_BYTES; otherwise leave it (readers replay it read-only)."""
-    if full or (wal.exists() and wal.stat().st_size > WAL_MAX_BYTES):
-        con.execute("CHECKPOINT")
+def checkpoint(con) -> None:
+    """Fold the assembly's WAL into its database file. Every assembly ends with one, the
+    incremental ones too: a reader replays a WAL into memory DuckDB cannot spill, so the
+    resident step's read-only connection ran out of the budget's limit on a consolidation of
+    10x the stdlib (a 1.8 MB WAL), and every server paid the replay on each open."""
+    con.execute("CHECKPOINT")

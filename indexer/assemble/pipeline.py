@@ -34,7 +34,7 @@ from ...format.manifest import FileEntry, Manifest
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from .ann import build_vector_artifact
 from ..budget import MemoryBudget
-from .base import BaseCopy, connect, copy_base, same_assembly_version, settle
+from .base import BaseCopy, checkpoint, connect, copy_base, same_assembly_version
 from .graph import symbol_graph
 from .resident import write_resident_arrays
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
@@ -203,7 +203,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
         _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
         if base is not None:
             con.execute("COMMIT")
-        settle(con, work / fmt.DUCKDB_WAL, full=base is None)
+        checkpoint(con)
     finally:
         con.close()
         if spill is not None:

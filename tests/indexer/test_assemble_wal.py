@@ -1,5 +1,6 @@
-"""Incremental assemblies commit to DuckDB's WAL instead of checkpointing: readers still see
-exactly the new manifest, SUMS covers the WAL, and a grown WAL is folded back in."""
+"""Every assembly, an incremental one too, ends checkpointed: no WAL is left for a reader to
+replay into memory DuckDB cannot spill (the resident step's reader ran out of its limit on
+one), and a WAL an older assembly left is carried along, covered by SUMS, and folded in."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import duckdb
 import pytest
 
 from codeagent import format as fmt
-from codeagent.indexer.assemble import base
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.store import Store
+from codeagent.store.assembly import write_assembly_sums
 
 
 def _names(store: Store, manifest_id: str) -> list[str]:
@@ -27,35 +28,52 @@ def repo(git_repo):
     return git_repo
 
 
-def test_incremental_assembly_leaves_a_wal_that_readers_replay(repo):
+def _wal(store: Store, manifest_id: str):
+    return store.assembled_dir(manifest_id) / fmt.DUCKDB_WAL
+
+
+def test_an_incremental_assembly_leaves_no_wal(repo):
     first = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
     store = Store(repo.path / ".codeagent")
-    assert not (store.assembled_dir(first.manifest_id) / fmt.DUCKDB_WAL).exists()
     repo.write("m2.py", "def renamed():\n    return 2\n")
     second = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
-    directory = store.assembled_dir(second.manifest_id)
-    assert (directory / fmt.DUCKDB_WAL).stat().st_size > 0
+    for manifest_id in (first.manifest_id, second.manifest_id):
+        wal = _wal(store, manifest_id)
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert store.assembly_problems(manifest_id) == []
     assert _names(store, second.manifest_id) == ["f0", "f1", "f3", "f4", "renamed"]
     assert _names(store, first.manifest_id) == ["f0", "f1", "f2", "f3", "f4"]
-    assert store.assembly_problems(second.manifest_id) == []
-    with open(directory / fmt.DUCKDB_WAL, "r+b") as fh:
+
+
+def test_a_wal_an_older_assembly_left_is_verified_and_folded_in(repo):
+    """An older store's assembly may hold changes in its WAL only: SUMS covers the WAL, the
+    next assembly on it carries them into its file, and a damaged WAL is reported."""
+    first = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
+    store = Store(repo.path / ".codeagent")
+    directory = store.assembled_dir(first.manifest_id)
+    con = duckdb.connect(str(directory / fmt.DUCKDB_FILE))
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.execute("SET checkpoint_threshold = '1GB'")
+    con.execute("CREATE TABLE older_code_wal AS SELECT 7 AS x")
+    con.close()
+    assert _wal(store, first.manifest_id).stat().st_size > 0
+    write_assembly_sums(directory, {})
+    assert store.assembly_problems(first.manifest_id) == []
+
+    repo.write("m1.py", "def g1():\n    return 1\n")
+    second = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
+    wal = _wal(store, second.manifest_id)
+    assert not wal.exists() or wal.stat().st_size == 0
+    con = duckdb.connect(str(store.assembled_dir(second.manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        assert con.execute("SELECT x FROM older_code_wal").fetchall() == [(7,)]
+    finally:
+        con.close()
+    assert _names(store, second.manifest_id) == ["f0", "f2", "f3", "f4", "g1"]
+
+    with open(_wal(store, first.manifest_id), "r+b") as fh:
         fh.seek(-3, 2)
         byte = fh.read(1)
         fh.seek(-3, 2)
         fh.write(bytes([byte[0] ^ 0xFF]))
-    assert any(fmt.DUCKDB_WAL in p for p in store.assembly_problems(second.manifest_id))
-
-
-def test_a_wal_past_the_limit_is_checkpointed(repo, monkeypatch):
-    build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
-    store = Store(repo.path / ".codeagent")
-    repo.write("m1.py", "def g1():\n    return 1\n")
-    kept = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
-    assert (store.assembled_dir(kept.manifest_id) / fmt.DUCKDB_WAL).exists()
-    monkeypatch.setattr(base, "WAL_MAX_BYTES", 0)
-    repo.write("m3.py", "def g3():\n    return 3\n")
-    folded = build(BuildOptions(repo=repo.path, jobs=1, overlay=False))
-    directory = store.assembled_dir(folded.manifest_id)
-    wal = directory / fmt.DUCKDB_WAL
-    assert not wal.exists() or wal.stat().st_size == 0
-    assert _names(store, folded.manifest_id) == ["f0", "f2", "f4", "g1", "g3"]
+    assert any(fmt.DUCKDB_WAL in p for p in store.assembly_problems(first.manifest_id))

@@ -100,7 +100,7 @@ LOGS_DIR = "logs"
 LOCK_FILE = "lock"
 STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"
-DUCKDB_WAL = DUCKDB_FILE + ".wal"  # an assembly's uncheckpointed changes (incremental builds)
+DUCKDB_WAL = DUCKDB_FILE + ".wal"  # uncheckpointed changes: assemblies of older code left one
 COMPLETE_MARKER = "COMPLETE"
 # JSON {file name: [size, blake3, mtime_ns]} of every file in an assembled directory, written
 # before COMPLETE; readers check it before DuckDB/usearch/numpy touch the bytes (a missing SUMS
