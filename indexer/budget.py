@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, OutOfMemory
 
 MIB = 1 << 20
 DEFAULT_MEMORY = 1 << 30
@@ -61,3 +61,20 @@ def parse_memory(text: str) -> int:
 def memory_budget(text: str | None) -> MemoryBudget:
     """The budget `--memory TEXT` asks for (the default one for None)."""
     return MemoryBudget() if text is None else MemoryBudget(parse_memory(text))
+
+
+def over_budget(exc: BaseException, budget: MemoryBudget) -> OutOfMemory | None:
+    """The error to report for DuckDB running out of the budget's limit (None for any other
+    error). Told apart by the class's name: this module must not import DuckDB."""
+    if type(exc).__name__ != "OutOfMemoryException" or "duckdb" not in type(exc).__module__:
+        return None
+    larger = _size_text(max(2 * budget.total, DEFAULT_MEMORY))
+    return OutOfMemory(
+        f"the build ran out of its memory budget (--memory {_size_text(budget.total)}: DuckDB may "
+        f"hold {_size_text(budget.duckdb_limit)}): {str(exc).splitlines()[0]}",
+        hint=f"run it again with a larger budget, e.g. --memory {larger}; the previous index "
+             "stays current")
+
+
+def _size_text(size: int) -> str:
+    return f"{size / (1 << 30):g}G" if size % (1 << 30) == 0 else f"{size // MIB}M"

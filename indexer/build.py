@@ -17,7 +17,7 @@ from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, sto
 from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from .. import sources
 from ..content import secret_patterns, use_secret_patterns
-from .budget import MemoryBudget
+from .budget import MemoryBudget, over_budget
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 
@@ -280,7 +280,7 @@ def build(opts: BuildOptions) -> BuildResult:
         try:
             result = _build_locked(opts, repo, store, ref, commit)
         except Exception as exc:
-            failure = disk_write_failure(exc)
+            failure = disk_write_failure(exc) or over_budget(exc, opts.memory)
             if failure is None:
                 raise
             store.sweep_tmp()

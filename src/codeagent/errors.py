@@ -104,6 +104,13 @@ class Withheld(CodeagentError):
     exit_code = 15
 
 
+class OutOfMemory(CodeagentError):
+    """A build needed more memory than its budget (`build --memory`) gives it."""
+
+    code = "out_of_memory"
+    exit_code = 16
+
+
 class QualityRegression(CodeagentError):
     """`codeagent eval --compare`: a retrieval metric fell below the old report's CI."""
 

@@ -8,8 +8,12 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from codeagent.errors import InvalidParameter
+from codeagent.errors import InvalidParameter, OutOfMemory
 from codeagent.indexer.budget import MIN_MEMORY, MemoryBudget, parse_memory
+from codeagent.indexer.build import BuildOptions, build
+from codeagent.indexer.maintenance import verify_store
+from codeagent.refs import WORKTREE_REF
+from codeagent.store import Store
 
 
 @pytest.mark.parametrize("text, size", [("1G", 1 << 30), ("512M", 512 << 20), ("1.5GiB", 3 << 29),
@@ -43,3 +47,22 @@ def test_a_small_budget_builds_the_same_index(git_repo, cli, tmp_path):
         assert found["results"][0]["path"] == "pkg/m42.py"
     bad = cli("build", git_repo.path, "--memory", "100M")
     assert bad.returncode == 2 and "below the 256 MiB a build needs" in bad.stderr
+
+
+def test_a_budget_too_small_for_the_tree_fails_clearly_and_keeps_the_index(git_repo):
+    """DuckDB running out of the budget's limit is an `out_of_memory` error naming the budget
+    and a larger one, not a traceback; the previous index stays current and the store
+    verifies. (The CLI refuses budgets this small: the library is given one to reach it.)"""
+    git_repo.write_many({f"pkg/m{i}.py": f"def f{i}(x):\n    return g{i % 7}(x) + {i}\n" * 40 for i in range(60)})
+    git_repo.commit("init")
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    git_repo.write_many({f"pkg/n{i}.py": f"def h{i}(x):\n    return f{i}(x)\n" * 40 for i in range(60)})
+    tiny = MemoryBudget(2 << 20)
+    with pytest.raises(OutOfMemory) as caught:
+        build(BuildOptions(repo=git_repo.path, jobs=1, memory=tiny, overlay=False))
+    assert "--memory 2M" in caught.value.message and "--memory 1G" in caught.value.hint
+    assert caught.value.exit_code == 16 and caught.value.code == "out_of_memory"
+    assert store.read_ref(WORKTREE_REF) == first.manifest_id
+    assert verify_store(store).problems == []
+    assert not list(store.tmp_dir.iterdir())
