@@ -20,6 +20,7 @@ import re
 
 from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRST_NEED, OVERRIDES_NEED,
                              SELF_NEED, TYPED_NEED, close_sql, sql_in)
+from .graph_candidates import over_candidates
 
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
@@ -483,8 +484,9 @@ def edges_sql(full: bool) -> str:
         resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + ANCESTORS
                    + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED.replace("$CLOSE_TYPED", ""))
         return _PREP_FULL + resolve + re.sub(r"\$(REDONE|CHANGED|OVERRIDDEN|CLOSE_OVERRIDES)", "", _DERIVED)
-    resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + close_sql(FIRST_NEED, first=True) + _SELF_REDO
-               + close_sql(SELF_NEED) + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})")
+    inherits, others = _INHERIT_FILTER, f"NOT ({_INHERIT_FILTER})"
+    resolve = (over_candidates(_RESOLVE.replace("$FILTER", inherits), inherits) + close_sql(FIRST_NEED, first=True)
+               + _SELF_REDO + close_sql(SELF_NEED) + over_candidates(_RESOLVE.replace("$FILTER", others), others)
                + _TYPED.replace("$CLOSE_TYPED", close_sql(TYPED_NEED)))
     return (_PREP + resolve + _REDONE
             + _DERIVED.replace("$REDONE", "AND path IN (SELECT path FROM g_redone)")
