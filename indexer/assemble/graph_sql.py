@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import re
 
-CLASS_KINDS = ("class", "struct", "interface", "trait", "enum", "object", "protocol",
-               "record", "union", "extension", "impl")
+from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRST_NEED, OVERRIDES_NEED,
+                             SELF_NEED, TYPED_NEED, close_sql, sql_in)
+from .graph_candidates import over_candidates
+
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
 _TYPES = ("class", "struct", "interface", "trait", "enum", "type_alias", "type", "union",
@@ -50,8 +52,7 @@ def kind_rows() -> list[tuple[str, str]]:
     return [(r, s) for r, kinds in REF_KINDS.items() for s in kinds]
 
 
-def _in(values: tuple[str, ...]) -> str:
-    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+_in = sql_in
 
 
 def target_key(expr: str) -> str:
@@ -224,24 +225,24 @@ _ANC_TABLE = "CREATE OR REPLACE TEMP TABLE g_anc(cls VARCHAR, base VARCHAR, dept
 # The references resolved again: those of the changed paths and those named by an affected
 # name, plus those whose edge pointed to a changed symbol row and those through a name bound
 # to a module that appeared or vanished (external <-> internal). Filtered before projected.
-_REDO_OTHERS = """path NOT IN (SELECT path FROM g_changed) AND last NOT IN (SELECT name FROM g_affected)
-    AND (EXISTS (SELECT 1 FROM dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line
-                 AND d.target = refs.target)
-         OR EXISTS (SELECT 1 FROM moved b WHERE b.path = refs.path AND b.local = refs.head)
-         OR (kind = 'call' AND coalesce(module, '') <> ''
-             AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM ctypes)))"""
+# Each reason is a semi-join of refs with a small table (an empty one ends its scan at once);
+# an OR of them was a mark join per reason over every reference.
+_REDO_WHY = ("path IN (SELECT path FROM g_changed)",
+             "last IN (SELECT name FROM g_affected)",
+             "EXISTS (SELECT 1 FROM g_dirty d WHERE d.src_path = refs.path AND d.src_line = refs.start_line"
+             " AND d.target = refs.target)",
+             "EXISTS (SELECT 1 FROM g_moved b WHERE b.path = refs.path AND b.local = refs.head)",
+             "kind = 'call' AND split_part(replace(module, '::', '.'), '.', -1) IN (SELECT name FROM g_ctypes)")
 _REDO = f"""
+CREATE OR REPLACE TEMP TABLE g_dirty AS SELECT DISTINCT src_path, src_line, target FROM edges
+WHERE kind IN {_in(RESOLVE_KINDS)} AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old');
+CREATE OR REPLACE TEMP TABLE g_moved AS SELECT DISTINCT path, local FROM import_bindings
+WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules);
+CREATE OR REPLACE TEMP TABLE g_ctypes AS SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class may have new bases
+WHERE path IN (SELECT path FROM g_changed) AND kind IN {_in(CLASS_KINDS)};
 CREATE OR REPLACE TEMP TABLE g_redo AS
-WITH dirty AS (SELECT DISTINCT src_path, src_line, target FROM edges
-               WHERE kind IN {_in(RESOLVE_KINDS)}
-                 AND dst_id IN (SELECT symbol_id FROM g_sym_diff WHERE side = 'old')),
-moved AS (SELECT DISTINCT path, local FROM import_bindings
-          WHERE split_part(mkey, '.', 1) IN (SELECT top FROM g_new_modules)),
-ctypes AS (SELECT DISTINCT name FROM symbol_names  -- a typed receiver's class may have new bases
-           WHERE path IN (SELECT path FROM g_changed) AND kind IN {_in(CLASS_KINDS)})
-{_raw_refs("(path IN (SELECT path FROM g_changed) OR last IN (SELECT name FROM g_affected))")}
-UNION ALL
-{_raw_refs(_REDO_OTHERS)};
+{" UNION ".join(_raw_refs(why) for why in _REDO_WHY)};
+DROP TABLE g_dirty; DROP TABLE g_moved; DROP TABLE g_ctypes;
 DELETE FROM edges WHERE kind = 'contains' AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges WHERE kind IN {_in(RESOLVE_KINDS)} AND src_path IN (SELECT path FROM g_changed);
 DELETE FROM edges USING (SELECT DISTINCT path, start_line, target FROM g_redo) r
@@ -347,17 +348,6 @@ FROM (SELECT * FROM g_exact UNION ALL SELECT * FROM g_named) x
 JOIN g_refs r USING (rid) JOIN symbol_names d ON d.symbol_id = x.symbol_id;
 """
 
-_ANCESTORS = f"""
-INSERT INTO g_anc
-WITH RECURSIVE anc(cls, base, depth, conf) AS (
-    SELECT symbol_id, symbol_id, 0, 'exact' FROM symbol_names WHERE kind IN {_in(CLASS_KINDS)}
-    UNION
-    SELECT a.cls, e.dst_id, a.depth + 1,
-        CASE WHEN a.conf = 'exact' AND e.confidence = 'exact' THEN 'exact' ELSE 'name' END
-    FROM anc a JOIN edges e ON e.src_id = a.base
-    WHERE e.kind IN ('inherits', 'implements') AND e.dst_id IS NOT NULL AND a.depth < 5)
-SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
-"""
 
 # The imports and overrides edges recomputed. An imports edge looks its binding's key up in
 # g_export (aliases ending in a binding's local or a star-exported name) and fq_key: it changes
@@ -405,7 +395,7 @@ WHERE r.kind = 'import' AND coalesce(d.path, sub.path, mf.path, nullif(b.file, '
 INSERT INTO edges
 SELECT parent_id, path, start_line, symbol_id, path, 'contains', 'exact', name
 FROM symbol_names WHERE parent_id IS NOT NULL $CHANGED;
-INSERT INTO edges
+$CLOSE_OVERRIDESINSERT INTO edges
 SELECT m.symbol_id, m.path, m.start_line, b.symbol_id, b.path, 'overrides', a.conf, m.name
 FROM (SELECT * FROM symbol_names WHERE kind IN {_in(MEMBER_KINDS)} $OVERRIDDEN) m
 JOIN g_anc a ON a.cls = m.parent_id AND a.depth > 0
@@ -467,7 +457,7 @@ CREATE OR REPLACE TEMP TABLE g_rholders AS
 SELECT path, tname, type_id AS cls FROM g_rtypes
 UNION SELECT t.path, t.tname, h.symbol_id FROM g_rtypes t
 JOIN symbol_names h ON h.fq_key = t.fq_key AND h.kind IN ('impl', 'extension');
-CREATE OR REPLACE TEMP TABLE g_typed AS
+$CLOSE_TYPEDCREATE OR REPLACE TEMP TABLE g_typed AS
 SELECT r.rid, d.symbol_id, a.conf
 FROM g_refs r JOIN g_rholders t ON t.path = r.path AND t.tname = r.rtype
 JOIN g_anc a ON a.cls = t.cls
@@ -490,11 +480,16 @@ def edges_sql(full: bool) -> str:
     """The edge statements. A full recompute resolves every reference once (nothing to
     compare with, no self/super reference left out of g_refs); an incremental one only the
     affected ones, and the imports/overrides edges that may have changed (_REDONE)."""
-    resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + _ANCESTORS + ("" if full else _SELF_REDO)
-               + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED)
     if full:
-        return _PREP_FULL + resolve + re.sub(r"\$(REDONE|CHANGED|OVERRIDDEN)", "", _DERIVED)
+        resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + ANCESTORS
+                   + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED.replace("$CLOSE_TYPED", ""))
+        return _PREP_FULL + resolve + re.sub(r"\$(REDONE|CHANGED|OVERRIDDEN|CLOSE_OVERRIDES)", "", _DERIVED)
+    inherits, others = _INHERIT_FILTER, f"NOT ({_INHERIT_FILTER})"
+    resolve = (over_candidates(_RESOLVE.replace("$FILTER", inherits), inherits) + close_sql(FIRST_NEED, first=True)
+               + _SELF_REDO + close_sql(SELF_NEED) + over_candidates(_RESOLVE.replace("$FILTER", others), others)
+               + _TYPED.replace("$CLOSE_TYPED", close_sql(TYPED_NEED)))
     return (_PREP + resolve + _REDONE
             + _DERIVED.replace("$REDONE", "AND path IN (SELECT path FROM g_redone)")
             .replace("$CHANGED", "AND path IN (SELECT path FROM g_changed)")
-            .replace("$OVERRIDDEN", "AND symbol_id IN (SELECT symbol_id FROM g_over_ids)") + _DROP_DELTA)
+            .replace("$OVERRIDDEN", "AND symbol_id IN (SELECT symbol_id FROM g_over_ids)")
+            .replace("$CLOSE_OVERRIDES", close_sql(OVERRIDES_NEED)) + DROP_INHERITS + _DROP_DELTA)

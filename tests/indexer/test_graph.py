@@ -224,6 +224,7 @@ def test_incremental_assembly_matches_fresh_assembly(project, tmp_path) -> None:
     assert ("overrides", "exact", "extra.Leaf.run", "pkg.util.Base.run", "run") in _edges(incremental)
 
 
+MID = ("from pkg.util import Base\n\nclass First:\n    def step(self):\n        return 2\n\n    def only(self):\n        return 3\n\nclass Mid(Base):\n    pass\n")
 EDITS = [
     ("add subclass file", {"extra.py": "from pkg.util import Base\n\nclass Leaf(Base):\n"
                                        "    def run(self):\n        return self.step()\n"}),
@@ -241,6 +242,13 @@ EDITS = [
                                       "def g(x: Leaf, b: Base):\n    x.run()\n    x.step()\n    b.step()\n")}),
     ("the receiver's type gets another base", {"extra.py": "class Leaf:\n    def run(self):\n        return 1\n"}),
     ("and its method goes", {"pkg/util.py": PROJECT["pkg/util.py"].replace("def step", "def stop")}),
+    # a class below the rebased one, in a file the edit leaves alone: its overrides and self calls follow
+    ("a grandchild in another file", {"mid.py": MID,
+                                      "leaf2.py": ("from mid import Mid\n\nclass Grand(Mid):\n"
+                                                   "    def stop(self):\n        return 4\n\n"
+                                                   "    def go(self):\n        return self.only()\n")}),
+    ("the middle class changes its base", {"mid.py": MID.replace("class Mid(Base)", "class Mid(First)")}),
+    ("and changes it back", {"mid.py": MID}),
 ]
 
 
