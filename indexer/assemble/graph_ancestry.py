@@ -2,8 +2,8 @@
 each class with itself (depth 0) and what it inherits from or implements through the edges, up
 to five levels; conf is 'exact' when every edge on the way is.
 
-A full recompute closes every class at once (ANCESTORS). An incremental step closes only the
-classes its statements read, each set before its reader (close_sql): the classes below a class
+A full recompute closes every class (ANCESTORS, one level a statement). An incremental step
+closes only the classes its statements read, each set before its reader (close_sql): the classes below a class
 whose bases were resolved again (g_rebased; found by walking the inheritance edges down) and
 the enclosing classes of the references resolved again, then those of the references through
 self/super added after, the receiver types of typed calls, the classes of the members whose
@@ -34,8 +34,23 @@ WITH RECURSIVE anc(cls, base, depth, conf) AS (
     WHERE $INHERITS AND a.depth < 5)
 SELECT cls, base, min(depth), min(conf) FROM anc GROUP BY cls, base;
 """
-ANCESTORS = (_CLOSE.replace("$SEED", "").replace("$EDGES", "edges")
-             .replace("$INHERITS", "e.kind IN ('inherits', 'implements') AND e.dst_id IS NOT NULL"))
+# A full recompute closes every class one level a statement: DuckDB keeps a recursive CTE's
+# rows in memory it cannot spill, and on the stdlib they did not fit a 96 MiB limit (`build
+# --memory 256M`). A level's DISTINCT does what the CTE's UNION does: rows of different levels
+# never coincide.
+_LEVEL = """
+INSERT INTO g_anc_walk SELECT DISTINCT a.cls, e.dst_id, a.depth + 1,
+    CASE WHEN a.conf = 'exact' AND e.confidence = 'exact' THEN 'exact' ELSE 'name' END
+FROM g_anc_walk a JOIN edges e ON e.src_id = a.base
+WHERE a.depth = $DEPTH AND e.kind IN ('inherits', 'implements') AND e.dst_id IS NOT NULL;"""
+ANCESTORS = (f"""
+CREATE OR REPLACE TEMP TABLE g_anc_walk AS
+SELECT symbol_id AS cls, symbol_id AS base, 0 AS depth, 'exact' AS conf
+FROM symbol_names WHERE kind IN {sql_in(CLASS_KINDS)};"""
+             + "".join(_LEVEL.replace("$DEPTH", str(depth)) for depth in range(5)) + """
+INSERT INTO g_anc SELECT cls, base, min(depth), min(conf) FROM g_anc_walk GROUP BY cls, base;
+DROP TABLE g_anc_walk;
+""")
 
 # The inheritance edges, read once from edges (every step after the first ancestry closure
 # leaves them as they are); g_inherits_down: the classes below g_rebased's.

@@ -20,6 +20,7 @@ import re
 
 from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRST_NEED, OVERRIDES_NEED,
                              SELF_NEED, TYPED_NEED, close_sql, sql_in)
+from .graph_bounded import one_tier_a_statement
 from .graph_candidates import over_candidates
 
 MEMBER_KINDS = ("method", "constructor", "property")
@@ -481,8 +482,9 @@ def edges_sql(full: bool) -> str:
     compare with, no self/super reference left out of g_refs); an incremental one only the
     affected ones, and the imports/overrides edges that may have changed (_REDONE)."""
     if full:
-        resolve = (_RESOLVE.replace("$FILTER", _INHERIT_FILTER) + ANCESTORS
-                   + _RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})") + _TYPED.replace("$CLOSE_TYPED", ""))
+        resolve = (one_tier_a_statement(_RESOLVE.replace("$FILTER", _INHERIT_FILTER)) + ANCESTORS
+                   + one_tier_a_statement(_RESOLVE.replace("$FILTER", f"NOT ({_INHERIT_FILTER})"))
+                   + _TYPED.replace("$CLOSE_TYPED", ""))
         return _PREP_FULL + resolve + re.sub(r"\$(REDONE|CHANGED|OVERRIDDEN|CLOSE_OVERRIDES)", "", _DERIVED)
     inherits, others = _INHERIT_FILTER, f"NOT ({_INHERIT_FILTER})"
     resolve = (over_candidates(_RESOLVE.replace("$FILTER", inherits), inherits) + close_sql(FIRST_NEED, first=True)

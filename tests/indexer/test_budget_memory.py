@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 from hypothesis import given, strategies as st
 
+from codeagent import format as fmt
 from codeagent.errors import InvalidParameter, OutOfMemory
 from codeagent.indexer.budget import MIN_MEMORY, MemoryBudget, parse_memory
 from codeagent.indexer.build import BuildOptions, build
@@ -66,3 +68,28 @@ def test_a_budget_too_small_for_the_tree_fails_clearly_and_keeps_the_index(git_r
     assert store.read_ref(WORKTREE_REF) == first.manifest_id
     assert verify_store(store).problems == []
     assert not list(store.tmp_dir.iterdir())
+
+
+def _edges(store: Store, manifest_id: str) -> list[tuple]:
+    con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        return con.execute("SELECT * FROM edges ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def test_the_symbol_graph_fits_a_small_duckdb_limit(git_repo, tmp_path):
+    """A full graph of 12k classes, each calling through an ancestry, under a 36 MiB DuckDB
+    limit: the resolution joining all six tiers in one statement and the recursive ancestor
+    closure did not fit it. The edges equal the default budget's."""
+    git_repo.write_many({f"m{i}.py": "".join(
+        f"class C{i}_{j}(C{(i + 1) % 50}_{j % 5}):\n    def m{j}(self):\n"
+        f"        return self.m{(j + 1) % 5}() + f{i}_{j}()\n\ndef f{i}_{j}():\n    return C{i}_{j}().m{j}()\n\n"
+        for j in range(40)) for i in range(300)})
+    git_repo.commit("init")
+    small = build(BuildOptions(repo=git_repo.path, jobs=1, memory=MemoryBudget(96 << 20)))
+    default = build(BuildOptions(repo=git_repo.path, jobs=1, store_dir=tmp_path / "default"))
+    assert small.manifest_id == default.manifest_id
+    edges = _edges(Store(git_repo.path / ".codeagent"), small.manifest_id)
+    assert len(edges) > 30_000
+    assert edges == _edges(Store(tmp_path / "default"), default.manifest_id)
