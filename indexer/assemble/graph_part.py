@@ -1,6 +1,6 @@
 """The second phase of an overlay published before its graph (format/overlay.py, GRAPH_PART).
 
-A small change's overlay is published first with the changed paths' rows (everything symbol,
+An overlay is published first with the changed paths' rows (everything symbol,
 text and grep answers read) and the previous build's graph rows as they were (overlay.py,
 `two_phase`): the one-file edit is searchable after the per-path rows are written, ~0.2 s of
 CPU on the standard library, where the graph step takes ~1 s more. `finish_graph` then runs
@@ -31,7 +31,7 @@ from ...format.overlay import (GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, OVERLAY_DB,
                                PER_PATH_TABLES, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .overlay import OVERLAY_BLOCK_SIZE, connect_overlay_writer, consolidation_base
+from .overlay import ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, connect_overlay_writer, consolidation_base
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import assemble
 from .tables import changed_paths
@@ -65,10 +65,11 @@ def finish_graph(store: Store, manifest: Manifest, manifest_id: str,
         for table in PER_PATH_TABLES:
             for name in (table, f"mask_{table}"):
                 con.execute(f"INSERT INTO {name} SELECT * FROM {PREVIOUS_DB}.main.{name}")
-        con.execute("SET threads = 1")  # a two-phase overlay's change is small (overlay.ONE_THREAD_PATHS)
         con.execute("USE memory")
         remove, insert = changed_paths(load_manifest(store, base_id), manifest)
         since = _change_since(store, carried, base_id, manifest)
+        if len(_paths(*(since or (remove, insert)))) <= ONE_THREAD_PATHS:
+            con.execute("SET threads = 1")
         if not overlay_graph(con, manifest, remove, insert, since, old_rows=since is None):
             return False
         faults.step("assemble")
@@ -92,6 +93,10 @@ def _change_since(store: Store, carried: str, base_id: str, manifest: Manifest) 
         return changed_paths(load_manifest(store, carried), manifest)
     except Exception:  # collected, or unreadable: the base's graph and the whole change since it
         return None
+
+
+def _paths(remove: set[str], insert: list) -> set[str]:
+    return remove | {f.path for f in insert}
 
 
 def _write_part(con, path) -> None:

@@ -114,7 +114,7 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
                     memory: MemoryBudget | None = None, two_phase: bool = False) -> Path:
     """Assemble `manifest` after `previous` (manifest, id): as an overlay on the full assembly
     beneath it when `overlay` and the change fits one (`deferred`: the bound of a build that
-    consolidates later; `two_phase`: an overlay of a small change is published before its
+    consolidates later; `two_phase`: an overlay is published before its
     graph, see graph_part.py), else consolidated (pipeline.assemble on that full assembly's
     database)."""
     prev = previous
@@ -136,9 +136,8 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     """Build `assembled/<manifest_id>/` as an overlay on `base` (its manifest and id); None when
     the change is too large for one (the caller consolidates). `after` (manifest, id): the
     previous manifest, whose overlay on the same base the graph step starts from. `two_phase`:
-    when the change since `after` is at most ONE_THREAD_PATHS paths, the overlay carries
-    `after`'s graph rows and is published without running the graph step (the marker's
-    "graph"; graph_part.finish_graph adds the overlay's own)."""
+    the overlay carries `after`'s graph rows and is published without running the graph step
+    (the marker's "graph"; graph_part.finish_graph adds the overlay's own)."""
 
     if manifest_id == base[1] or store.is_assembled(manifest_id):
         return None  # an edit undone, or assembled already: the consolidated path keeps or mends it
@@ -152,7 +151,7 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     work = store.tmp_dir / f"overlay-{manifest_id[:16]}-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
     layered = _layered_on(store, after, base[1], manifest)
-    pending = _pending_graph(store, after, base[1], layered, masked) if two_phase else None
+    pending = _pending_graph(store, after, base[1], layered) if two_phase else None
     try:
         if not _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
                              tables or {}, memory, layered, pending):
@@ -194,18 +193,15 @@ def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
 
 
 def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: str,
-                   layered: tuple[Path, set[str], list, bool] | None,
-                   masked: list[str]) -> tuple[str, Path | None] | None:
+                   layered: tuple[Path, set[str], list, bool] | None) -> tuple[str, Path | None] | None:
     """(the manifest whose graph a two-phase overlay carries until its own lands, the file of
-    that graph's rows: None for the base's) when the change since `after` is small enough
-    (ONE_THREAD_PATHS); None: the overlay runs its graph step before it is published."""
+    that graph's rows: None for the base's); None when `after` is neither the base nor an
+    intact overlay on it (the overlay then runs its graph step before it is published)."""
     if after is None:
         return None
     if after[1] == base_id:
-        return (base_id, None) if len(masked) <= ONE_THREAD_PATHS else None
-    if layered is None or len(layered[1] | {f.path for f in layered[2]}) > ONE_THREAD_PATHS:
-        return None
-    return own_graph(store, after[1])
+        return base_id, None
+    return None if layered is None else own_graph(store, after[1])
 
 
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
