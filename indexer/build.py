@@ -68,7 +68,7 @@ class BuildResult:
     repairs: list[str] = field(default_factory=list)
     # wall seconds per step: scan (walk, stat cache, known content), parse (read, hash, parse
     # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
-    # ref swap)
+    # ref swap), graph (the graph step of an overlay published before it, and its swap)
     phases: dict[str, float] = field(default_factory=dict)
     consolidation_due: bool = False  # an overlay past its bound: a consolidate_later caller should now
     graph_pending: bool = False  # published before its graph step (graph_later): the next build runs it

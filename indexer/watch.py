@@ -10,6 +10,11 @@ libraries imported already), so the watcher holds no index open and writes nothi
 Changes that arrive while a build runs form the next batch: a branch switch rewriting
 thousands of files is one or two builds, never one per file.
 
+An edit's build publishes before its graph step (`build --graph-later`: symbols, texts and
+postings first, format/overlay.py); the watcher runs that step at once as a build of its own
+in the background, interrupted by the next change like a consolidation (the next graph step
+follows every change since the last graph that landed).
+
 Consolidation is kept off an edit's path: the builds keep their overlay past its usual bound
 (`build --consolidate-later`) and say when it is due; once the work tree has been idle for
 CONSOLIDATE_IDLE seconds the watcher consolidates (`build --consolidate`) in the
@@ -45,8 +50,9 @@ RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
 
 CONSOLIDATE_IDLE = 2.0  # seconds without changes or builds before a due consolidation starts
 # {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed" |
-#  "consolidating" | "consolidation_abandoned", ...}; a consolidation ends with build_done
-# ("consolidation": true) or build_failed.
+#  "consolidating" | "consolidation_abandoned" | "graph_abandoned", ...}; a consolidation ends
+# with build_done ("consolidation": true) or build_failed; the graph step of a build that
+# published before it starts with build_started and ends with build_done ("graph": true).
 WatchEvent = dict
 Emit = Callable[[WatchEvent], None]
 
