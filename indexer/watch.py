@@ -49,6 +49,9 @@ GIT_BUSY_WAIT = 30.0  # seconds a build waits for a git command holding the inde
 RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
 
 CONSOLIDATE_IDLE = 2.0  # seconds without changes or builds before a due consolidation starts
+# The graph step runs beside the server's first answer on the manifest it follows (its swap,
+# the loads of the changed rows): at this lower CPU priority it leaves the cores to that.
+BACKGROUND_NICE = 10
 # {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed" |
 #  "consolidating" | "consolidation_abandoned" | "graph_abandoned", ...}; a consolidation ends
 # with build_done ("consolidation": true) or build_failed; the graph step of a build that
@@ -202,15 +205,15 @@ class Consolidation:
         if self.graph_due:
             self.graph_due, self.graph = False, True
             self.emit({"event": "build_started", "changes": 0, "graph": True})
-            self._start(build_args(self.root, self.store_dir))
+            self._start(build_args(self.root, self.store_dir), BACKGROUND_NICE)
         elif self.due and time.monotonic() - self.active_at >= CONSOLIDATE_IDLE:
             self.graph = False
             self.emit({"event": "consolidating"})
             self._start(build_args(self.root, self.store_dir, True))
 
-    def _start(self, argv: list[str]) -> None:
+    def _start(self, argv: list[str], nice: int = 0) -> None:
         self.started, self.started_ns = time.monotonic(), time.time_ns()
-        self.job = self.builder.start(argv)
+        self.job = self.builder.start(argv, nice)
 
     def abandon(self) -> None:
         """Stop a running background build (a change came): the next build publishes before
