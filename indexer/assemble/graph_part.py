@@ -100,12 +100,16 @@ def _paths(remove: set[str], insert: list) -> set[str]:
 
 
 def _write_part(con, path) -> None:
-    """The overlay's graph tables (rows and masks) into a new DuckDB file at `path`."""
+    """The overlay's graph tables (rows and masks) into a new DuckDB file at `path`, in one
+    transaction whose commit checkpoints it (one commit a table rewrote its header and
+    metadata each time: 0.73 MB written for a 61 KB file on a one-file edit of the stdlib)."""
     con.execute("SET checkpoint_threshold = '0b'")
     con.execute(f"ATTACH {sql_literals([str(path)])} AS graph_file (BLOCK_SIZE {OVERLAY_BLOCK_SIZE})")
+    con.execute("BEGIN")
     for table in GRAPH_TABLES:
         for name in (table, f"mask_{table}"):
             con.execute(f"CREATE TABLE graph_file.main.{name} AS SELECT * FROM {OVERLAY_DB}.main.{name}")
+    con.execute("COMMIT")
     con.execute("DETACH graph_file")
 
 
