@@ -14,6 +14,9 @@ Prints, in one run:
     manifest included; target p95 <= 1.0 s), and where that time went (`breakdown`);
   - bytes written per edit by the watcher and its builds (the watcher's /proc io counts the
     builds it reaped) and by the server (target: <= 1 MB plus the new shard);
+  - --graph-edits one-file edits each followed by get_callers on the new function: edit ->
+    searchable, edit -> a graph answer from the edit's own graph (metadata graph `ready`), and
+    the graph step's build when it runs as one of its own (two-phase publishing);
   - a branch switch rewriting --switch-files files: seconds until a symbol only that branch
     has is searchable, and how many builds it took (target: one).
 """
@@ -134,10 +137,49 @@ async def _until_found(client, name: str, started: float) -> float:
     return time.perf_counter() - started
 
 
-async def last_build(client) -> dict:
-    """The watcher's last build_done event, as the server's index resource reports it."""
+async def last_build(client, key: str = "last_build") -> dict:
+    """The watcher's last build_done event (`last_graph_build`: of a graph step run after its
+    build published), as the server's index resource reports it."""
     body = json.loads((await client.read_resource("codeagent://index")).contents[0].text)
-    return body.get("last_build") or {}
+    return body.get(key) or {}
+
+
+async def _graph_exact(client, name: str, started: float) -> float:
+    """Seconds from `started` until get_callers on `name` answers from the manifest's own graph
+    (metadata graph `ready`; a code without two-phase builds never says otherwise)."""
+    import anyio
+
+    hit = (await client.call_tool("search_symbols", {"query": name, "match": "exact"})).structured_content
+    while True:
+        got = (await client.call_tool("get_callers", {"symbol_id": hit["results"][0]["symbol_id"]})).structured_content
+        if got["metadata"].get("graph", "ready") == "ready":
+            return time.perf_counter() - started
+        if time.perf_counter() - started > SEARCH_TIMEOUT:
+            raise SystemExit(f"the graph of {name} did not land within {SEARCH_TIMEOUT}s")
+        await anyio.sleep(0.02)
+
+
+async def graph_edits(client, repo: Path, n: int) -> dict[str, list[float]]:
+    """`n` one-file edits, each followed by a graph answer: edit -> searchable and edit ->
+    a get_callers answer from the edit's own graph (the graph step's build included), and
+    the graph step's build (seconds, CPU) when it ran as a build of its own."""
+    import anyio
+
+    out: dict[str, list[float]] = {"edit -> searchable": [], "edit -> graph answer": [],
+                                   "graph build": [], "graph build CPU seconds": []}
+    for i, rel in enumerate(targets(repo, 10**6)[-n:]):
+        name = f"graph_probe_{i}_{os.getpid()}"
+        started = time.perf_counter()
+        edit(repo, rel, name)
+        out["edit -> searchable"].append(await _until_found(client, name, started))
+        out["edit -> graph answer"].append(await _graph_exact(client, name, started))
+        await settle(client, quiet=1.0)
+        graph = await last_build(client, "last_graph_build")
+        if graph.get("manifest_id") == (await last_build(client)).get("manifest_id"):
+            out["graph build"].append(graph["seconds"])
+            out["graph build CPU seconds"].append(graph.get("cpu") or float("nan"))
+        await anyio.sleep(0.3)
+    return out
 
 
 def breakdown(edited_at: float, seconds: float, build: dict) -> dict[str, float]:
@@ -151,6 +193,7 @@ def breakdown(edited_at: float, seconds: float, build: dict) -> dict[str, float]
     phases = build.get("phases") or {}
     return {"to build start": start - edited_at, "build": build["seconds"],
             "build: assemble": phases.get("assemble", float("nan")),
+            "build: graph step": phases.get("graph", 0.0),
             "build: CPU seconds": build.get("cpu") or float("nan"),
             "build done -> answer": edited_at + seconds - build["at"]}
 
@@ -160,7 +203,7 @@ def builds_logged(repo: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-async def watched(python: str, repo: Path, edits: int, switch_files: int) -> dict:
+async def watched(python: str, repo: Path, edits: int, switch_files: int, graph_n: int = 0) -> dict:
     """Edits and a branch switch with `serve --watch` running and a client querying."""
     import anyio
     from mcp import Client
@@ -191,9 +234,11 @@ async def watched(python: str, repo: Path, edits: int, switch_files: int) -> dic
             await anyio.sleep(0.3)  # an agent reads the answer before its next edit
         await settle(client)
         after = (written_below(watcher), io_of(server)["write_bytes"], builds_logged(repo))
+        graphs = await graph_edits(client, repo, graph_n) if graph_n else {}
         switch = await branch_switch(client, repo, switch_files)
     return {"latencies": latencies, "parts": parts, "watcher_written": after[0] - before[0],
-            "server_written": after[1] - before[1], "builds": after[2] - before[2], "switch": switch}
+            "server_written": after[1] - before[1], "builds": after[2] - before[2], "switch": switch,
+            "graphs": graphs}
 
 
 async def settle(client, quiet: float = 3.0) -> None:
@@ -254,6 +299,8 @@ def main() -> None:
     ap.add_argument("--scales", default="1", help="corpus scales of the one-file builds, e.g. 1,3")
     ap.add_argument("--switch-files", type=int, default=2000)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-watch")
+    ap.add_argument("--graph-edits", type=int, default=10,
+                    help="one-file edits each followed by a graph answer (edit -> exact callers)")
     ap.add_argument("--json-out", type=Path, default=None,
                     help="also write each edit's latency and breakdown here (JSON)")
     args = ap.parse_args()
@@ -277,7 +324,7 @@ def main() -> None:
         print(f"{scale}x corpus: {big}, build {wall:.1f} s")
         rows += build_rows(scale, one_file_builds(python, big, args.current_edits))
         git(big, "reset", "-q", "--hard")
-    got = anyio.run(watched, python, repo, args.edits, args.switch_files)
+    got = anyio.run(watched, python, repo, args.edits, args.switch_files, args.graph_edits)
     lat, n = got["latencies"], len(got["latencies"])
     if args.json_out:
         args.json_out.write_text(json.dumps({"latencies": lat, "parts": got["parts"],
@@ -290,7 +337,10 @@ def main() -> None:
         *[["serve --watch", f"  {part} p50 / p95",
            f"{percentile(values, 50):.2f} / {percentile(values, 95):.2f} s"]
           for part, values in _by_part(got["parts"]).items()],
-        ["serve --watch", "builds for the edits", str(got["builds"])],
+        ["serve --watch", "builds for the edits (graph steps included)", str(got["builds"])],
+        *[["serve --watch", f"graph edits: {what} p50 / p95 over {len(values)}",
+           f"{percentile(values, 50):.2f} / {percentile(values, 95):.2f} s"]
+          for what, values in got["graphs"].items() if values],
         ["serve --watch", "watcher + builds: bytes written per edit",
          f"{got['watcher_written'] / max(n, 1) / mb:.1f} MB"],
         ["serve --watch", "server: bytes written per edit", f"{got['server_written'] / max(n, 1) / mb:.2f} MB"],

@@ -14,12 +14,12 @@ from .. import format as fmt
 from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
-from ..store import Store, StoreLock, append_log, atomic_write, disk_write_failure
+from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
-from ..content import secret_patterns, use_secret_patterns
 from .budget import MemoryBudget, over_budget
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
+from .secret_cache import load_secret_patterns
 
 from ..refs import WORKTREE_REF
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -42,6 +42,7 @@ class BuildOptions:
     memory: MemoryBudget = field(default_factory=MemoryBudget)  # what parsing and assembly may hold
     overlay: bool = True  # work tree: small changes as an overlay (assemble/overlay.py); False: consolidate
     consolidate_later: bool = False  # the caller consolidates when idle: overlays grow further (the watcher)
+    graph_later: bool = False  # a small change's overlay is published before its graph step; the next build runs it
 
     @property
     def store_path(self) -> Path:
@@ -67,9 +68,10 @@ class BuildResult:
     repairs: list[str] = field(default_factory=list)
     # wall seconds per step: scan (walk, stat cache, known content), parse (read, hash, parse
     # what is new), embed (vectors, with an embedder), assemble (DuckDB and vector artifacts,
-    # ref swap)
+    # ref swap), graph (the graph step of an overlay published before it, and its swap)
     phases: dict[str, float] = field(default_factory=dict)
     consolidation_due: bool = False  # an overlay past its bound: a consolidate_later caller should now
+    graph_pending: bool = False  # published before its graph step (graph_later): the next build runs it
 
     def to_dict(self) -> dict:
         return {
@@ -82,7 +84,7 @@ class BuildResult:
             "shards_written": self.shards_written, "repairs": self.repairs,
             "seconds": round(self.seconds, 4),
             "phases": {k: round(v, 4) for k, v in self.phases.items()},
-            "consolidation_due": self.consolidation_due,
+            "consolidation_due": self.consolidation_due, "graph_pending": self.graph_pending,
         }
 
 
@@ -112,6 +114,7 @@ class _Builder:
         self._pool = None
         self.tables: dict[str, object] = {}  # shard id -> Arrow table of shards parsed now
         self._table_bytes = 0
+        self.graph_seconds = 0.0  # the second phase of an overlay published before its graph
 
     def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
         """The previous manifest's entries by content, unless another extractor made them (a
@@ -336,13 +339,13 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         if damage and manifest_id == previous_id:
             repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")
         changed = (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
-                   or not store.has(manifest_id))
+                   or not store.has(manifest_id) or store.graph_pending(manifest_id))
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         due = False
         if changed:
             store.put(data)
             due = _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id, base_copy)
-    phases["assemble"] = time.perf_counter() - clock
+    phases.update(assemble=time.perf_counter() - clock - builder.graph_seconds, graph=builder.graph_seconds)
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
         ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,
@@ -350,6 +353,7 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         files_parsed=builder.parsed, files_reused=builder.reused,
         files_skipped=manifest.counts["skipped_by_reason"], skipped_files=skipped,
         shards_written=builder.shards_written, phases=phases, repairs=repairs, consolidation_due=due,
+        graph_pending=store.graph_pending(manifest_id),
     )
 
 
@@ -415,7 +419,7 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
             need.append(f)
     builder.to_parse = len(need)
     if need:
-        _load_secret_patterns(store)
+        load_secret_patterns(store)
     return entries, need
 
 
@@ -424,16 +428,24 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
                        base_copy) -> bool:
     """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
     prune assemblies neither a ref nor the previous manifest needs; True: consolidation_due."""
-    from .assemble.overlay import assemble_change, consolidation_due  # pyarrow, DuckDB: not for a no-op build
+    from .assemble.graph_part import graph_phase  # pyarrow, DuckDB: not for a no-op build
+    from .assemble.overlay import assemble_change, consolidation_due
     from .assemble.pipeline import prune_assembled
 
     prev = (previous, previous_id) if previous is not None and previous_id else None
-    assemble_change(store, manifest, manifest_id, prev, overlay=_overlay_wanted(builder.opts, previous),
+    overlay = _overlay_wanted(builder.opts, previous)
+    assemble_change(store, manifest, manifest_id, prev, overlay=overlay,
                     deferred=builder.opts.consolidate_later, tables=builder.tables, base_copy=base_copy,
-                    progress=builder.progress, memory=builder.opts.memory)
+                    progress=builder.progress, memory=builder.opts.memory, two_phase=overlay)
     if base_copy is not None:
         base_copy.close()
     store.set_ref(ref, manifest_id)
+    if not builder.opts.graph_later and store.graph_pending(manifest_id):
+        clock = time.perf_counter()
+        graph_phase(store, manifest, manifest_id, memory=builder.opts.memory, tables=builder.tables,
+                    progress=builder.progress)
+        store.set_ref(ref, manifest_id)  # the commit point of the graph part: flushed, and heard
+        builder.graph_seconds = time.perf_counter() - clock
     keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
     prune_assembled(store, keep)
     return consolidation_due(store, manifest_id)
@@ -442,31 +454,6 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
 def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
     """A work-tree build without vectors may be an overlay (assemble/overlay.py)."""
     return opts.overlay and opts.rev is None and previous is not None and _embedder(opts, previous) is None
-
-
-def _load_secret_patterns(store: Store) -> None:
-    """detect-secrets' patterns from the store's cache, so a build whose new files hold no
-    candidate line never imports it (0.2-0.3 s). Keyed by the installed library's files."""
-    import importlib.util
-    import json
-
-    spec = importlib.util.find_spec("detect_secrets")
-    try:
-        st = os.stat(spec.origin)  # type: ignore[union-attr, arg-type]
-    except (OSError, TypeError, AttributeError):
-        return  # secret_in imports it (and fails loudly if it is not installed)
-    key = f"{spec.origin} {st.st_size} {st.st_mtime_ns}"  # type: ignore[union-attr]
-    path = store.root / fmt.CACHE_DIR / "secret-patterns.json"
-    try:
-        cached = json.loads(path.read_bytes())
-        if cached.get("key") == key:
-            use_secret_patterns(cached["patterns"])
-            return
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    patterns = secret_patterns()
-    use_secret_patterns(patterns)
-    atomic_write(path, json.dumps({"key": key, "patterns": patterns}).encode(), store.tmp_dir, durable=False)
 
 
 def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:

@@ -88,6 +88,9 @@ def _driver_options(fn):
     fn = click.option("--consolidate", is_flag=True,
                       help="Work tree: assemble a full database even for a small change, instead of "
                            "an overlay of the changed files on the previous one (see README).")(fn)
+    fn = click.option("--graph-later", is_flag=True, hidden=True,
+                      help="Work tree: publish a small change's overlay before its graph step and "
+                           "leave that step to the next build (graph_pending; the watcher).")(fn)
     fn = click.option("--consolidate-later", is_flag=True, hidden=True,
                       help="Work tree: keep a grown overlay (up to 4x its bound) and say "
                            "consolidation_due; the caller consolidates when idle (the watcher).")(fn)
@@ -121,8 +124,8 @@ def _driver_options(fn):
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
               partition: str | None, to_remote: str | None, from_partitions: str | None,
-              progress_json: bool, consolidate: bool, consolidate_later: bool, paths: tuple[str, ...],
-              as_json: bool) -> None:
+              progress_json: bool, consolidate: bool, consolidate_later: bool, graph_later: bool,
+              paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
     Unchanged files are never re-read: the work tree is checked against a stat cache and
@@ -147,7 +150,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=run_command(as_json, memory_budget, memory),
                         paths=frozenset(paths) if paths else None, overlay=not consolidate,
-                        consolidate_later=consolidate_later)
+                        consolidate_later=consolidate_later, graph_later=graph_later)
     if partition is not None or to_remote is not None or from_partitions is not None:
         result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
     else:

@@ -10,6 +10,11 @@ libraries imported already), so the watcher holds no index open and writes nothi
 Changes that arrive while a build runs form the next batch: a branch switch rewriting
 thousands of files is one or two builds, never one per file.
 
+An edit's build publishes before its graph step (`build --graph-later`: symbols, texts and
+postings first, format/overlay.py); the watcher runs that step at once as a build of its own
+in the background, interrupted by the next change like a consolidation (the next graph step
+follows every change since the last graph that landed).
+
 Consolidation is kept off an edit's path: the builds keep their overlay past its usual bound
 (`build --consolidate-later`) and say when it is due; once the work tree has been idle for
 CONSOLIDATE_IDLE seconds the watcher consolidates (`build --consolidate`) in the
@@ -44,9 +49,13 @@ GIT_BUSY_WAIT = 30.0  # seconds a build waits for a git command holding the inde
 RULE_NAMES = frozenset({".gitignore", *RULE_FILES})
 
 CONSOLIDATE_IDLE = 2.0  # seconds without changes or builds before a due consolidation starts
+# The graph step runs beside the server's first answer on the manifest it follows (its swap,
+# the loads of the changed rows): at this lower CPU priority it leaves the cores to that.
+BACKGROUND_NICE = 10
 # {"event": "watching" | "changes" | "build_started" | "build_done" | "build_failed" |
-#  "consolidating" | "consolidation_abandoned", ...}; a consolidation ends with build_done
-# ("consolidation": true) or build_failed.
+#  "consolidating" | "consolidation_abandoned" | "graph_abandoned", ...}; a consolidation ends
+# with build_done ("consolidation": true) or build_failed; the graph step of a build that
+# published before it starts with build_started and ends with build_done ("graph": true).
 WatchEvent = dict
 Emit = Callable[[WatchEvent], None]
 
@@ -128,19 +137,21 @@ class ChangeFilter:
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
 
-def build_args(root: Path, store_dir: Path | None, consolidate: bool = False) -> list[str]:
+def build_args(root: Path, store_dir: Path | None, consolidate: bool = False, graph_later: bool = False) -> list[str]:
     """The `codeagent` arguments of one incremental work-tree build (JSON on stdout), or of
-    the consolidation of its overlay."""
+    the consolidation of its overlay; `graph_later`: a small change is published before its
+    graph step (the next build runs it)."""
     store = ["--store", str(store_dir)] if store_dir else []
     return ["build", str(root), "--worktree", "--json", "--wait", "60", *store,
-            "--consolidate" if consolidate else "--consolidate-later"]
+            "--consolidate" if consolidate else "--consolidate-later", *(["--graph-later"] if graph_later else [])]
 
 
 def run_build(root: Path, store_dir: Path | None, builder: Builder) -> WatchEvent:
-    """Build the work tree in a child process of `builder`; its result as a build_done or
-    build_failed event. A Ctrl-C (or any error here) kills the child before it propagates."""
+    """Build the work tree in a child process of `builder`, publishing a small change before
+    its graph step; its result as a build_done or build_failed event. A Ctrl-C (or any error
+    here) kills the child before it propagates."""
     started = time.monotonic()
-    return build_event(builder.run(build_args(root, store_dir)), started)
+    return build_event(builder.run(build_args(root, store_dir, graph_later=True)), started)
 
 
 def build_event(reply: tuple[int, str, str, float | None], started: float) -> WatchEvent:
@@ -159,15 +170,19 @@ def build_event(reply: tuple[int, str, str, float | None], started: float) -> Wa
             "phases": body.get("phases"), "changed": body["changed"],
             "ref": body["ref"], "manifest_id": body["manifest_id"],
             "files_total": body["files_total"], "files_parsed": body["files_parsed"],
-            "consolidation_due": bool(body.get("consolidation_due"))}
+            "consolidation_due": bool(body.get("consolidation_due")),
+            "graph_pending": bool(body.get("graph_pending"))}
 
 
 class Consolidation:
-    """The watcher's consolidation of a grown overlay, run in the background when idle."""
+    """The watcher's background builds: the graph step of an overlay published before it, at
+    once, and the consolidation of a grown overlay, when idle. A change interrupts either."""
 
     def __init__(self, root: Path, store_dir: Path | None, builder: Builder, emit: Emit) -> None:
         self.root, self.store_dir, self.builder, self.emit = root, store_dir, builder, emit
         self.due = False
+        self.graph_due = False  # the last build published before its graph step
+        self.graph = False  # the running job is that graph step, not a consolidation
         self.job: Job | None = None
         self.started, self.started_ns = 0.0, 0
         self.read_ns = 0  # when the last finished consolidation started reading the work tree
@@ -175,23 +190,34 @@ class Consolidation:
 
     def after_build(self, event: WatchEvent) -> None:
         self.active_at = time.monotonic()
-        if event["event"] == "build_done" and event["changed"]:
-            self.due = bool(event.get("consolidation_due"))
+        if event["event"] == "build_done":
+            self.graph_due = bool(event.get("graph_pending"))
+            if event["changed"]:
+                self.due = bool(event.get("consolidation_due"))
 
     def tick(self) -> None:
-        """Report a finished consolidation, or start a due one once idle."""
+        """Report a finished background build, or start a due graph step at once or a due
+        consolidation once idle."""
         if self.job is not None:
             if self.job.done.is_set():
                 self._finish(self.job.wait())
             return
-        if not self.due or time.monotonic() - self.active_at < CONSOLIDATE_IDLE:
-            return
-        self.emit({"event": "consolidating"})
+        if self.graph_due:
+            self.graph_due, self.graph = False, True
+            self.emit({"event": "build_started", "changes": 0, "graph": True})
+            self._start(build_args(self.root, self.store_dir), BACKGROUND_NICE)
+        elif self.due and time.monotonic() - self.active_at >= CONSOLIDATE_IDLE:
+            self.graph = False
+            self.emit({"event": "consolidating"})
+            self._start(build_args(self.root, self.store_dir, True))
+
+    def _start(self, argv: list[str], nice: int = 0) -> None:
         self.started, self.started_ns = time.monotonic(), time.time_ns()
-        self.job = self.builder.start(build_args(self.root, self.store_dir, True))
+        self.job = self.builder.start(argv, nice)
 
     def abandon(self) -> None:
-        """Stop a running consolidation (a change came): it is tried again when idle."""
+        """Stop a running background build (a change came): the next build publishes before
+        its graph step again, and a consolidation is tried again when idle."""
         self.active_at = time.monotonic()
         if self.job is None:
             return
@@ -200,16 +226,19 @@ class Consolidation:
             self._finish(reply)  # it ended before the interrupt reached it
         else:
             self.job = None
-            self.emit({"event": "consolidation_abandoned"})
+            self.emit({"event": "graph_abandoned" if self.graph else "consolidation_abandoned"})
 
     def _finish(self, reply: tuple[int, str, str, float | None]) -> None:
         self.job = None
         event = build_event(reply, self.started)
-        self.due = False  # a failed one is tried again once a build says so
+        if not self.graph:
+            self.due = False  # a failed one is tried again once a build says so
+        elif event["event"] == "build_done" and event["changed"]:
+            self.due = self.due or event["consolidation_due"]
         self.active_at = time.monotonic()
         if event["event"] == "build_done":
             self.read_ns = self.started_ns
-        self.emit({**event, "consolidation": True})
+        self.emit({**event, "graph": True} if self.graph else {**event, "consolidation": True})
 
 
 def _root_and_store(opts: WatchOptions) -> tuple[Path, Path]:
@@ -266,6 +295,7 @@ def _follow(opts: WatchOptions, emit: Emit, batches: Iterator[set], changes_filt
             event = run_build(root, store_arg, builder)
             consolidation.after_build(event)
             emit(event)
+            consolidation.tick()  # a graph step due starts at once
     finally:
         if consolidation.job is not None:
             consolidation.job.cancel()
@@ -291,6 +321,8 @@ def describe(event: WatchEvent) -> str | None:
         more = f" and {event['count'] - len(event['sample'])} more" if event["count"] > len(event["sample"]) else ""
         return f"changed: {', '.join(event['sample'])}{more}"
     if kind == "build_done":
+        if event.get("graph"):
+            return f"graph of {event['manifest_id'][:12]} done ({event['seconds']:.2f}s)"
         if event.get("consolidation"):
             return f"consolidated {event['ref']} -> {event['manifest_id'][:12]} ({event['seconds']:.2f}s)"
         if not event["changed"]:
@@ -301,6 +333,8 @@ def describe(event: WatchEvent) -> str | None:
         return "consolidating the overlay into a new base (the work tree is idle)"
     if kind == "consolidation_abandoned":
         return "consolidation interrupted by a change: building that first"
+    if kind == "graph_abandoned":
+        return "graph step interrupted by a change: the next build runs it"
     if kind == "build_failed":
         err = event["error"]
         return f"build failed: {err.get('message')}" + (f" ({err['hint']})" if err.get("hint") else "")

@@ -9,7 +9,7 @@ from a process that has them imported already, so each build is still a process 
 /proc/<pid>/io of the builder that reaps it) and the watcher still holds no index open.
 
 Protocol, one JSON object a line: the watcher writes {"argv": [...]} (a `codeagent` command
-line) to the builder's stdin; the builder answers on its stdout with {"pid": the child's pid}
+line; "nice": N runs it at that lower CPU priority) to the builder's stdin; the builder answers on its stdout with {"pid": the child's pid}
 once forked, then {"exit": code, "out": stdout text, "err": stderr text, "cpu": the child's
 CPU seconds} once the child has exited. The builder leads a process group of its own (its
 children with it), so the watcher stops a running build by killing that group, or one
@@ -64,10 +64,11 @@ class Builder:
             self.stop(kill=True)  # it died: start another once, then say so
         return DIED
 
-    def start(self, argv: list[str]) -> Job:
-        """Run `codeagent <argv>` in a child of the builder without waiting for it; nothing
-        else may use the builder until the job is done (`Job.wait` or `Job.cancel`)."""
-        return Job(self._started(), argv)
+    def start(self, argv: list[str], nice: int = 0) -> Job:
+        """Run `codeagent <argv>` in a child of the builder without waiting for it (`nice`: at
+        that lower CPU priority); nothing else may use the builder until the job is done
+        (`Job.wait` or `Job.cancel`)."""
+        return Job(self._started(), argv, nice)
 
     def _started(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
@@ -97,11 +98,11 @@ DIED = (1, "", "the watcher's build process stopped unexpectedly", None)
 Reply = tuple[int, str, str, float | None]
 
 
-def _exchange(proc: subprocess.Popen, argv: list[str], on_pid=None) -> Reply | None:
+def _exchange(proc: subprocess.Popen, argv: list[str], on_pid=None, nice: int = 0) -> Reply | None:
     """Send one command to the builder `proc` and read its answer (None: the builder died);
     `on_pid` hears the child's pid as soon as it is forked."""
     try:
-        proc.stdin.write(json.dumps({"argv": argv}) + "\n")
+        proc.stdin.write(json.dumps({"argv": argv, "nice": nice}) + "\n")
         proc.stdin.flush()
         while True:
             line = proc.stdout.readline()
@@ -120,16 +121,16 @@ def _exchange(proc: subprocess.Popen, argv: list[str], on_pid=None) -> Reply | N
 class Job:
     """One command run by the builder in the background (a thread waits for its answer)."""
 
-    def __init__(self, proc: subprocess.Popen, argv: list[str]) -> None:
+    def __init__(self, proc: subprocess.Popen, argv: list[str], nice: int = 0) -> None:
         self.pid: int | None = None
         self.reply: Reply | None = None
         self.done = threading.Event()
         self._forked = threading.Event()
-        threading.Thread(target=self._wait, args=(proc, argv), daemon=True).start()
+        threading.Thread(target=self._wait, args=(proc, argv, nice), daemon=True).start()
 
-    def _wait(self, proc: subprocess.Popen, argv: list[str]) -> None:
+    def _wait(self, proc: subprocess.Popen, argv: list[str], nice: int) -> None:
         try:
-            self.reply = _exchange(proc, argv, self._on_pid) or DIED
+            self.reply = _exchange(proc, argv, self._on_pid, nice) or DIED
         finally:
             self._forked.set()
             self.done.set()
@@ -163,18 +164,20 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watcher stops builds, by killing the group
     preload()
     for line in sys.stdin:
-        reply = run_forked(json.loads(line)["argv"])
+        request = json.loads(line)
+        reply = run_forked(request["argv"], request.get("nice", 0))
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 
 
-def run_forked(argv: list[str]) -> dict:
-    """Run `codeagent <argv>` in a forked child; its exit code and output."""
+def run_forked(argv: list[str], nice: int = 0) -> dict:
+    """Run `codeagent <argv>` in a forked child (`nice`: at that lower CPU priority); its exit
+    code and output."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         flush()
         pid = os.fork()
         if pid == 0:
-            _child(argv, out.fileno(), err.fileno())
+            _child(argv, out.fileno(), err.fileno(), nice)
         sys.stdout.write(json.dumps({"pid": pid}) + "\n")
         sys.stdout.flush()
         _, status, usage = os.wait4(pid, 0)
@@ -187,10 +190,12 @@ def run_forked(argv: list[str]) -> dict:
             "cpu": round(usage.ru_utime + usage.ru_stime, 3)}
 
 
-def _child(argv: list[str], out: int, err: int) -> None:
+def _child(argv: list[str], out: int, err: int, nice: int = 0) -> None:
     """In the forked child: output to `out`/`err`, run the command, exit (never returns)."""
     code: int | None = None
     try:
+        if nice:
+            os.nice(nice)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         devnull = os.open(os.devnull, os.O_RDONLY)
         for fd, target in ((devnull, 0), (out, 1), (err, 2)):

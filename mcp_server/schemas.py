@@ -80,6 +80,12 @@ ResponseMetadata = projection("ResponseMetadata", Metadata, {
     "freshness": (Literal["fresh", "stale", "unknown"], "unknown"),
     "completeness": (Literal["complete", "partial", "truncated"], "complete"),
     "schema_status": (Literal["compatible", "not_indexed", "reindex_required"], "compatible"),
+    "graph": (Literal["ready", "indexing"], Field(
+        "ready", description="indexing: the edit's graph step is still running (about a second); "
+                             "callers, callees, references and imports answer from the previous "
+                             "build's graph (graph_manifest_id), so edges of the files just edited "
+                             "may be missing or out of date; ask again for the exact answer")),
+    "graph_manifest_id": Field(None, description="The manifest whose graph answered while graph is indexing"),
 })
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from ..query.status import served_repository
 from ..query.sandbox import Sandbox
 from .schemas import ResponseMetadata
 
+
+# Seconds a graph answer waits for the followed manifest's graph step (an overlay published
+# before it, the watcher running that step: ~1 s on the standard library) before it answers
+# from the previous build's graph, marked `graph: indexing`.
+GRAPH_WAIT = 5.0
 
 # A hint telling a CLI user to run `codeagent search ...`: an agent has tools for that.
 CLI_SEARCH = re.compile(r"`codeagent search\b")
@@ -84,6 +90,21 @@ class ServerState:
         finally:
             view.close()
 
+    def wait_for_graph(self, ref: str | None = None, timeout: float = GRAPH_WAIT) -> None:
+        """Before a graph answer on the followed ref: while its manifest's graph step has not
+        landed and a build is running, wait (at most `timeout`) so the answer is exact; past
+        that, or with no build running, it answers marked `graph: indexing`."""
+        if ref is not None and ref != self.config.ref:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.view(ref) as v:
+                if not v.graph_pending:
+                    return
+            if self.running_build() is None or time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
     def build_command(self) -> str:
         """The command that builds what this server serves (no absolute paths)."""
         ref = f" --ref {self.config.ref}" if self.config.ref and self.config.ref != "worktree" else ""
@@ -139,7 +160,8 @@ def metadata_of(view, completeness: str = "complete") -> ResponseMetadata:
     m = view.metadata(completeness)
     return ResponseMetadata(ref=m.ref, manifest_id=m.manifest_id, commit=m.commit,
                             freshness=m.freshness, completeness=m.completeness,
-                            schema_status=m.schema_status)
+                            schema_status=m.schema_status, graph=m.graph,
+                            graph_manifest_id=m.graph_manifest_id)
 
 
 def scrub(exc: CodeagentError, roots: list[Path], store: Path) -> CodeagentError:

@@ -44,13 +44,15 @@ def apply_event(state: ServerState, event: dict[str, Any]) -> bool:
     """Record one watcher event in `state`; True when clients should hear the index moved."""
     kind = event.get("event")
     if kind == "build_started":
-        state.watch["building"] = {"job_id": "watch", "mode": "watch",
+        state.watch["building"] = {"job_id": "watch", "mode": "watch_graph" if event.get("graph") else "watch",
                                    "changes": event.get("changes", 0),
                                    "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    elif kind == "graph_abandoned":
+        state.watch["building"] = None
     elif kind in ("build_done", "build_failed"):
         state.watch["building"] = None
-        state.watch["last"] = event
-        return kind == "build_done" and bool(event.get("changed"))
+        state.watch["last_graph" if event.get("graph") else "last"] = event
+        return kind == "build_done" and bool(event.get("changed") or event.get("graph"))
     return False
 
 
@@ -96,7 +98,8 @@ def index_resource(state: ServerState) -> str:
     status = StatusTools(state).index_status()
     return json.dumps({"index_status": status.index_status, "ref": status.ref,
                        "manifest_id": status.manifest_id, "active_job": status.active_job,
-                       "last_build": (state.watch or {}).get("last")})
+                       "last_build": (state.watch or {}).get("last"),
+                       "last_graph_build": (state.watch or {}).get("last_graph")})
 
 
 def enable_watch_protocol(server, state: ServerState) -> None:

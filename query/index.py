@@ -24,14 +24,14 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
-from ..format.overlay import OVERLAY_DB
+from ..format.overlay import GRAPH_DB, GRAPH_TABLES, OVERLAY_DB
 from ..format.resident import drop_mapped_pages
 from ..store import Store
 from . import idle_memory
 from .assembly_check import _Vanished, _check_assembly
 from .freshness import look_beside, worktree_freshness
 from .dirwatch import Sleeper
-from .overlay import connect_overlay, overlay_base_id, prepare_connection
+from .overlay import connect_overlay, overlay_base_id, overlay_graph_of, prepare_connection
 from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -86,6 +86,8 @@ class IndexView:
             raise _Vanished(manifest_id)
         _check_assembly(store, manifest_id, directory)
         self.base_id = overlay_base_id(directory)  # None: a full assembly
+        self._graph_db = GRAPH_DB if (landed := self.base_id is not None and store.graph_landed(manifest_id)) else OVERLAY_DB
+        self.graph_manifest_id = overlay_graph_of(directory, manifest_id, landed)  # see graph_pending
         # DuckDB shares one instance among a process's connections to a file (see idle_memory)
         self._db_key = str(self.path.resolve()) if self.base_id is None else None
         try:
@@ -96,7 +98,7 @@ class IndexView:
                     raise _Vanished(manifest_id)
                 _check_assembly(store, self.base_id, store.assembled_dir(self.base_id))
                 self.path = store.assembled_dir(self.base_id) / fmt.DUCKDB_FILE
-                self.con = connect_overlay(self.path.parent, directory)
+                self.con = connect_overlay(self.path.parent, directory, landed)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
             raise _Vanished(manifest_id) from exc
         idle_memory.opened(self._db_key)
@@ -137,12 +139,25 @@ class IndexView:
     def masked_paths(self, table: str) -> frozenset[str]:
         """An overlay's paths whose rows of `table` replace (or delete) its base's; empty for a
         full assembly. With `base_id`, what a resident structure loaded for the base needs to
-        follow this manifest: drop these paths' rows, add `overlay.main.<table>`'s."""
+        follow this manifest: drop these paths' rows, add `<overlay_db(table)>.main.<table>`'s."""
         key = f"masked:{table}"
         if key not in self.cache:
             self.cache[key] = frozenset() if self.base_id is None else frozenset(
-                r[0] for r in self.sql(f"SELECT path FROM {OVERLAY_DB}.main.mask_{table}"))
+                r[0] for r in self.sql(f"SELECT path FROM {self.overlay_db(table)}.main.mask_{table}"))
         return self.cache[key]
+
+    def overlay_db(self, table: str) -> str:
+        """The database holding an overlay's rows and mask of `table` (format/overlay.py)."""
+        return self._graph_db if table in GRAPH_TABLES else OVERLAY_DB
+
+    @property
+    def graph_pending(self) -> bool:
+        """Graph answers come from graph_manifest_id's graph: this overlay's has not landed."""
+        return self.graph_manifest_id != self.manifest_id
+
+    def graph_moved(self) -> bool:
+        """Has this pending view's graph landed (or a full assembly replaced it) since it opened?"""
+        return self.graph_pending and not self.store.graph_pending(self.manifest_id)
 
     def has_table(self, name: str) -> bool:
         return name in self.tables
@@ -194,7 +209,8 @@ class IndexView:
     def metadata(self, completeness: str = COMPLETE, *, freshness: bool = True) -> Metadata:
         return Metadata(ref=self.ref, manifest_id=self.manifest_id, commit=self.commit,
                         freshness=self.freshness() if freshness else "unknown",
-                        completeness=completeness)
+                        completeness=completeness, graph="indexing" if self.graph_pending else "ready",
+                        graph_manifest_id=self.graph_manifest_id if self.graph_pending else None)
 
     # ---- lifetime ---------------------------------------------------------------------------
     def on_close(self, fn) -> None:
@@ -318,7 +334,7 @@ class IndexFollower:
     def _lease_current(self, mid: str) -> IndexView | None:
         with self._lock:
             cur = self._current
-            if cur is not None and cur.manifest_id == mid:
+            if cur is not None and cur.manifest_id == mid and not cur.graph_moved():
                 self._leases[id(cur)] = self._leases.get(id(cur), 0) + 1
                 return cur
         return None
@@ -366,7 +382,7 @@ class IndexFollower:
         mid = self._pointer()
         with self._lock:
             cur = self._current
-        if cur is None or cur.manifest_id == mid:
+        if cur is None or (cur.manifest_id == mid and not cur.graph_moved()):
             return
         loaders, late = list(cur.loaders), list(cur.late_loaders)
         del cur

@@ -11,12 +11,28 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import IndexIncompatible
 from ..format.assembly import sql_literals
-from ..format.overlay import BASE_DB, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, merged_views_sql, overlay_problem
+from ..format.overlay import (BASE_DB, GRAPH_DB, GRAPH_FILE, GRAPH_PART, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER,
+                              graph_of, merged_views_sql, overlay_problem)
 
 
 def overlay_base_id(directory: Path) -> str | None:
     """The base manifest id an assembled directory's overlay sits on; None for a full assembly.
     Raises IndexIncompatible for an overlay this codeagent cannot read."""
+    marker = overlay_marker(directory)
+    return None if marker is None else str(marker["base"])
+
+
+def overlay_graph_of(directory: Path, manifest_id: str, landed: bool) -> str:
+    """The manifest whose graph the assembly in `directory` answers from (format/overlay.py):
+    its own, or, for an overlay published before its graph whose part has not `landed`, the
+    previous build's."""
+    marker = overlay_marker(directory)
+    return manifest_id if marker is None else graph_of(marker, manifest_id, landed)
+
+
+def overlay_marker(directory: Path) -> dict | None:
+    """The overlay marker of an assembled directory; None for a full assembly. Raises
+    IndexIncompatible for an overlay this codeagent cannot read."""
     try:
         marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
     except FileNotFoundError:
@@ -27,17 +43,19 @@ def overlay_base_id(directory: Path) -> str | None:
     problem = overlay_problem(marker) if isinstance(marker, dict) else "a malformed overlay marker"
     if problem:
         raise IndexIncompatible(problem, hint="rebuild the index with `codeagent build` (or upgrade codeagent)")
-    return str(marker["base"])
+    return marker
 
 
-def connect_overlay(base_dir: Path, directory: Path):
+def connect_overlay(base_dir: Path, directory: Path, graph_landed: bool = False):
     """An in-memory DuckDB connection reading `directory`'s overlay on the database in
-    `base_dir` through merged views (both attached read-only); the one `prepare_connection`
-    opened for `base_dir`, if any."""
+    `base_dir` through merged views (both attached read-only; with `graph_landed`, the graph
+    tables from its GRAPH_PART); the one `prepare_connection` opened for `base_dir`, if any."""
     con = _take_spare(base_dir) or _connect_base(base_dir)
     try:
         con.execute(f"ATTACH {sql_literals([str(directory / OVERLAY_FILE)])} AS {OVERLAY_DB} (READ_ONLY)")
-        con.execute(merged_views_sql())
+        if graph_landed:
+            con.execute(f"ATTACH {sql_literals([str(directory / GRAPH_PART / GRAPH_FILE)])} AS {GRAPH_DB} (READ_ONLY)")
+        con.execute(merged_views_sql(graph=GRAPH_DB if graph_landed else None))
     except BaseException:
         con.close()
         raise

@@ -98,7 +98,8 @@ def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset
         for table, column in merge.restrict.items():
             unmasked = sorted(paths - view.masked_paths(table))
             cur.execute(restricted_view_sql(schema, table, column, listed,
-                                            sql_literals(unmasked) if unmasked else None))
+                                            sql_literals(unmasked) if unmasked else None,
+                                            overlay=view.overlay_db(table)))
         cur.execute(f"SET search_path = '{schema},main'")
         return cur.sql(sql).to_arrow_table()
     finally:

@@ -32,8 +32,9 @@ from pathlib import Path
 from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
-from ...format.overlay import (BASE_DB, MERGED_TABLES, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER,
-                               OVERLAY_VERSION, PER_PATH_TABLES, overlay_problem, overlay_tables_sql)
+from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB,
+                               OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES, graph_of,
+                               overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
@@ -110,10 +111,11 @@ def consolidation_due(store: Store, manifest_id: str) -> bool:
 def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
                     previous: tuple[Manifest, str] | None, *, overlay: bool, deferred: bool = False,
                     tables: Mapping[str, object] | None = None, base_copy=None, progress=None,
-                    memory: MemoryBudget | None = None) -> Path:
+                    memory: MemoryBudget | None = None, two_phase: bool = False) -> Path:
     """Assemble `manifest` after `previous` (manifest, id): as an overlay on the full assembly
     beneath it when `overlay` and the change fits one (`deferred`: the bound of a build that
-    consolidates later), else consolidated (pipeline.assemble on that full assembly's
+    consolidates later; `two_phase`: an overlay is published before its
+    graph, see graph_part.py), else consolidated (pipeline.assemble on that full assembly's
     database)."""
     prev = previous
     if prev is not None and full_assembly(store, prev[1]) != prev[1]:
@@ -121,7 +123,7 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
     if (prev is not None and previous is not None and overlay
             and overlay_fits(store, previous[1], overlay_max_bytes(deferred))):
         done = assemble_overlay(store, manifest, manifest_id, prev, after=previous, tables=tables,
-                                memory=memory)
+                                memory=memory, two_phase=two_phase)
         if done is not None:
             return done
     return assemble(store, manifest, manifest_id, prev, tables=tables, base_copy=base_copy,
@@ -130,10 +132,12 @@ def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
 
 def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: tuple[Manifest, str], *,
                      after: tuple[Manifest, str] | None = None, tables: Mapping[str, object] | None = None,
-                     memory: MemoryBudget | None = None) -> Path | None:
+                     memory: MemoryBudget | None = None, two_phase: bool = False) -> Path | None:
     """Build `assembled/<manifest_id>/` as an overlay on `base` (its manifest and id); None when
     the change is too large for one (the caller consolidates). `after` (manifest, id): the
-    previous manifest, whose overlay on the same base the graph step starts from."""
+    previous manifest, whose overlay on the same base the graph step starts from. `two_phase`:
+    the overlay carries `after`'s graph rows and is published without running the graph step
+    (the marker's "graph"; graph_part.finish_graph adds the overlay's own)."""
 
     if manifest_id == base[1] or store.is_assembled(manifest_id):
         return None  # an edit undone, or assembled already: the consolidated path keeps or mends it
@@ -146,12 +150,15 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     final = store.assembled_dir(manifest_id)
     work = store.tmp_dir / f"overlay-{manifest_id[:16]}-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
+    layered = _layered_on(store, after, base[1], manifest)
+    pending = _pending_graph(store, after, base[1], layered) if two_phase else None
     try:
         if not _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
-                             tables or {}, memory, _layered_on(store, after, base[1], manifest)):
+                             tables or {}, memory, layered, pending):
             shutil.rmtree(work, ignore_errors=True)
             return None
-        (work / OVERLAY_MARKER).write_text(json.dumps({"version": OVERLAY_VERSION, "base": base[1]}))
+        marker = {"version": OVERLAY_VERSION, "base": base[1]}
+        (work / OVERLAY_MARKER).write_text(json.dumps(marker if pending is None else {**marker, "graph": pending[0]}))
         faults.step("assemble")
         write_assembly_sums(work)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
@@ -163,34 +170,53 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
 
 
 def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
-                manifest: Manifest) -> tuple[Path, set[str], list] | None:
-    """(the overlay file of `after` and the change from its manifest to `manifest`) when
-    `after` is an intact overlay on `base_id`, else None."""
+                manifest: Manifest) -> tuple[Path, set[str], list, bool] | None:
+    """(the overlay file of `after`, the change from its manifest to `manifest`, whether its
+    graph rows are its own) when `after` is an intact overlay on `base_id`, else None."""
     if after is None or after[1] == base_id or store.assembly_base(after[1]) != base_id:
         return None
     if not store.is_assembled(after[1]) or store.assembly_problems(after[1], trust_mtime=True):
         return None
-    return (store.assembled_dir(after[1]) / OVERLAY_FILE, *changed_paths(after[0], manifest))
+    return (store.assembled_dir(after[1]) / OVERLAY_FILE, *changed_paths(after[0], manifest),
+            own_graph(store, after[1])[0] == after[1])
+
+
+def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
+    """(the manifest whose graph rows the overlay assembly of `manifest_id` holds, the file
+    holding them): its own, in its graph part or its overlay file, or, published before its
+    graph, the previous build's (format/overlay.py)."""
+    directory = store.assembled_dir(manifest_id)
+    landed = store.graph_landed(manifest_id)
+    marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
+    return (graph_of(marker, manifest_id, landed),
+            directory / GRAPH_PART / GRAPH_FILE if landed else directory / OVERLAY_FILE)
+
+
+def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: str,
+                   layered: tuple[Path, set[str], list, bool] | None) -> tuple[str, Path | None] | None:
+    """(the manifest whose graph a two-phase overlay carries until its own lands, the file of
+    that graph's rows: None for the base's); None when `after` is neither the base nor an
+    intact overlay on it (the overlay then runs its graph step before it is published)."""
+    if after is None:
+        return None
+    if after[1] == base_id:
+        return base_id, None
+    return None if layered is None else own_graph(store, after[1])
 
 
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
-                  memory: MemoryBudget | None, layered: tuple[Path, set[str], list] | None) -> bool:
+                  memory: MemoryBudget | None, layered: tuple[Path, set[str], list, bool] | None,
+                  pending: tuple[str, Path | None] | None = None) -> bool:
     """Write work/OVERLAY_FILE: the changed paths' rows (those the previous overlay, `layered`,
-    holds as they are copied from it), then the graph's differing rows; False when the graph
-    had to be recomputed whole (then the overlay is not worth it). The
+    holds as they are copied from it), then the graph's differing rows, or with `pending`
+    (_pending_graph) the rows of that graph as they are; False when the graph had to be
+    recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table
     by table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the
     file's bytes)."""
-    import duckdb
-
-    con = duckdb.connect()
-    spill = store.tmp_dir / f"spill-{work.name}"
+    con, spill = connect_overlay_writer(store, base_id, memory, work.name)
     try:
-        if memory is not None:
-            con.execute(f"SET memory_limit = '{memory.total}B'")
-            con.execute(f"SET temp_directory = {sql_literals([str(spill)])}")
-        con.execute(f"ATTACH {sql_literals([str(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)])} AS {BASE_DB} (READ_ONLY)")
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
@@ -209,7 +235,9 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
-        if not overlay_graph(con, manifest, remove, insert, None if layered is None else layered[1:]):
+        if pending is not None:
+            _copy_graph(con, pending[1], layered)
+        elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered)):
             return False
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
@@ -222,6 +250,43 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | None, name: str):
+    """(an in-memory DuckDB connection with the base `base_id` attached read-only as BASE_DB,
+    under the build's memory budget; its spill directory, for the caller to remove)."""
+    import duckdb
+
+    con = duckdb.connect()
+    spill = store.tmp_dir / f"spill-{name}"
+    try:
+        if memory is not None:
+            con.execute(f"SET memory_limit = '{memory.total}B'")
+            con.execute(f"SET temp_directory = {sql_literals([str(spill)])}")
+        con.execute(f"ATTACH {sql_literals([str(store.assembled_dir(base_id) / fmt.DUCKDB_FILE)])} AS {BASE_DB} (READ_ONLY)")
+    except BaseException:
+        con.close()
+        raise
+    return con, spill
+
+
+def _graph_layered(layered: tuple[Path, set[str], list, bool] | None) -> tuple[set[str], list] | None:
+    """The change the graph step follows from the previous overlay's graph rows (None: from
+    the base's): only when those rows are that overlay's own."""
+    return None if layered is None or not layered[3] else layered[1:3]
+
+
+def _copy_graph(con, source: Path | None, layered: tuple[Path, set[str], list, bool] | None) -> None:
+    """Copy into the overlay the graph rows and masks of the overlay file `source` (None: the
+    base's graph, nothing to copy)."""
+    if source is None:
+        return
+    alias = PREVIOUS_DB if layered is not None and source == layered[0] else "graph_source"
+    if alias != PREVIOUS_DB:
+        con.execute(f"ATTACH {sql_literals([str(source)])} AS {alias} (READ_ONLY)")
+    for table in GRAPH_TABLES:
+        for name in (table, f"mask_{table}"):
+            con.execute(f"INSERT INTO {OVERLAY_DB}.main.{name} SELECT * FROM {alias}.main.{name}")
 
 
 def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> list:

@@ -120,13 +120,16 @@ def _path_digests(table: str, column: str, where: str) -> str:
 
 
 def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
-                  previous: tuple[set[str], list] | None = None) -> bool:
+                  previous: tuple[set[str], list] | None = None, *, old_rows: bool = True) -> bool:
     """Bring the graph up to date over the merged rows (copy-on-write on the base's tables),
     then write each graph table's differing paths (mask and rows) into the overlay; False when
     the step would recompute the whole graph or change the tables otherwise (consolidate).
     `previous`: the change (remove, insert) since the previous manifest, whose overlay on the
     same base is attached as PREVIOUS_DB: the step starts from the base with that overlay's
-    graph rows layered on and follows only that change, not every path changed since the base."""
+    graph rows layered on and follows only that change, not every path changed since the base.
+    `old_rows` False: PREVIOUS_DB's per-path rows are not those of the manifest its graph rows
+    describe (graph_part.py), so the removed paths' old inputs are not compared (the step's
+    shortcut for an edit that changes no graph input is not taken)."""
     for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
         con.execute(merged_view_sql(table, rowid=table == "refs"))
     layered = previous is not None
@@ -148,7 +151,7 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
             WHERE rowid NOT IN (SELECT rid FROM del_{table}) UNION ALL SELECT * FROM new_{table}""")
     path_table(con, "delta_removed", sorted(remove))
     path_table(con, "delta_added", [f.path for f in insert])
-    for table, columns in DELTA_OLD.items():
+    for table, columns in DELTA_OLD.items() if old_rows else ():
         con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
             FROM ({_start(table, layered)}) WHERE path IN (SELECT path FROM delta_removed)""")
     try:

@@ -121,15 +121,17 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
              tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
              batch_bytes: int | None = None,
              progress: Callable[[str, int, int], None] | None = None,
-             memory: MemoryBudget | None = None) -> Path:
+             memory: MemoryBudget | None = None, replace: bool = False) -> Path:
     """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
     Arrow table of shards the caller has in memory (read instead of their Parquet);
     `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
     source bytes inserted per batch (default: the budget's, else BATCH_SOURCE_BYTES);
     `progress("assemble", done, total)` after each batch and step; `memory`: the build's
-    budget (DuckDB's memory_limit, spilling to the store's tmp/)."""
+    budget (DuckDB's memory_limit, spilling to the store's tmp/); `replace`: assemble it again
+    even when intact (an overlay whose graph step needs the whole graph: graph_part.py)."""
     final = store.assembled_dir(manifest_id)
-    if store.is_assembled(manifest_id) and not store.assembly_problems(manifest_id, trust_mtime=True):
+    if (not replace and store.is_assembled(manifest_id)
+            and not store.assembly_problems(manifest_id, trust_mtime=True)):
         return final
     steps = _Steps(progress)
     if batch_bytes is None:

@@ -48,6 +48,7 @@ class GraphTools:
         self.state = state
 
     def _run(self, fn, ref: str | None, symbol_id: str, **kwargs) -> Graph:
+        self.state.wait_for_graph(ref)
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             return graph_out(fn(view, symbol_id, **kwargs), view)
 
@@ -98,6 +99,7 @@ class GraphTools:
         `architecture` imports and inheritance, `patterns` implementers, `dependencies`
         every outgoing edge. Use it for questions that span several files."""
         direction, kinds, seed_query = research_plan(query, focus)
+        await anyio.to_thread.run_sync(self.state.wait_for_graph, ref)
         with self.state.view(ref) as view:
             resp = await anyio.to_thread.run_sync(lambda: _deadlined(
                 view, lambda: search(view, SearchRequest(seed_query, limit=5))))

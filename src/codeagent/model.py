@@ -36,12 +36,18 @@ class Metadata:
     freshness: str  # fresh | stale | unknown
     completeness: str = COMPLETE
     schema_status: str = "compatible"  # compatible | reindex_required
+    # ready | indexing: the manifest's graph step has not landed (an overlay published before
+    # it), so callers, callees, references and imports come from graph_manifest_id's graph
+    graph: str = "ready"
+    graph_manifest_id: str | None = None  # set while graph is indexing
 
     def to_dict(self, extended: bool = True) -> dict:
         base = {"ref": self.ref, "manifest_id": self.manifest_id, "freshness": self.freshness,
                 "completeness": self.completeness}
         if extended:
-            base.update(commit=self.commit, schema_status=self.schema_status)
+            base.update(commit=self.commit, schema_status=self.schema_status, graph=self.graph)
+            if self.graph_manifest_id:
+                base["graph_manifest_id"] = self.graph_manifest_id
         return base
 
 

@@ -175,7 +175,7 @@ def test_json_summary_fields(git_repo, cli):
                 "manifest_id", "ref", "commit", "seconds"):
         assert key in data, key
     assert data["files_total"] == 2
-    assert set(data["phases"]) == {"scan", "parse", "embed", "assemble"}
+    assert set(data["phases"]) == {"scan", "parse", "embed", "assemble", "graph"}
     assert all(v >= 0 for v in data["phases"].values())
     assert sum(data["phases"].values()) <= data["seconds"]
     assert data["files_skipped"]["by_reason"] == {"binary": 1}

@@ -163,7 +163,9 @@ def _follows(follower: IndexFollower, root: Path) -> None:
 
 
 def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]],
-                    watching: bool = False) -> set[str]:
+                    watching: bool = False, later: list[bool] = ()) -> set[str]:
+    """Build after each edit (the i-th with graph_later when `later[i]`: published before its
+    graph step, which the next build runs), then once more, and compare with a clean build."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
         root.mkdir()
@@ -174,11 +176,16 @@ def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]],
         follower = IndexFollower(root)
         follower.warm_on_swap = watching  # its watcher: inotify, warm loads, a spare connection
         try:
-            for edit in edits:
+            for i, edit in enumerate(edits):
                 _apply(root, edit)
-                build(BuildOptions(repo=root, jobs=1))
+                done = build(BuildOptions(repo=root, jobs=1, graph_later=i < len(later) and later[i]))
                 kinds |= _kinds(Store(root / ".codeagent"))
+                with open_index(root) as view:
+                    assert view.graph_pending == done.graph_pending
+                    kinds |= {"pending"} if done.graph_pending else set()
                 _follows(follower, root)
+            assert not build(BuildOptions(repo=root, jobs=1)).graph_pending
+            _follows(follower, root)
         finally:
             follower.close()
         with open_index(root) as got, _clean(root, Path(tmp) / "clean") as want:
@@ -208,6 +215,14 @@ def test_a_watching_reader_answers_what_a_clean_build_answers(start, edits):
     """The long-lived reader's watcher warms each new manifest as the build swaps the ref,
     racing the reader's own requests: the answers are the same."""
     _check_sequence(start, edits, watching=True)
+
+
+@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4), later=st.lists(st.booleans(), max_size=4))
+@SETTINGS
+def test_overlays_published_before_their_graph_answer_what_a_clean_build_answers(start, edits, later):
+    """Builds that publish before the graph step (graph_later) and leave it to the next build,
+    in any order with ones that run it: once it has run, the same answers as a clean build."""
+    _check_sequence(start, edits, later=later)
 
 
 @given(start=START, edits=st.lists(EDIT, min_size=2, max_size=5))
@@ -300,8 +315,8 @@ def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_rep
     third = build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     assert store.assembly_base(third.manifest_id) == first.manifest_id
-    (path, remove, insert), = seen
-    assert path == store.assembled_dir(second.manifest_id) / OVERLAY_FILE
+    (path, remove, insert, own_graph), = seen
+    assert path == store.assembled_dir(second.manifest_id) / OVERLAY_FILE and own_graph
     assert remove == {"c.py"} and [e.path for e in insert] == ["c.py"]
     with open_index(git_repo.path) as view:
         got = sorted(view.sql("SELECT src_path, kind, dst_path, target FROM edges WHERE kind <> 'contains'"))

@@ -102,22 +102,26 @@ def _tree(store: Path, manifest_id: str) -> str:
     return hash_bytes(load_manifest(Store(store), manifest_id).canonical_bytes())
 
 
-def _fresh(repo: Path, store: Path) -> tuple[str, list[tuple[str, str]]]:
-    """(whole manifest's hash, every soak symbol's (name, path)) of a fresh full build of the tree."""
+def _fresh(repo: Path, store: Path) -> tuple[str, list[tuple[str, str]], str]:
+    """(whole manifest's hash, every soak symbol's (name, path), its graph's state: ready) of a
+    fresh full build of the tree."""
     shutil.rmtree(store, ignore_errors=True)
     mid = json.loads(_cli("build", repo, "--worktree", "--store", store, "--json"))["manifest_id"]
     with open_index(repo, store) as view:
         hits = find_symbols(view, "soak_", match="prefix", limit=50, include_references=False).results
-    return _tree(store, mid), sorted((h.name, h.path) for h in hits)
+    return _tree(store, mid), sorted((h.name, h.path) for h in hits), "ready"
 
 
-async def _served(c, store: Path) -> tuple[str, list[tuple[str, str]]]:
+async def _served(c, store: Path) -> tuple[str, list[tuple[str, str]], str]:
+    """The same of what the server answers (its graph `indexing` until the watcher's graph step
+    for the manifest has landed)."""
     status = await c.call_tool("index_status", {})
     assert not status.is_error, status.content
     found = await c.call_tool("search_symbols", {"query": "soak_", "match": "prefix", "limit": 50})
     assert not found.is_error, found.content
     hits = found.structured_content["results"]
-    return _tree(store, status.structured_content["manifest_id"]), sorted((h["name"], h["path"]) for h in hits)
+    return (_tree(store, status.structured_content["manifest_id"]), sorted((h["name"], h["path"]) for h in hits),
+            found.structured_content["metadata"]["graph"])
 
 
 async def test_served_answers_match_a_fresh_build_after_every_window(git_repo, tmp_path):

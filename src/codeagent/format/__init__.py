@@ -113,7 +113,7 @@ ASSEMBLY_SUMS = "SUMS"
 # write moves the ctime. Optional (absent: every file is hashed); `verify` never trusts it.
 ASSEMBLY_STAMPS = "VERIFIED"
 # An overlay assembly (overlay.py) holds OVERLAY_FILE and OVERLAY_MARKER instead of DUCKDB_FILE.
-from .overlay import OVERLAY_FILE, OVERLAY_MARKER  # noqa: E402,F401
+from .overlay import GRAPH_PART, OVERLAY_FILE, OVERLAY_MARKER  # noqa: E402,F401
 
 # Vectors (indexer/assemble/vectors.py writes the objects, indexer/assemble/ann.py the assembled files).
 # Object: VECTORS_MAGIC, one line of canonical JSON {embedder_id, dim, items: [[doc_kind,

@@ -9,6 +9,13 @@ Layout of `assembled/<manifest id>/` for an overlay (instead of index.duckdb):
                   the paths whose base rows it hides; meta (the overlay's manifest, with
                   overlay_version and base_manifest_id).
   SUMS, COMPLETE  as for every assembly.
+  GRAPH_PART/     (version 2, an overlay published before its graph: the marker's "graph" names
+                  the manifest whose graph rows OVERLAY_FILE carries, the previous build's) once
+                  the graph step has run: GRAPH_FILE holding the graph tables of MERGED_TABLES
+                  (rows and masks, as above) for the overlay's own manifest, and its own SUMS
+                  and COMPLETE. Renamed into place whole: a reader reads the graph tables from
+                  it when it is complete, else from OVERLAY_FILE, and says the graph is
+                  `indexing` (query/overlay.py).
 
 A reader attaches the base (BASE_DB) and the overlay (OVERLAY_DB) read-only and creates one
 view per table (merged_views_sql): the base's rows outside the mask, then the overlay's. The
@@ -21,6 +28,8 @@ exactly as a full assembly computes them.
 
 OVERLAY_VERSION history:
   1: per-table masks and rows as above.
+  2: the marker's "graph" and GRAPH_PART (an overlay published in two phases); version 1
+     overlays are read as ones whose graph is complete.
 """
 
 from __future__ import annotations
@@ -29,11 +38,15 @@ import re
 
 from .assembly import GRAPH_TABLES_SQL, TABLES_SQL
 
-OVERLAY_VERSION = 1
+OVERLAY_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 OVERLAY_FILE = "overlay.duckdb"
 OVERLAY_MARKER = "OVERLAY"
+GRAPH_PART = "graph"
+GRAPH_FILE = "graph.duckdb"
 BASE_DB = "base"
 OVERLAY_DB = "overlay"
+GRAPH_DB = "graph_part"
 
 # Table -> the column naming the path its rows belong to.
 MERGED_TABLES = {
@@ -64,12 +77,13 @@ def merged_view_sql(table: str, base: str = BASE_DB, overlay: str = OVERLAY_DB, 
 
 
 def merged_views_sql(tables: tuple[str, ...] | None = None, base: str = BASE_DB,
-                     overlay: str = OVERLAY_DB) -> str:
+                     overlay: str = OVERLAY_DB, graph: str | None = None) -> str:
     """Views, in the connection's own (in-memory) database, that read `base` and `overlay`
     as one index: `tables` (default all of MERGED_TABLES) merged, meta from the overlay,
-    graph_version from the base, then the views of TABLES_SQL."""
+    graph_version from the base, then the views of TABLES_SQL. `graph`: the database the
+    graph tables' rows and masks are read from (a landed GRAPH_PART) instead of `overlay`."""
     names = tuple(MERGED_TABLES) if tables is None else tables
-    out = [merged_view_sql(t, base, overlay) for t in names]
+    out = [merged_view_sql(t, base, graph if graph and t in GRAPH_TABLES else overlay) for t in names]
     out.append(f"CREATE OR REPLACE VIEW meta AS SELECT * FROM {overlay}.main.meta;")
     out += [f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {base}.main.{t};" for t in BASE_ONLY_TABLES]
     out += table_views()
@@ -98,6 +112,14 @@ def overlay_tables_sql() -> str:
 
 def overlay_problem(marker: dict) -> str | None:
     """Why a reader of this codeagent cannot read an overlay with this marker, or None."""
-    if marker.get("version") != OVERLAY_VERSION:
-        return f"index overlay version {marker.get('version')}, this codeagent reads {OVERLAY_VERSION}"
+    if marker.get("version") not in READABLE_VERSIONS:
+        return (f"index overlay version {marker.get('version')}, this codeagent reads "
+                f"{' and '.join(map(str, READABLE_VERSIONS))}")
     return None
+
+
+def graph_of(marker: dict, manifest_id: str, landed: bool) -> str:
+    """The manifest whose graph an overlay with this marker answers from: its own, unless it
+    was published before its graph (the marker's "graph") and GRAPH_PART has not `landed`."""
+    pending = marker.get("graph")
+    return manifest_id if not pending or landed else str(pending)

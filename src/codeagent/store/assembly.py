@@ -51,6 +51,24 @@ class AssemblyMixin:
             return ""
         return str(marker.get("base", "")) if isinstance(marker, dict) else ""
 
+    def graph_landed(self, manifest_id: str) -> bool:
+        """Has the overlay assembly of `manifest_id` its graph part in place (format/overlay.py,
+        GRAPH_PART)?"""
+        part = self.assembled_dir(manifest_id) / fmt.GRAPH_PART
+        try:
+            return (part / fmt.COMPLETE_MARKER).read_text() == complete_marker(manifest_id)
+        except OSError:
+            return False
+
+    def graph_pending(self, manifest_id: str) -> bool:
+        """Is `manifest_id` assembled as an overlay published before its graph step (the
+        marker's "graph"), whose graph part has not landed?"""
+        try:
+            marker = json.loads((self.assembled_dir(manifest_id) / fmt.OVERLAY_MARKER).read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(marker, dict) and bool(marker.get("graph")) and not self.graph_landed(manifest_id)
+
     def assembly_problems(self, manifest_id: str, *, deep: bool = True, trust_mtime: bool = False,
                           which: Callable[[str], bool] | None = None,
                           stamped: bool = False) -> list[str]:
@@ -60,8 +78,17 @@ class AssemblyMixin:
         catches every rewrite, not bit rot: `verify` and readers re-hash). With `stamped` (the
         readers), a file whose stat is still the one its last check recorded in VERIFIED is
         not re-hashed, and the files hashed intact are recorded there (see `_stamp_entry`).
-        `which`: check only the files it accepts (by name)."""
+        `which`: check only the files it accepts (by name). An overlay's landed graph part
+        (format/overlay.py, GRAPH_PART) is checked the same way against its own SUMS."""
         directory = self.assembled_dir(manifest_id)
+        problems = self._sums_problems(directory, deep, trust_mtime, which, stamped)
+        if self.graph_landed(manifest_id):
+            part = self._sums_problems(directory / fmt.GRAPH_PART, deep, trust_mtime, which, stamped)
+            problems += [f"{fmt.GRAPH_PART}/{p}" for p in part]
+        return problems
+
+    def _sums_problems(self, directory: Path, deep: bool, trust_mtime: bool,
+                       which: Callable[[str], bool] | None, stamped: bool) -> list[str]:
         try:
             sums = json.loads((directory / fmt.ASSEMBLY_SUMS).read_bytes())
         except (OSError, ValueError):
