@@ -188,6 +188,8 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             for run in runs:
                 inserted += insert_entries(con, store, run, tables, beside=beside)
                 steps.advance()
+            if memory is not None:
+                con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:
                     step(con, manifest)
@@ -199,7 +201,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
         if beside is not None:
             beside.wait()
         if base is None and len(runs) > 1:
-            sort_postings(con)
+            sort_postings(con, memory.derived_duckdb_limit if memory is not None else None)
         _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
         if base is not None:
             con.execute("COMMIT")
