@@ -201,7 +201,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
         if beside is not None:
             beside.wait()
         if base is None and len(runs) > 1:
-            sort_postings(con, memory.derived_duckdb_limit if memory is not None else None)
+            sort_postings(con)
         _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
         if base is not None:
             con.execute("COMMIT")

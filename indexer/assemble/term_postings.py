@@ -8,16 +8,11 @@ import numpy as np
 import pyarrow as pa
 
 from ... import kernels
-from ..budget import MemoryBudget
 from .tables import flatten
 
 # The appended (unsorted) tail of term_postings may grow to this fraction of the table before
 # an incremental assembly re-sorts it.
 POSTINGS_TAIL_FRACTION = 0.15
-# DuckDB memory a term_postings row takes in the sort by term (3x the stdlib's 11.3M rows
-# sorted in memory peaked at ~1.3 GiB), and the sampled rows per range that cut the sort.
-SORT_ROW_BYTES = 256
-BOUNDS_SAMPLE = 2000
 
 
 def postings_rows(shards, paths):
@@ -129,34 +124,7 @@ def postings_tail(con, full: bool, inserted: int) -> int:
     return 0
 
 
-def sort_postings(con, memory_limit: int | None = None) -> None:
-    """Rewrite term_postings sorted by term, one range of terms at a time, each range sized to
-    sort within DuckDB's `memory_limit`: one sort of the whole table spilled to disk past it
-    and cost twice the CPU (3x the stdlib: 11.9 s in one sort, 6.4 s in eight ranges). Each
-    range reads only the row groups its terms may be in (the batches were inserted sorted).
-    `memory_limit`: DuckDB's, the default budget's when None."""
-    per_range = max(1, (memory_limit or MemoryBudget().duckdb_limit) // SORT_ROW_BYTES)
-    rows = con.execute("SELECT count(*) FROM term_postings").fetchone()[0]
-    bounds = _term_bounds(con, -(-rows // per_range))
-    con.execute("CREATE TABLE term_postings_sorted AS SELECT * FROM term_postings LIMIT 0")
-    for lo, hi in zip([None, *bounds], [*bounds, None]):
-        params = {k: v for k, v in (("lo", lo), ("hi", hi)) if v is not None}
-        where = ("TRUE" if not params else "term < $hi" if lo is None  # NULLs sort last
-                 else "term >= $lo OR term IS NULL" if hi is None else "term >= $lo AND term < $hi")
-        con.execute(f"INSERT INTO term_postings_sorted SELECT * FROM term_postings WHERE {where} "
-                    "ORDER BY term", params)
+def sort_postings(con) -> None:
+    con.execute("CREATE TABLE term_postings_sorted AS SELECT * FROM term_postings ORDER BY term")
     con.execute("DROP TABLE term_postings")
     con.execute("ALTER TABLE term_postings_sorted RENAME TO term_postings")
-
-
-def _term_bounds(con, ranges: int) -> list[str]:
-    """Up to `ranges - 1` increasing terms that cut term_postings into about `ranges` parts
-    of equal rows (from a sample; a term is never cut: its rows stay in one part)."""
-    if ranges <= 1:
-        return []
-    sample = [t for (t,) in con.execute(  # in DuckDB's order, which the ranges' filters use
-        f"SELECT term FROM (SELECT term FROM term_postings TABLESAMPLE reservoir({BOUNDS_SAMPLE * ranges} "
-        "ROWS) REPEATABLE (1)) WHERE term IS NOT NULL ORDER BY term").fetchall()]
-    if not sample:
-        return []
-    return list(dict.fromkeys(sample[len(sample) * i // ranges] for i in range(1, ranges)))

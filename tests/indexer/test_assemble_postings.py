@@ -1,17 +1,13 @@
 """assemble.term_postings.postings_rows against a per-posting reference: docs and term_postings rows, whatever
-the order of a shard's postings (a document's postings split in two runs, chunks first); the
-final sort of term_postings in ranges of terms against DuckDB's own order."""
+the order of a shard's postings (a document's postings split in two runs, chunks first)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-import duckdb
 import pyarrow as pa
-from hypothesis import given, settings, strategies as st
 
-from codeagent.format.assembly import TABLES_SQL
-from codeagent.indexer.assemble.term_postings import SORT_ROW_BYTES, postings_rows, sort_postings
+from codeagent.indexer.assemble.term_postings import postings_rows
 from codeagent.format.shard import POSTING_TYPE, SHARD_SCHEMA
 
 
@@ -54,21 +50,3 @@ def test_postings_match_a_per_posting_reference():
 def test_no_postings():
     postings, docs = postings_rows(_shards([[], []]), pa.array(["a.py", "b.py"]))
     assert postings.num_rows == 0 and docs.num_rows == 0
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.none(), st.text("abé_Z09", max_size=3)), st.integers(0, 3)),
-                max_size=80),
-       st.integers(1, 12))
-def test_a_sort_in_ranges_of_terms_keeps_every_row_in_term_order(rows, per_range):
-    """However the sampled bounds cut it (a range of `per_range` rows here), the sorted table
-    has exactly the rows it had, terms in DuckDB's order, NULLs last."""
-    con = duckdb.connect()
-    con.execute(TABLES_SQL)
-    if rows:
-        con.executemany("INSERT INTO term_postings VALUES (?, 'p.py', 'c', ?, 1, 1)", rows)
-    sort_postings(con, per_range * SORT_ROW_BYTES)
-    got = con.execute("SELECT term, doc FROM term_postings ORDER BY rowid").fetchall()
-    assert Counter(got) == Counter(rows)
-    assert [(t,) for t, _ in got] == con.execute(
-        "SELECT term FROM term_postings ORDER BY term NULLS LAST").fetchall()
