@@ -190,6 +190,8 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             for run in runs:
                 inserted += insert_entries(con, store, run, tables, beside=beside)
                 steps.advance()
+            if memory is not None:
+                con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:
                     step(con, manifest)

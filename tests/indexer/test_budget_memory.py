@@ -34,6 +34,8 @@ def test_what_is_no_size_or_too_small_is_refused(text):
 def test_every_share_fits_the_budget(total):
     b = MemoryBudget(total)
     assert b.duckdb_limit + b.fresh_table_bytes + b.assembly_batch_bytes * 20 <= total
+    # once the rows are in, DuckDB takes the batches' share; the kept shards stay
+    assert b.duckdb_limit <= b.derived_duckdb_limit <= total - b.fresh_table_bytes - total // 4
     assert 0 < b.parse_batch_bytes <= 64 << 20
 
 
