@@ -78,7 +78,8 @@ def over_budget(exc: BaseException, budget: MemoryBudget) -> OutOfMemory | None:
     larger = _size_text(max(2 * budget.total, DEFAULT_MEMORY))
     return OutOfMemory(
         f"the build ran out of its memory budget (--memory {_size_text(budget.total)}: DuckDB may "
-        f"hold {_size_text(budget.duckdb_limit)}): {str(exc).splitlines()[0]}",
+        f"hold {_size_text(budget.duckdb_limit)} while rows are inserted, "
+        f"{_size_text(budget.derived_duckdb_limit)} after): {str(exc).splitlines()[0]}",
         hint=f"run it again with a larger budget, e.g. --memory {larger}; the previous index "
              "stays current")
 

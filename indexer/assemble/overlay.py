@@ -33,7 +33,7 @@ from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
 from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB,
-                               OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES, graph_of,
+                               OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES,
                                overlay_problem, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
@@ -186,10 +186,8 @@ def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
     holding them): its own, in its graph part or its overlay file, or, published before its
     graph, the previous build's (format/overlay.py)."""
     directory = store.assembled_dir(manifest_id)
-    landed = store.graph_landed(manifest_id)
-    marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
-    return (graph_of(marker, manifest_id, landed),
-            directory / GRAPH_PART / GRAPH_FILE if landed else directory / OVERLAY_FILE)
+    return (store.graph_source(manifest_id),
+            directory / GRAPH_PART / GRAPH_FILE if store.graph_landed(manifest_id) else directory / OVERLAY_FILE)
 
 
 def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: str,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import InvalidParameter, StoreWriteFailed
+from ..format.overlay import graph_of
 from ..hashing import hash_stream, is_object_id
 from .atomic import atomic_write
 
@@ -60,14 +61,21 @@ class AssemblyMixin:
         except OSError:
             return False
 
-    def graph_pending(self, manifest_id: str) -> bool:
-        """Is `manifest_id` assembled as an overlay published before its graph step (the
-        marker's "graph"), whose graph part has not landed?"""
+    def graph_source(self, manifest_id: str) -> str:
+        """The manifest whose graph the assembly of `manifest_id` answers from: its own, or,
+        for an overlay published before its graph step whose graph part has not landed, the
+        one its marker's "graph" names (format/overlay.py)."""
         try:
             marker = json.loads((self.assembled_dir(manifest_id) / fmt.OVERLAY_MARKER).read_bytes())
         except (OSError, ValueError):
-            return False
-        return isinstance(marker, dict) and bool(marker.get("graph")) and not self.graph_landed(manifest_id)
+            return manifest_id
+        if not isinstance(marker, dict):
+            return manifest_id
+        return graph_of(marker, manifest_id, self.graph_landed(manifest_id))
+
+    def graph_pending(self, manifest_id: str) -> bool:
+        """Is `manifest_id` an overlay published before its graph step, not landed yet?"""
+        return self.graph_source(manifest_id) != manifest_id
 
     def assembly_problems(self, manifest_id: str, *, deep: bool = True, trust_mtime: bool = False,
                           which: Callable[[str], bool] | None = None,
