@@ -1,6 +1,7 @@
 """Where a cold build's assembly spends its time, statement by statement.
 
     python bench/assembly_statements.py REPO [--store DIR] [--top 40] [--json OUT] [-- BUILD ARGS]
+    python bench/assembly_statements.py REPO --baseline PYTHON [--rounds 2] [--store DIR]
 
 Runs `codeagent build REPO --store DIR` in this process (DIR: a fresh temporary directory
 unless given; it is emptied first) with every DuckDB connection the build opens wrapped: each
@@ -10,6 +11,12 @@ postings job runs beside the caller, so a statement's CPU there also counts that
 Prints the statements by CPU, the step totals, and the load average; --json writes every
 statement's figures (compare two scales' files with --compare A.json B.json: each
 statement's growth, by the same text).
+
+With --baseline (the Python of another checkout's environment, whose codeagent is the previous
+code), this script runs cold builds of REPO in subprocesses, the previous code and this one
+alternated `--rounds` times, and prints the medians of each one's process CPU and wall, and the
+CPU of the statements that write term_postings (their insert, and the previous code's sort),
+with the ratio this / previous and the load average of each run.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import json
 import os
 import re
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,6 +108,38 @@ def _compare(a: Path, b: Path, top: int) -> None:
     print(f"total: {sum(v['cpu'] for v in sa.values()):.1f} -> {sum(v['cpu'] for v in sb.values()):.1f} s CPU")
 
 
+_PROCESS = re.compile(r"this process ([0-9.]+) s CPU, ([0-9.]+) s wall; load average ([0-9.]+)")
+
+
+def _one_build(python: str, repo: Path, store: Path, build_args: list[str]) -> dict[str, float]:
+    """One cold build by `python`'s codeagent, timed by this script in a subprocess."""
+    out = store.with_suffix(".json")
+    run = subprocess.run([python, __file__, str(repo), "--store", str(store), "--json", str(out), "--top", "0",
+                          *build_args], capture_output=True, text=True, check=True)
+    cpu, wall, load = map(float, _PROCESS.search(run.stderr).groups())
+    statements = json.loads(out.read_text())
+    postings = sum(f["cpu"] for label, f in statements.items() if "term_postings" in label)
+    shutil.rmtree(store, ignore_errors=True)
+    return {"cpu": cpu, "wall": wall, "postings": postings, "load": load}
+
+
+def _alternate(repo: Path, baseline: str, rounds: int, store: Path, build_args: list[str]) -> None:
+    codes = {"previous": baseline, "this": sys.executable}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in codes}
+    for i in range(rounds):
+        for name, python in (codes.items() if i % 2 == 0 else reversed(codes.items())):
+            runs[name].append(_one_build(python, repo, store / name, build_args))
+            r = runs[name][-1]
+            print(f"round {i + 1} {name:8}: CPU {r['cpu']:.1f} s, wall {r['wall']:.1f} s, "
+                  f"term_postings statements {r['postings']:.2f} s CPU, load {r['load']:.1f}", flush=True)
+    median = {name: {k: statistics.median(r[k] for r in rs) for k in ("cpu", "wall", "postings")}
+              for name, rs in runs.items()}
+    for k in ("cpu", "wall", "postings"):
+        a, b = median["previous"][k], median["this"][k]
+        print(f"median {k:8}: previous {a:.2f} s, this {b:.2f} s, ratio {b / a:.2f}")
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("repo", type=Path, nargs="?")
@@ -106,10 +147,17 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--compare", type=Path, nargs=2, metavar=("A", "B"))
+    ap.add_argument("--baseline", help="the previous code's Python: alternate cold builds with it")
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("build_args", nargs="*")
     args = ap.parse_args()
     if args.compare:
         _compare(*args.compare, args.top)
+        return
+    if args.baseline:
+        store = args.store or Path(tempfile.mkdtemp(prefix="codeagent-stmts-"))
+        store.mkdir(parents=True, exist_ok=True)
+        _alternate(args.repo, args.baseline, args.rounds, store, args.build_args)
         return
     store = args.store or Path(tempfile.mkdtemp(prefix="codeagent-stmts-"))
     shutil.rmtree(store, ignore_errors=True)

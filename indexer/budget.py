@@ -37,6 +37,12 @@ class MemoryBudget:
         return self.total * 5 // 8
 
     @property
+    def postings_round_rows(self) -> int:
+        """term_postings rows merged at once at the end of a full assembly (~100 bytes each
+        in the merge, with their sort and the insert's copy)."""
+        return self.total // 1024
+
+    @property
     def assembly_batch_bytes(self) -> int:
         """Source bytes inserted into the assembly per batch."""
         return max(4 * MIB, self.total // ASSEMBLY_BYTES_PER_SOURCE_BYTE)

@@ -39,7 +39,8 @@ from .graph import symbol_graph
 from .resident import write_resident_arrays
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
                      insert_skipped, mark_delta)
-from .term_postings import insert_postings, postings_tail, sort_postings
+from .postings_merge import PostingsRuns
+from .term_postings import insert_postings, postings_tail
 
 # Derived tables computed in the database from its rows: step(con, manifest).
 DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
@@ -52,21 +53,22 @@ ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None", "Memo
 
 def insert_entries(con, store: Store, entries: list[FileEntry],
                    tables: Mapping[str, object] | None = None, *,
-                   beside: _Beside | None = None) -> int:
+                   beside: _Beside | None = None, spool: PostingsRuns | None = None) -> int:
     """Insert the entries' rows; returns the term_postings rows inserted here. The postings
     (their numpy work and the term_postings insert: about half of this function's time, and
     no derived step reads them) are left to `beside` when given, which runs them on its own
-    cursor while this goes on."""
+    cursor while this goes on; `spool` takes the term_postings rows instead of the table."""
     insert_skipped(con, [f for f in entries if not f.indexed])
     indexed = [f for f in entries if f.indexed]
     if not indexed:
         return 0
     shards = entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
+    add = spool.add if spool is not None else None
     if beside is not None:
-        beside(lambda cur: insert_postings(cur, shards, paths))
+        beside(lambda cur: insert_postings(cur, shards, paths, add))
     insert_rows(con, shards, paths, indexed)
-    return 0 if beside is not None else insert_postings(con, shards, paths)
+    return 0 if beside is not None else insert_postings(con, shards, paths, add)
 
 
 def _write_meta(con, manifest: Manifest, manifest_id: str, postings_tail: int) -> None:
@@ -170,7 +172,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
     base's when there is one of this ASSEMBLY_VERSION; returns the previous assembly's
     directory when the database was built on it."""
     spill = (memory.duckdb_limit, store.tmp_dir / f"spill-{work.name}") if memory is not None else None
-    con = connect(work / fmt.DUCKDB_FILE, spill)
+    con, merge = connect(work / fmt.DUCKDB_FILE, spill), None
     try:
         if base is not None and not same_assembly_version(con):
             con.close()
@@ -182,13 +184,16 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
         beside = _Beside(con) if base is None else None
         remove, insert = changed_paths(base, manifest)
         mark_delta(con, remove, insert)
+        runs = batches(insert, batch_bytes)
+        # A full assembly of several batches merges their sorted postings (postings_merge.py).
+        merge = (PostingsRuns(store.tmp_dir / f"postings-{work.name}", (memory or MemoryBudget()).postings_round_rows)
+                 if base is None and len(runs) > 1 else None)
         try:
-            runs = batches(insert, batch_bytes)
             steps.total = len(runs) + len(DERIVED_STEPS) + len(ARTIFACT_STEPS) + 1
             steps.advance(0)
             inserted = 0
             for run in runs:
-                inserted += insert_entries(con, store, run, tables, beside=beside)
+                inserted += insert_entries(con, store, run, tables, beside=beside, spool=merge)
                 steps.advance()
             if memory is not None:
                 con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
@@ -202,14 +207,16 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             raise
         if beside is not None:
             beside.wait()
-        if base is None and len(runs) > 1:
-            sort_postings(con)
+        if merge is not None:
+            merge.insert_into(con)
         _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
         if base is not None:
             con.execute("COMMIT")
         checkpoint(con)
     finally:
         con.close()
+        if merge is not None:
+            merge.close()
         if spill is not None:
             shutil.rmtree(spill[1], ignore_errors=True)
     return prev_dir

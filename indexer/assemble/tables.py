@@ -26,7 +26,7 @@ DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
 # Entries are inserted in batches of about this many source bytes: a batch's shards, flattened
 # rows and postings are in memory at once (~20x its source bytes at the peak, measured on the
 # stdlib), so a huge tree is assembled in bounded memory. A full assembly of more than one
-# batch re-sorts term_postings once at the end.
+# batch merges the batches' term-sorted postings into term_postings at the end (postings_merge.py).
 BATCH_SOURCE_BYTES = 128 << 20
 
 

@@ -4,6 +4,8 @@ re-sorts it past POSTINGS_TAIL_FRACTION."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 
@@ -39,7 +41,7 @@ def postings_rows(shards, paths):
         "doc": arrow(slot_doc[present]), "length": arrow(length[present])})
     terms = kernels.dictionary_encode(flat.column("term").chunk(0))
     rank = kernels.dense_rank(terms.dictionary).to_numpy()
-    order = _stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
+    order = stable_order(rank[terms.indices.to_numpy()].astype(np.uint32))
     run = run[order]
     postings = pa.table({
         "term": pa.DictionaryArray.from_arrays(kernels.take(terms.indices, order), terms.dictionary),
@@ -62,7 +64,7 @@ def _run_starts(entry, doc, doc_kind):
     return np.flatnonzero(change)
 
 
-def _stable_order(keys):
+def stable_order(keys):
     """np.argsort(keys, kind="stable") of uint32 keys, as two 16-bit passes (numpy's radix
     sort; on 32-bit keys it falls back to timsort, 2-3x slower)."""
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
@@ -94,15 +96,19 @@ def _doc_slots(entry, kind, n_kinds: int, doc):
     return slot, slot_entry, slot_kind, slot_doc
 
 
-def insert_postings(con, shards, paths) -> int:
+def insert_postings(con, shards, paths, spool: Callable[[pa.Table], int] | None = None) -> int:
+    """Insert the entries' docs and term_postings rows; returns the term_postings rows.
+    `spool`: takes the term_postings rows instead (postings_merge.PostingsRuns.add)."""
     postings, docs = postings_rows(shards, paths)
     con.register("e_docs", docs)
     con.execute("INSERT INTO docs SELECT path, doc_kind, doc, length FROM e_docs")
+    con.unregister("e_docs")
+    if spool is not None:
+        return spool(postings)
     # Sorted by term, so BM25 reads only the row groups of the query's terms (zone maps).
     con.register("e_postings", postings)
     con.execute("INSERT INTO term_postings SELECT term, path, doc_kind, doc, tf, length FROM e_postings")
-    for name in ("e_docs", "e_postings"):
-        con.unregister(name)
+    con.unregister("e_postings")
     return len(postings)
 
 
