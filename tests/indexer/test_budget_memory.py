@@ -36,6 +36,8 @@ def test_every_share_fits_the_budget(total):
     assert b.duckdb_limit + b.fresh_table_bytes + b.assembly_batch_bytes * 20 <= total
     # once the rows are in, DuckDB takes the batches' share; the kept shards stay
     assert b.duckdb_limit <= b.derived_duckdb_limit <= total - b.fresh_table_bytes - total // 4
+    # the postings' merge rounds (~100 bytes a row) fit in what DuckDB's derived share leaves
+    assert b.postings_round_rows * 100 <= total - b.derived_duckdb_limit - b.fresh_table_bytes
     assert 0 < b.parse_batch_bytes <= 64 << 20
 
 

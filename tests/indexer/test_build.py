@@ -229,6 +229,16 @@ def test_term_postings_stay_sorted_with_a_bounded_tail(git_repo):
     assert _postings_layout(store, big.manifest_id)[:2] == (0, 0)
 
 
+def _ordered_postings(store: Store, manifest_id: str) -> list[tuple]:
+    import duckdb
+
+    con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
+    try:
+        return con.execute("SELECT * FROM term_postings ORDER BY rowid").fetchall()
+    finally:
+        con.close()
+
+
 def _rows(store: Store, manifest_id: str, query: str) -> list[tuple]:
     import duckdb
 
@@ -282,6 +292,12 @@ def test_an_assembly_in_batches_has_the_same_rows_and_sorted_postings(git_repo, 
         a, b = (_rows(s, one.manifest_id, query) for s in stores)
         assert a == b and a, query
     assert _postings_layout(store, many.manifest_id)[:2] == (0, 0)
+    # the batches' runs merged keep a term's rows in manifest order, as the one batch has them
+    a, b = (_ordered_postings(s, one.manifest_id) for s in stores)
+    assert a == b and a
+    dirs = [s.assembled_dir(one.manifest_id) for s in stores]
+    resident = sorted(p.name for p in dirs[0].glob("resident.*.arrow"))
+    assert resident and all((dirs[0] / n).read_bytes() == (dirs[1] / n).read_bytes() for n in resident)
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.booleans()), max_size=30), st.integers(1, 60))
