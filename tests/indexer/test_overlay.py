@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codeagent import format as fmt
-from codeagent.format.manifest import load_manifest
+from codeagent.format.manifest import load_manifest, paths_changed
 from codeagent.format.overlay import MERGED_TABLES, OVERLAY_FILE, OVERLAY_MARKER
 from codeagent.indexer.assemble import overlay
 from codeagent.indexer.build import BuildOptions, build
@@ -21,7 +21,7 @@ from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query.index import IndexFollower
 from codeagent.query.memtext import resident_texts
-from codeagent.query.overlay_arrays import MERGES, overlay_arrays
+from codeagent.query.overlay_arrays import MERGES, Merged, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
 
@@ -327,3 +327,42 @@ def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_rep
         assert got == sorted(view.sql("SELECT src_path, kind, dst_path, target FROM edges WHERE kind <> 'contains'"))
     assert ("c.py", "calls", "b.py", "g2") in got
     shutil.rmtree(clean.parent, ignore_errors=True)
+
+
+def test_a_following_reader_merges_only_the_files_changed_since_its_last_view(git_repo):
+    """A long-lived reader's next overlay view starts from the structures the view before it
+    merged and merges in only the files changed since that view, not every file changed since
+    the base; a structure reading the graph starts from the base again when the graph moved."""
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    follower = IndexFollower(git_repo.path)
+    follower.warm_on_swap = False
+    sqls = {"symbols": None, "refs": resident.REFS_SQL, "postings": resident.POSTINGS_SQL}
+    try:
+        for i in range(4):
+            if i < 3:
+                git_repo.write(f"m{i}.py", f"def f{i}_new():\n    return f7()\n")
+            assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=i < 3)).graph_pending == (i < 3)
+            with follower.view() as view:
+                sqls["symbols"] = load_sql(view)
+                assert view.masked_paths("files") == {f"m{k}.py" for k in range(min(i, 2) + 1)}
+                for structure, sql in sqls.items():
+                    before = view.previous.get((structure, sql))
+                    assert (before is None) == (i == 0)
+                    got = since_previous(view, structure, sql)
+                    if i == 0:
+                        assert got is None
+                        got = overlay_arrays(view, structure, sql)  # from the base; kept in view.merged
+                    elif i == 3 and structure == "symbols":  # the graph landed: symbol_names moved
+                        assert got is None
+                        continue
+                    else:
+                        changed = paths_changed(view.store, before.manifest_id, view.manifest_id)
+                        assert changed == ({f"m{i}.py"} if i < 3 else set())
+                        view.merged[(structure, sql)] = Merged(view.base_id, view.manifest_id,
+                                                               view.graph_manifest_id, got)
+                    built = resident.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
+                    for part in built:
+                        assert _plain(got[part]) == _plain(built[part]), f"{structure}.{part} differs ({i})"
+    finally:
+        follower.close()
