@@ -19,14 +19,16 @@ puts views restricted to the masked paths before the merged ones.
 A view that follows another on the same base (IndexFollower hands on what the previous view
 merged, `Merged`) starts from that view's parts instead of the base's, and merges in only the
 paths whose rows differ between the two: those whose manifest entries differ (the per-path
-tables' rows are those of the entry's shard), when both hold the same graph's rows (else a
-structure reading a graph table starts from the base). An edit's view then costs the rows of
-the files changed since the last one, not of every file changed since the base.
+tables' rows are those of the entry's shard) and, for a structure reading a graph table when
+the graph moved between them (its step landed), those whose rows of it differ (compared in
+DuckDB). An edit's view then costs the rows of the files changed since the last one, not of
+every file changed since the base.
 """
 
 from __future__ import annotations
 
 import bisect
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ import numpy as np
 from ..errors import CodeagentError
 from ..format import resident as arrays
 from ..format.manifest import paths_changed
-from ..format.overlay import BASE_DB, GRAPH_TABLES, restricted_view_sql
+from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.resident import StringColumn, whole
 from .assembly_check import _Vanished, check_resident
 from .index import IndexView, sql_literals
@@ -73,10 +75,11 @@ MERGES = {
 @dataclass(frozen=True)
 class Merged:
     """A structure's parts as one overlay view merged them (`graph_id`: the manifest whose
-    graph rows they hold), for the view that follows it (module doc)."""
+    graph rows they hold, read from `graph_file`), for the view that follows it (module doc)."""
     base_id: str
     manifest_id: str
     graph_id: str
+    graph_file: str
     parts: dict
 
 
@@ -93,7 +96,10 @@ def overlay_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = Fa
         if layers is None:
             return None
         parts = merge_parts(*layers[:2], MERGES[structure], layers[2], lazy=lazy)
-    view.merged[(structure, sql)] = Merged(view.base_id, view.manifest_id, view.graph_manifest_id, parts)
+    graph_file = view.sql("SELECT path FROM duckdb_databases() WHERE database_name = ?",
+                          [view.overlay_db(GRAPH_TABLES[0])])[0][0]
+    view.merged[(structure, sql)] = Merged(view.base_id, view.manifest_id, view.graph_manifest_id,
+                                           graph_file, parts)
     return parts
 
 
@@ -101,15 +107,17 @@ def since_previous(view: IndexView, structure: str, sql: str, *, lazy: bool = Fa
     """The structure's parts for `view` from those the view before it merged (`view.previous`),
     with the rows of the paths that differ between them merged in; None when there are none,
     or they are of another base or (for a structure reading a graph table) another graph."""
+    import duckdb
+
     before, merge = view.previous.pop((structure, sql), None), MERGES.get(structure)
     if before is None or merge is None or before.base_id != view.base_id:
         return None
-    if before.graph_id != view.graph_manifest_id and any(t in GRAPH_TABLES for t in merge.masks):
-        return None
+    graph = [t for t in merge.masks if t in GRAPH_TABLES] if before.graph_id != view.graph_manifest_id else []
     try:
-        paths = frozenset(paths_changed(view.store, before.manifest_id, view.manifest_id))
-    except (CodeagentError, OSError, ValueError, KeyError, TypeError):
-        return None  # an unreadable manifest: merged from the base, which says what is wrong
+        paths = frozenset(paths_changed(view.store, before.manifest_id, view.manifest_id)
+                          | graph_changed(view, before.graph_file, graph))
+    except (CodeagentError, OSError, ValueError, KeyError, TypeError, duckdb.Error):
+        return None  # an unreadable manifest or graph: merged from the base, which says what is wrong
     if not paths:
         return before.parts
     made = {part: value() if callable(value) else value for part, value in before.parts.items()}
@@ -133,6 +141,37 @@ def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dic
         return None
     paths: frozenset[str] = frozenset().union(*(view.masked_paths(t) for t in merge.masks))
     return base, arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql)), paths
+
+
+def graph_changed(view: IndexView, graph_file: str, tables: list[str]) -> set[str]:
+    """The paths whose rows of the graph `tables` differ between the graph rows of the
+    overlay file `graph_file` (and their masks) and `view`'s, both over the view's base."""
+    if not tables:
+        return set()
+    alias, cur = f"previous_graph_{secrets.token_hex(4)}", view.con.cursor()
+    try:
+        cur.execute(f"ATTACH {sql_literals([graph_file])} AS {alias} (READ_ONLY)")
+        try:
+            return set().union(*(_rows_differ(view, cur, alias, t) for t in tables))
+        finally:
+            cur.execute(f"DETACH {alias}")
+    finally:
+        cur.close()
+
+
+def _rows_differ(view: IndexView, cur, alias: str, table: str) -> set[str]:
+    column = MERGED_TABLES[table]
+    old = {r[0] for r in cur.execute(f"SELECT path FROM {alias}.main.mask_{table}").fetchall()}
+    new = view.masked_paths(table)
+    if not old | new:
+        return set()
+    listed = sql_literals(sorted(old | new))
+    a, b = (f"SELECT * FROM {BASE_DB}.main.{table} WHERE {column} IN ({listed}) AND {column} NOT IN "
+            f"(SELECT path FROM {db}.main.mask_{table}) UNION ALL SELECT * FROM {db}.main.{table} "
+            f"WHERE {column} IN ({listed})" for db in (alias, view.overlay_db(table)))
+    return {r[0] for r in cur.execute(
+        f"SELECT {column} FROM (SELECT * FROM ({a}) EXCEPT ALL SELECT * FROM ({b})) UNION "
+        f"SELECT {column} FROM (SELECT * FROM ({b}) EXCEPT ALL SELECT * FROM ({a}))").fetchall()}
 
 
 def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset[str], sql: str):

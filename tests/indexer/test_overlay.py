@@ -21,7 +21,7 @@ from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query.index import IndexFollower
 from codeagent.query.memtext import resident_texts
-from codeagent.query.overlay_arrays import MERGES, Merged, overlay_arrays, since_previous
+from codeagent.query.overlay_arrays import MERGES, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
 
@@ -332,37 +332,39 @@ def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_rep
 def test_a_following_reader_merges_only_the_files_changed_since_its_last_view(git_repo):
     """A long-lived reader's next overlay view starts from the structures the view before it
     merged and merges in only the files changed since that view, not every file changed since
-    the base; a structure reading the graph starts from the base again when the graph moved."""
+    the base; when the graph step lands, only the paths whose graph rows it changed."""
     git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
     build(BuildOptions(repo=git_repo.path, jobs=1))
     follower = IndexFollower(git_repo.path)
     follower.warm_on_swap = False
-    sqls = {"symbols": None, "refs": resident.REFS_SQL, "postings": resident.POSTINGS_SQL}
+    sqls = {"symbols": None, "refs": resident.REFS_SQL, "postings": resident.POSTINGS_SQL,
+            "edges": resident.EDGES_SQL}
     try:
         for i in range(4):
-            if i < 3:
+            if i < 3:  # a new caller of f7 in each: the graph step changes edges of other files
                 git_repo.write(f"m{i}.py", f"def f{i}_new():\n    return f7()\n")
             assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=i < 3)).graph_pending == (i < 3)
             with follower.view() as view:
                 sqls["symbols"] = load_sql(view)
                 assert view.masked_paths("files") == {f"m{k}.py" for k in range(min(i, 2) + 1)}
+                assert view.graph_pending == (i < 3)
                 for structure, sql in sqls.items():
                     before = view.previous.get((structure, sql))
                     assert (before is None) == (i == 0)
                     got = since_previous(view, structure, sql)
-                    if i == 0:
-                        assert got is None
-                        got = overlay_arrays(view, structure, sql)  # from the base; kept in view.merged
-                    elif i == 3 and structure == "symbols":  # the graph landed: symbol_names moved
-                        assert got is None
-                        continue
-                    else:
+                    assert (got is None) == (i == 0)
+                    if i:
                         changed = paths_changed(view.store, before.manifest_id, view.manifest_id)
                         assert changed == ({f"m{i}.py"} if i < 3 else set())
-                        view.merged[(structure, sql)] = Merged(view.base_id, view.manifest_id,
-                                                               view.graph_manifest_id, got)
+                        if i == 3 and structure in ("symbols", "edges"):  # the graph landed
+                            moved = graph_changed(view, before.graph_file, list(MERGES[structure].masks[-1:]))
+                            edited = {"m0.py", "m1.py", "m2.py"}  # and m29.py's call of f0, gone
+                            assert moved == (edited if structure == "symbols" else edited | {"m29.py"})
+                        view.previous[(structure, sql)] = before
+                    again = overlay_arrays(view, structure, sql)  # kept in view.merged for the next view
                     built = resident.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
                     for part in built:
-                        assert _plain(got[part]) == _plain(built[part]), f"{structure}.{part} differs ({i})"
+                        for merged in filter(None, (got, again)):
+                            assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs ({i})"
     finally:
         follower.close()
