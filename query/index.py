@@ -324,7 +324,7 @@ class IndexFollower:
                 with self._lock:
                     old, self._current = self._current, fresh
                     if old is not None:
-                        fresh.previous = old.merged
+                        fresh.previous = dict(old.merged)
                         self._retire(old)
                     self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
                     return fresh

@@ -119,10 +119,14 @@ def since_previous(view: IndexView, structure: str, sql: str, *, lazy: bool = Fa
     except (CodeagentError, OSError, ValueError, KeyError, TypeError, duckdb.Error):
         return None  # an unreadable manifest or graph: merged from the base, which says what is wrong
     if not paths:
-        return before.parts
-    made = {part: value() if callable(value) else value for part, value in before.parts.items()}
+        return before.parts if lazy else _made(before.parts)
     new = arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql))
-    return merge_parts(made, new, merge, paths, lazy=lazy)
+    return merge_parts(_made(before.parts), new, merge, paths, lazy=lazy)
+
+
+def _made(parts: dict) -> dict:
+    """`parts` with each part still to be made (merge_parts' `lazy`) made."""
+    return {part: value() if callable(value) else value for part, value in parts.items()}
 
 
 def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dict, frozenset[str]] | None:

@@ -368,3 +368,29 @@ def test_a_following_reader_merges_only_the_files_changed_since_its_last_view(gi
                             assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs ({i})"
     finally:
         follower.close()
+
+
+def test_a_view_whose_rows_did_not_change_hands_on_made_parts(git_repo):
+    """A view whose rows equal the previous view's (here its graph step landed and changed
+    no row) gets the previous view's parts, made when that view left them to be merged on
+    first use and the new one asks for them made."""
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("m0.py", "def f0():\n    return f1()\n# a comment\n")
+    assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=True)).graph_pending
+    follower = IndexFollower(git_repo.path)
+    follower.warm_on_swap = False
+    try:
+        with follower.view() as view:
+            SymbolTable.load(view)  # its key indexes left to be merged on first use
+            assert all(callable(v) for k, v in view.merged[("symbols", load_sql(view))].parts.items() if k != "rows")
+        assert not build(BuildOptions(repo=git_repo.path, jobs=1)).graph_pending
+        with follower.view() as view:
+            sql = load_sql(view)
+            assert graph_changed(view, view.previous[("symbols", sql)].graph_file, ["symbol_names"]) == set()
+            got = overlay_arrays(view, "symbols", sql)
+            built = resident.STRUCTURES["symbols"][0](view.cursor().sql(sql).to_arrow_table())
+            for part in built:
+                assert _plain(got[part]) == _plain(built[part]), f"symbols.{part} differs"
+    finally:
+        follower.close()
