@@ -42,6 +42,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench
 
 GIT_ID = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
 SEARCH_TIMEOUT = 120.0
+SWITCH_TIMEOUT = 600.0  # a branch switch rebuilds most of the tree: minutes on a loaded machine
 
 
 def io_of(pid: int) -> dict[str, int]:
@@ -127,12 +128,12 @@ async def _found(client, name: str) -> bool:
     return bool((result.structured_content or {}).get("results"))
 
 
-async def _until_found(client, name: str, started: float) -> float:
+async def _until_found(client, name: str, started: float, timeout: float = SEARCH_TIMEOUT) -> float:
     import anyio
 
     while not await _found(client, name):
-        if time.perf_counter() - started > SEARCH_TIMEOUT:
-            raise SystemExit(f"{name} was not searchable within {SEARCH_TIMEOUT}s")
+        if time.perf_counter() - started > timeout:
+            raise SystemExit(f"{name} was not searchable within {timeout}s")
         await anyio.sleep(0.02)
     return time.perf_counter() - started
 
@@ -191,9 +192,9 @@ def breakdown(edited_at: float, seconds: float, build: dict) -> dict[str, float]
         return {}
     start = build["at"] - build["seconds"]
     phases = build.get("phases") or {}
+    graph = {"build: graph step": phases["graph"]} if phases.get("graph") else {}  # a two-phase build's runs apart
     return {"to build start": start - edited_at, "build": build["seconds"],
-            "build: assemble": phases.get("assemble", float("nan")),
-            "build: graph step": phases.get("graph", 0.0),
+            "build: assemble": phases.get("assemble", float("nan")), **graph,
             "build: CPU seconds": build.get("cpu") or float("nan"),
             "build done -> answer": edited_at + seconds - build["at"]}
 
@@ -203,8 +204,10 @@ def builds_logged(repo: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-async def watched(python: str, repo: Path, edits: int, switch_files: int, graph_n: int = 0) -> dict:
-    """Edits and a branch switch with `serve --watch` running and a client querying."""
+async def watched(python: str, repo: Path, edits: int, switch_files: int, graph_n: int = 0,
+                  json_out: Path | None = None) -> dict:
+    """Edits and a branch switch with `serve --watch` running and a client querying (the
+    edits' figures written to `json_out` as soon as they are in)."""
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -232,6 +235,9 @@ async def watched(python: str, repo: Path, edits: int, switch_files: int, graph_
             latencies.append(await _until_found(client, name, started))
             parts.append(breakdown(edited_at, latencies[-1], await last_build(client)))
             await anyio.sleep(0.3)  # an agent reads the answer before its next edit
+        if json_out:
+            json_out.write_text(json.dumps({"latencies": latencies, "parts": parts,
+                                            "load": os.getloadavg()[0]}, indent=1))
         await settle(client)
         after = (written_below(watcher), io_of(server)["write_bytes"], builds_logged(repo))
         graphs = await graph_edits(client, repo, graph_n) if graph_n else {}
@@ -274,12 +280,29 @@ async def branch_switch(client, repo: Path, n: int) -> dict:
     builds = builds_logged(repo)
     started = time.perf_counter()
     git(repo, "checkout", "-q", branch)
-    seconds = await _until_found(client, name, started)
+    seconds = await _until_found(client, name, started, SWITCH_TIMEOUT)
     await settle(client)
     done = builds_logged(repo) - builds
     git(repo, "checkout", "-q", "main")  # the corpus stays one commit: the next run reuses it
     git(repo, "branch", "-q", "-D", branch)
     return {"files": len(files), "seconds": seconds, "builds": done}
+
+
+def assembled_size(repo: Path) -> str:
+    """The size of the work tree's assembled database (for an overlay: its base's, and the
+    overlay's files)."""
+    assembled = repo / ".codeagent" / "assembled"
+    directory = assembled / (repo / ".codeagent" / "refs" / "worktree").read_text().strip()
+    marker = directory / "OVERLAY"
+    if not marker.exists():
+        return f"assembled database {_mb(directory.glob('index.duckdb*'))}"
+    base = assembled / json.loads(marker.read_text())["base"]
+    return (f"assembled database {_mb(base.glob('index.duckdb*'))} with an overlay of "
+            f"{_mb(p for p in directory.rglob('*.duckdb') if p.is_file())}")
+
+
+def _mb(paths) -> str:
+    return f"{sum(p.stat().st_size for p in paths) / 1e6:.1f} MB"
 
 
 def _by_part(parts: list[dict[str, float]]) -> dict[str, list[float]]:
@@ -310,9 +333,7 @@ def main() -> None:
     repo = stdlib_repo(args.corpus)
     git(repo, "reset", "-q", "--hard")
     wall, _, _ = run_build_measured(python, repo)
-    current = (repo / ".codeagent" / "refs" / "worktree").read_text().strip()
-    db = sum(p.stat().st_size for p in (repo / ".codeagent" / "assembled" / current).glob("index.duckdb*"))
-    print(f"corpus: {repo}, first build {wall:.1f} s, assembled database {db / 1e6:.1f} MB, "
+    print(f"corpus: {repo}, first build {wall:.1f} s, {assembled_size(repo)}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
     for scale in (int(x) for x in args.scales.split(",") if args.current_edits):
@@ -324,11 +345,8 @@ def main() -> None:
         print(f"{scale}x corpus: {big}, build {wall:.1f} s")
         rows += build_rows(scale, one_file_builds(python, big, args.current_edits))
         git(big, "reset", "-q", "--hard")
-    got = anyio.run(watched, python, repo, args.edits, args.switch_files, args.graph_edits)
+    got = anyio.run(watched, python, repo, args.edits, args.switch_files, args.graph_edits, args.json_out)
     lat, n = got["latencies"], len(got["latencies"])
-    if args.json_out:
-        args.json_out.write_text(json.dumps({"latencies": lat, "parts": got["parts"],
-                                             "load": os.getloadavg()[0]}, indent=1))
     mb = 1e6
     print(f"load average {os.getloadavg()[0]:.1f}")
     print_table(["path", "what", "figure"], rows + [

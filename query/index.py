@@ -52,9 +52,7 @@ def thread_cursor(con, local: threading.local, lock: threading.Lock):
 
 
 def _repo_root(repo: Path | None) -> Path | None:
-    if repo is None:
-        repo = Path.cwd()
-    repo = repo.resolve()
+    repo = (Path.cwd() if repo is None else repo).resolve()
     if not repo.exists():
         return None
     return sources.git_toplevel(repo) or repo
@@ -119,6 +117,7 @@ class IndexView:
         self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
         self.late_loaders: list[Callable[["IndexView"], object]] = []
         self.answered = False  # an IndexFollower lent it to a request that has ended
+        self.merged, self.previous = {}, {}  # structures merged here, and by the view before (overlay_arrays.Merged)
 
     def _check_schema(self) -> None:
         if self.meta.get("manifest_id") != self.manifest_id:
@@ -255,7 +254,6 @@ def _timeout(seconds: float) -> Timeout:
 def open_index(repo: Path | None = None, store_dir: Path | None = None,
                ref: str | None = None) -> IndexView:
     """Open the manifest a ref (branch, tag, ref name or manifest id prefix) names, read-only.
-
     With `ref` None: the work-tree index, else the current branch's, else the only one.
     Raises IndexMissing (naming the build command) when there is no index for it.
     """
@@ -326,6 +324,7 @@ class IndexFollower:
                 with self._lock:
                     old, self._current = self._current, fresh
                     if old is not None:
+                        fresh.previous = dict(old.merged)
                         self._retire(old)
                     self._leases[id(fresh)] = self._leases.get(id(fresh), 0) + 1
                     return fresh
@@ -420,6 +419,7 @@ class IndexFollower:
                 if self._stop.is_set():
                     return
                 load(fresh)
+            fresh.previous = {}
             if not self._stop.is_set():
                 prepare_connection(None if fresh.base_id is None else fresh.path.parent)
         finally:

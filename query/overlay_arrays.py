@@ -15,19 +15,31 @@ The arrays are those a full assembly of the overlay's manifest writes, row for r
     entries the same way.
 A masked path's rows come from the structure's own SQL, run on a cursor whose search path
 puts views restricted to the masked paths before the merged ones.
+
+A view that follows another on the same base (IndexFollower hands on what the previous view
+merged, `Merged`) starts from that view's parts instead of the base's, and merges in only the
+paths whose rows differ between the two: those whose manifest entries differ (the per-path
+tables' rows are those of the entry's shard) and, for a structure reading a graph table when
+the graph moved between them (its step landed), those whose rows of it differ (compared in
+DuckDB). An edit's view then costs the rows of the files changed since the last one, not of
+every file changed since the base.
 """
 
 from __future__ import annotations
 
 import bisect
+import secrets
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
+from ..errors import CodeagentError
 from ..format import resident as arrays
-from ..format.overlay import BASE_DB, restricted_view_sql
+from ..format.manifest import paths_changed
+from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.resident import StringColumn, whole
 from .assembly_check import _Vanished, check_resident
 from .index import IndexView, sql_literals
@@ -60,14 +72,61 @@ MERGES = {
 }
 
 
+@dataclass(frozen=True)
+class Merged:
+    """A structure's parts as one overlay view merged them (`graph_id`: the manifest whose
+    graph rows they hold, read from `graph_file`), for the view that follows it (module doc)."""
+    base_id: str
+    manifest_id: str
+    graph_id: str
+    graph_file: str
+    parts: dict
+
+
 def overlay_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = False) -> dict | None:
-    """The structure's parts for overlay `view`, from its base's mapped arrays; None when it
-    has none to start from (no merge for the structure, or the base wrote no arrays).
-    `lazy`: its key indexes as functions making them (merge_parts)."""
+    """The structure's parts for overlay `view`, from the previous view's parts (module doc)
+    or its base's mapped arrays; None when it has none to start from (no merge for the
+    structure, or the base wrote no arrays). `lazy`: its key indexes as functions making
+    them (merge_parts)."""
     if structure == "names":
         return overlay_names(view) if view.base_id is not None else None
-    layers = overlay_layers(view, structure, sql)
-    return None if layers is None else merge_parts(*layers[:2], MERGES[structure], layers[2], lazy=lazy)
+    parts = since_previous(view, structure, sql, lazy=lazy)
+    if parts is None:
+        layers = overlay_layers(view, structure, sql)
+        if layers is None:
+            return None
+        parts = merge_parts(*layers[:2], MERGES[structure], layers[2], lazy=lazy)
+    graph_file = view.sql("SELECT path FROM duckdb_databases() WHERE database_name = ?",
+                          [view.overlay_db(GRAPH_TABLES[0])])[0][0]
+    view.merged[(structure, sql)] = Merged(view.base_id, view.manifest_id, view.graph_manifest_id,
+                                           graph_file, parts)
+    return parts
+
+
+def since_previous(view: IndexView, structure: str, sql: str, *, lazy: bool = False) -> dict | None:
+    """The structure's parts for `view` from those the view before it merged (`view.previous`),
+    with the rows of the paths that differ between them merged in; None when there are none,
+    or they are of another base or (for a structure reading a graph table) another graph."""
+    import duckdb
+
+    before, merge = view.previous.pop((structure, sql), None), MERGES.get(structure)
+    if before is None or merge is None or before.base_id != view.base_id:
+        return None
+    graph = [t for t in merge.masks if t in GRAPH_TABLES] if before.graph_id != view.graph_manifest_id else []
+    try:
+        paths = frozenset(paths_changed(view.store, before.manifest_id, view.manifest_id)
+                          | graph_changed(view, before.graph_file, graph))
+    except (CodeagentError, OSError, ValueError, KeyError, TypeError, duckdb.Error):
+        return None  # an unreadable manifest or graph: merged from the base, which says what is wrong
+    if not paths:
+        return before.parts if lazy else _made(before.parts)
+    new = arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql))
+    return merge_parts(_made(before.parts), new, merge, paths, lazy=lazy)
+
+
+def _made(parts: dict) -> dict:
+    """`parts` with each part still to be made (merge_parts' `lazy`) made."""
+    return {part: value() if callable(value) else value for part, value in parts.items()}
 
 
 def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dict, frozenset[str]] | None:
@@ -86,6 +145,37 @@ def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dic
         return None
     paths: frozenset[str] = frozenset().union(*(view.masked_paths(t) for t in merge.masks))
     return base, arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql)), paths
+
+
+def graph_changed(view: IndexView, graph_file: str, tables: list[str]) -> set[str]:
+    """The paths whose rows of the graph `tables` differ between the graph rows of the
+    overlay file `graph_file` (and their masks) and `view`'s, both over the view's base."""
+    if not tables:
+        return set()
+    alias, cur = f"previous_graph_{secrets.token_hex(4)}", view.con.cursor()
+    try:
+        cur.execute(f"ATTACH {sql_literals([graph_file])} AS {alias} (READ_ONLY)")
+        try:
+            return set().union(*(_rows_differ(view, cur, alias, t) for t in tables))
+        finally:
+            cur.execute(f"DETACH {alias}")
+    finally:
+        cur.close()
+
+
+def _rows_differ(view: IndexView, cur, alias: str, table: str) -> set[str]:
+    column = MERGED_TABLES[table]
+    old = {r[0] for r in cur.execute(f"SELECT path FROM {alias}.main.mask_{table}").fetchall()}
+    new = view.masked_paths(table)
+    if not old | new:
+        return set()
+    listed = sql_literals(sorted(old | new))
+    a, b = (f"SELECT * FROM {BASE_DB}.main.{table} WHERE {column} IN ({listed}) AND {column} NOT IN "
+            f"(SELECT path FROM {db}.main.mask_{table}) UNION ALL SELECT * FROM {db}.main.{table} "
+            f"WHERE {column} IN ({listed})" for db in (alias, view.overlay_db(table)))
+    return {r[0] for r in cur.execute(
+        f"SELECT {column} FROM (SELECT * FROM ({a}) EXCEPT ALL SELECT * FROM ({b})) UNION "
+        f"SELECT {column} FROM (SELECT * FROM ({b}) EXCEPT ALL SELECT * FROM ({a}))").fetchall()}
 
 
 def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset[str], sql: str):
@@ -118,8 +208,21 @@ def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str], *, l
     for part in base:
         if part != "rows":
             make = partial(_merge_index, base[part], new[part], old_to_new, new_at)
-            out[part] = make if lazy else make()
+            out[part] = _Once(make) if lazy else make()
     return out
+
+
+class _Once:
+    """A part made on the first call and kept (the next view's merge starts from it)."""
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self._make, self._made, self._lock = make, None, threading.Lock()
+
+    def __call__(self):
+        with self._lock:
+            if self._made is None:
+                self._made, self._make = self._make(), None
+            return self._made
 
 
 def path_rows(column, paths: frozenset[str]) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codeagent import format as fmt
-from codeagent.format.manifest import load_manifest
+from codeagent.format.manifest import load_manifest, paths_changed
 from codeagent.format.overlay import MERGED_TABLES, OVERLAY_FILE, OVERLAY_MARKER
 from codeagent.indexer.assemble import overlay
 from codeagent.indexer.build import BuildOptions, build
@@ -21,7 +21,7 @@ from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query.index import IndexFollower
 from codeagent.query.memtext import resident_texts
-from codeagent.query.overlay_arrays import MERGES, overlay_arrays
+from codeagent.query.overlay_arrays import MERGES, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
 
@@ -327,3 +327,70 @@ def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_rep
         assert got == sorted(view.sql("SELECT src_path, kind, dst_path, target FROM edges WHERE kind <> 'contains'"))
     assert ("c.py", "calls", "b.py", "g2") in got
     shutil.rmtree(clean.parent, ignore_errors=True)
+
+
+def test_a_following_reader_merges_only_the_files_changed_since_its_last_view(git_repo):
+    """A long-lived reader's next overlay view starts from the structures the view before it
+    merged and merges in only the files changed since that view, not every file changed since
+    the base; when the graph step lands, only the paths whose graph rows it changed."""
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    follower = IndexFollower(git_repo.path)
+    follower.warm_on_swap = False
+    sqls = {"symbols": None, "refs": resident.REFS_SQL, "postings": resident.POSTINGS_SQL,
+            "edges": resident.EDGES_SQL}
+    try:
+        for i in range(4):
+            if i < 3:  # a new caller of f7 in each: the graph step changes edges of other files
+                git_repo.write(f"m{i}.py", f"def f{i}_new():\n    return f7()\n")
+            assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=i < 3)).graph_pending == (i < 3)
+            with follower.view() as view:
+                sqls["symbols"] = load_sql(view)
+                assert view.masked_paths("files") == {f"m{k}.py" for k in range(min(i, 2) + 1)}
+                assert view.graph_pending == (i < 3)
+                for structure, sql in sqls.items():
+                    before = view.previous.get((structure, sql))
+                    assert (before is None) == (i == 0)
+                    got = since_previous(view, structure, sql)
+                    assert (got is None) == (i == 0)
+                    if i:
+                        changed = paths_changed(view.store, before.manifest_id, view.manifest_id)
+                        assert changed == ({f"m{i}.py"} if i < 3 else set())
+                        if i == 3 and structure in ("symbols", "edges"):  # the graph landed
+                            moved = graph_changed(view, before.graph_file, list(MERGES[structure].masks[-1:]))
+                            edited = {"m0.py", "m1.py", "m2.py"}  # and m29.py's call of f0, gone
+                            assert moved == (edited if structure == "symbols" else edited | {"m29.py"})
+                        view.previous[(structure, sql)] = before
+                    again = overlay_arrays(view, structure, sql)  # kept in view.merged for the next view
+                    built = resident.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
+                    for part in built:
+                        for merged in filter(None, (got, again)):
+                            assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs ({i})"
+    finally:
+        follower.close()
+
+
+def test_a_view_whose_rows_did_not_change_hands_on_made_parts(git_repo):
+    """A view whose rows equal the previous view's (here its graph step landed and changed
+    no row) gets the previous view's parts, made when that view left them to be merged on
+    first use and the new one asks for them made."""
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("m0.py", "def f0():\n    return f1()\n# a comment\n")
+    assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=True)).graph_pending
+    follower = IndexFollower(git_repo.path)
+    follower.warm_on_swap = False
+    try:
+        with follower.view() as view:
+            SymbolTable.load(view)  # its key indexes left to be merged on first use
+            assert all(callable(v) for k, v in view.merged[("symbols", load_sql(view))].parts.items() if k != "rows")
+        assert not build(BuildOptions(repo=git_repo.path, jobs=1)).graph_pending
+        with follower.view() as view:
+            sql = load_sql(view)
+            assert graph_changed(view, view.previous[("symbols", sql)].graph_file, ["symbol_names"]) == set()
+            got = overlay_arrays(view, "symbols", sql)
+            built = resident.STRUCTURES["symbols"][0](view.cursor().sql(sql).to_arrow_table())
+            for part in built:
+                assert _plain(got[part]) == _plain(built[part]), f"symbols.{part} differs"
+    finally:
+        follower.close()

@@ -208,6 +208,31 @@ def load_manifest(store: "Store", manifest_id: str) -> Manifest:
     return replace(header, files=tuple(sorted(files, key=lambda f: f.path)), base_manifest=base_id)
 
 
+def paths_changed(store: "Store", old_id: str, new_id: str) -> set[str]:
+    """The paths whose entries differ between two manifests: from their deltas alone when
+    both are deltas on one base (or one is the other's base), else from both read whole."""
+    old, new = _delta_entries(store, old_id), _delta_entries(store, new_id)
+    if old is not None and new is not None and old[0] == new[0]:
+        return {p for p in old[1].keys() | new[1].keys() if old[1].get(p, 0) != new[1].get(p, 0)}
+    if old is None and new is not None and new[0] == old_id:
+        return set(new[1])
+    if new is None and old is not None and old[0] == new_id:
+        return set(old[1])
+    changed, removed = load_manifest(store, new_id).differences(load_manifest(store, old_id))
+    return {f.path for f in changed} | set(removed)
+
+
+def _delta_entries(store: "Store", manifest_id: str) -> tuple[str, dict[str, dict | None]] | None:
+    """(base, path -> its entry, None when removed) of a delta manifest; None for a whole one."""
+    data = store.get(manifest_id)
+    if not data.startswith(_DELTA_PREFIX):
+        return None
+    raw = json.loads(data)
+    if raw.get("delta_version") != MANIFEST_DELTA_VERSION:
+        return None
+    return raw["base"], {**dict.fromkeys(raw["removed"]), **{f["path"]: f for f in raw["files"]}}
+
+
 def stored_form(store: "Store", manifest: Manifest, previous: Manifest | None,
                      previous_id: str | None) -> tuple[bytes, str]:
     """(the bytes to store, the id) of a new manifest built after `previous`: for a work tree
