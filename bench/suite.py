@@ -9,7 +9,8 @@ its own `.venv`, from its own root; the first code alternating round by round), 
 the same load. --baseline-tests names the baseline's tests when they moved or were merged
 (default: the same TEST arguments). Prints each code's median wall and CPU seconds (pytest and
 every process it started and waited for), the ratio of this code's to the baseline's, and the
-load average before and after; a failed run is reported and counted out of the medians.
+load average before and after; a failed run is reported with the end of its output and
+counted out of the medians.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,15 +29,18 @@ from corpus import median, print_table  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_tests(checkout: Path, tests: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds of pytest and its reaped children, exit code)."""
+def run_tests(checkout: Path, tests: list[str]) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds of pytest and its reaped children, exit code, output's end)."""
     argv = [str(checkout / ".venv" / "bin" / "python"), "-m", "pytest", "-n", "0", "-q",
             "-p", "no:randomly", *tests]
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.monotonic() - started, usage.ru_utime + usage.ru_stime, proc.returncode
+    with tempfile.TemporaryFile() as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=checkout, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - started
+        out.seek(0)
+        tail = out.read().decode("utf-8", "replace").splitlines()[-30:]
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status), "\n".join(tail)
 
 
 def main() -> None:
@@ -51,10 +56,11 @@ def main() -> None:
     load = [os.getloadavg()]
     for r in range(args.rounds):
         for name in (list(codes) if r % 2 == 0 else list(reversed(codes))):
-            wall, cpu, code = run_tests(*codes[name])
+            wall, cpu, code, tail = run_tests(*codes[name])
             print(f"round {r + 1} {name}: wall {wall:.1f} s, CPU {cpu:.1f} s, exit {code}, "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
             if code != 0:
+                print(tail, flush=True)
                 out[name]["failed"].append(code)
                 continue
             out[name]["wall"].append(wall)
