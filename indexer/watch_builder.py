@@ -145,9 +145,11 @@ class Job:
 
     def cancel(self, grace: float = 5.0) -> Reply:
         """Interrupt the command (a Ctrl-C: the build cleans up; sent again until the child,
-        which ignores it until it has set its handler, ends), killed if it has not ended after
-        `grace` seconds; its answer (it may have ended first)."""
-        self._forked.wait(grace)
+        which ignores it until it has set its handler, ends), killed if it has not ended
+        `grace` seconds after it was forked; its answer (it may have ended first). A builder
+        still importing (seconds on a loaded machine) is waited for: the child it forks next
+        is the one to interrupt, not a build to wait out."""
+        self._forked.wait()  # its pid, or its end: set either way
         deadline = time.monotonic() + grace
         while self.pid is not None and not self.done.is_set():
             try:

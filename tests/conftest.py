@@ -17,8 +17,7 @@ from repo_helpers import GitRepo  # noqa: E402
 
 # Suites of long stress runs (kill, swap and soak loops; whole-client conversations): an xdist
 # worker starts them first, so that no worker is left with one at the end while the other idles.
-LONG_RUNNING = ("reliability/", "mcp_server/test_inspector.py", "eval/test_ci_gate.py",
-                "query/test_concurrency.py")
+LONG_RUNNING = ("reliability/", "mcp_server/test_inspector.py", "eval/test_ci_gate.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -95,6 +97,19 @@ def test_sweep_removes_leftover_temp_files(store):
     (store.tmp_dir / ".tmp-123-abc").write_bytes(b"partial")
     assert store.sweep_tmp() == 1
     assert not list(store.tmp_dir.iterdir())
+
+
+def test_a_ctrl_c_inside_an_atomic_write_leaves_no_temp_file(store):
+    """A Ctrl-C landing between the temp file's write and its rename (store.faults' step hook
+    sends the real SIGINT there) interrupts the write and removes its temp file."""
+    script = ("import sys; from codeagent.store import Store\n"
+              "try:\n    Store(sys.argv[1]).put(b'object')\nexcept KeyboardInterrupt:\n    print('interrupted')\n")
+    env = {**os.environ, "CODEAGENT_TEST_KILL_AT": "1", "CODEAGENT_TEST_KILL_SIGNAL": "INT"}
+    proc = subprocess.run([sys.executable, "-c", script, str(store.root)], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.stdout.strip() == "interrupted", proc.stderr
+    assert not list(store.tmp_dir.iterdir())
+    assert not store.has(hash_bytes(b"object"))
 
 
 def _packs(store: Store) -> list[Path]:

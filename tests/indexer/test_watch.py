@@ -307,14 +307,22 @@ def test_an_edit_during_a_consolidation_is_built_first(git_repo, monkeypatch):
     assert code == 0, err
 
 
-def test_a_background_build_can_be_interrupted_and_changes_nothing(git_repo):
+@pytest.mark.parametrize("builder_late", [False, True], ids=["builder-ready", "builder-late"])
+def test_a_background_build_can_be_interrupted_and_changes_nothing(git_repo, builder_late):
     """Builder.start runs a build without waiting; cancelling it interrupts the child (exit
-    130), the ref stays where it was and the builder serves the next build."""
+    130), the ref stays where it was, no temp file is left and the builder serves the next
+    build. builder-late: the builder is held (SIGSTOP) past the cancel's grace before it forks,
+    as a loaded machine holds its imports: the cancel still interrupts the build."""
     _grown_repo(git_repo, files=300)
     builder = Builder()
+    grace = 3.0
     try:
+        if builder_late:
+            pid = builder._started().pid
+            os.kill(pid, signal.SIGSTOP)
+            threading.Timer(grace + 0.5, os.kill, (pid, signal.SIGCONT)).start()
         job = builder.start(build_args(git_repo.path, None))
-        reply = job.cancel()
+        reply = job.cancel(grace=grace)
         assert reply[0] == 130, reply
         refs = git_repo.path / ".codeagent" / "refs" / "worktree"
         tmp = git_repo.path / ".codeagent" / "tmp"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import random
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from codeagent.store import Store
 FIGURES: dict[str, dict] = {}  # suite -> figures, sent with the test's report (conftest.py)
 
 PY = sys.executable
+HERE = Path(__file__).resolve().parent
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@e", "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -148,6 +152,64 @@ def spawn_build(repo: Path, *extra: str, env: dict | None = None) -> subprocess.
     return subprocess.Popen([PY, "-m", "codeagent", "build", str(repo), "--json", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})}, start_new_session=True)
+
+
+class ForkedBuild:
+    """One `codeagent build` forked by a BuildForker: `pid` (its session, a kill by group takes
+    its workers too), `wait` and `returncode` as a Popen's."""
+
+    def __init__(self, pid: int, replies: queue.Queue) -> None:
+        self.pid, self._replies, self.returncode = pid, replies, None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            try:
+                self.returncode = self._replies.get(timeout=timeout)["exit"]
+            except queue.Empty:
+                raise subprocess.TimeoutExpired(["codeagent", "build"], timeout) from None
+        return self.returncode
+
+
+class BuildForker:
+    """`codeagent build` children forked from one process that imported the build's libraries
+    once (build_forker.py; the watcher's builder does the same), so each child starts at the
+    build's first step: its span is the build's, not the interpreter's start-up."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([PY, str(HERE / "build_forker.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self._replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._replies.put(json.loads(line))
+        self._replies.put({"pid": None, "exit": None})
+
+    def spawn(self, repo: Path, *extra: str, env: dict | None = None,
+              out: Path | None = None) -> ForkedBuild:
+        """Start `codeagent build REPO --json EXTRA...` (stdout to `out` and stderr to
+        `out`.err, else nowhere)."""
+        request = {"argv": ["build", str(repo), "--json", *extra], "env": env or {}}
+        if out is not None:
+            request.update(out=str(out), err=f"{out}.err")
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        pid = self._replies.get(timeout=60)["pid"]
+        if pid is None:
+            raise RuntimeError(f"the build forker exited ({self.proc.wait()})")
+        return ForkedBuild(pid, self._replies)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.proc.stdout.close()
+
+    def __enter__(self) -> BuildForker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def clean_manifest_id(repo: Path, store_dir: Path, rev: str | None = None) -> str:

@@ -13,6 +13,10 @@ the walk, the parse pool, the writes); the other half at a step of the store ope
 build took, the ref swap and the step just after it included. A one-file change is assembled
 as an overlay in about a second, so kills timed by the clock alone mostly landed before the
 swap and the "both sides of the swap" check failed by chance.
+
+Each build is forked from one process that imported the build's libraries once
+(relhelpers.BuildForker, as the watcher's builder forks its builds): a kill lands in the
+build's work, not in the interpreter's start-up, and each kill costs the build only.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from relhelpers import (Mutator, check_store, clean_manifest_id, codeagent, init_repo, whole_manifest_id,
-                        manifest_matches_tree, record, seed_files, spawn_build, tmp_leftovers)
+from relhelpers import (BuildForker, Mutator, check_store, clean_manifest_id, codeagent, init_repo,
+                        manifest_matches_tree, record, seed_files, tmp_leftovers, whole_manifest_id)
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
 KILLS = int(os.environ.get("CODEAGENT_CRASH_KILLS", "500" if LONG else "100"))
@@ -59,22 +63,25 @@ def _steps_taken(log: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def _timed_build(repo: Path, env: dict | None, run: CrashRun | None = None) -> tuple[float, dict]:
-    log = repo.parent / "steps.log"
+def _timed_build(forker: BuildForker, repo: Path, env: dict | None,
+                 run: CrashRun | None = None) -> tuple[float, dict]:
+    log, out = repo.parent / "steps.log", repo.parent / "build-out.json"
     started = time.monotonic()
-    proc = codeagent("build", repo, "--json", env=_steps_env(env, log))
+    code = forker.spawn(repo, env=_steps_env(env, log), out=out).wait(timeout=300)
     elapsed = time.monotonic() - started
-    if proc.returncode != 0:
-        return elapsed, {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-1500:]}"}
+    if code != 0:
+        err = Path(f"{out}.err").read_text(errors="replace").strip()
+        return elapsed, {"error": f"exit {code}: {err[-1500:]}"}
     if run is not None:
         run.steps = _steps_taken(log)
-    return elapsed, json.loads(proc.stdout)
+    return elapsed, json.loads(out.read_text())
 
 
-def _checkpoint(run: CrashRun, repo: Path, store: Path, fresh: Path, env: dict | None) -> str | None:
+def _checkpoint(forker: BuildForker, run: CrashRun, repo: Path, store: Path, fresh: Path,
+                env: dict | None) -> str | None:
     """Run the next build to completion and compare it with a clean build in a fresh store."""
     run.checkpoints += 1
-    run.spans.append(_timed_build(repo, env, run))
+    run.spans.append(_timed_build(forker, repo, env, run))
     out = run.spans[-1][1]
     if "error" in out:
         run.problems.append(f"checkpoint {run.checkpoints}: next build failed: {out['error']}")
@@ -121,15 +128,21 @@ def _exited_within(child, seconds: float) -> float | None:
 
 def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
                 stop_on_problem: bool = False) -> CrashRun:
+    with BuildForker() as forker:
+        return _kill_builds(forker, root, kills, seed, env, stop_on_problem)
+
+
+def _kill_builds(forker: BuildForker, root: Path, kills: int, seed: int, env: dict | None,
+                 stop_on_problem: bool) -> CrashRun:
     rng = random.Random(seed)
     repo = init_repo(root / "repo", seed_files(rng, 24))
     store = repo / ".codeagent"
     mutator = Mutator(repo, rng)
     run = CrashRun()
-    _, out = _timed_build(repo, None)
+    _, out = _timed_build(forker, repo, None)
     assert "error" not in out, f"baseline build failed: {out}"
     mutator.step()
-    span, out = _timed_build(repo, env, run)
+    span, out = _timed_build(forker, repo, env, run)
     assert "error" not in out, f"baseline build failed: {out}"
     prev = out["manifest_id"]
     log = root / "kill-steps.log"
@@ -138,11 +151,11 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
         by_step = i % 2 == 0 and run.steps > 0
         if by_step:  # late: assembly, ref swap, what follows it
             at = rng.randint(max(1, int(run.steps * 0.6)), run.steps)
-            child = spawn_build(repo, env={**_steps_env(env, log), "CODEAGENT_TEST_KILL_AT": str(at)})
+            child = forker.spawn(repo, env={**_steps_env(env, log), "CODEAGENT_TEST_KILL_AT": str(at)})
             child.wait()
             took = None if child.returncode == -signal.SIGKILL else 0.0
         else:
-            child = spawn_build(repo, env=_steps_env(env, log))
+            child = forker.spawn(repo, env=_steps_env(env, log))
             took = _exited_within(child, span * rng.uniform(0.0, 1.0))
         run.attempts += 1
         if took is None:
@@ -161,7 +174,7 @@ def run_harness(root: Path, kills: int, seed: int, env: dict | None = None,
         if run.problems and stop_on_problem:
             break
         if (i + 1) % CHECKPOINT == 0 or i == kills - 1:
-            prev = _checkpoint(run, repo, store, root, env)
+            prev = _checkpoint(forker, run, repo, store, root, env)
             # Follow the machine's current speed, by the quicker build: a one-file change is an
             # overlay (~1.5 s) but a checkpoint may consolidate (2-3x that), and kills timed by
             # the slow ones would mostly land after the quick ones finished.

@@ -56,7 +56,7 @@ def atomic_write(path: Path | str, data: bytes, tmp_dir: Path | str, *, durable:
     """Write `data` to `path` so that readers see the old file or the new one, never a part.
 
     The temp file lives in `tmp_dir` (same filesystem), is flushed (and fsynced when
-    `durable`), then renamed over `path`; on any error the temp file is removed.
+    `durable`), then renamed over `path`; on any error, or an interrupt, the temp file is removed.
     """
     if faults.nonatomic():
         return faults.write_in_place(path, data)
@@ -79,11 +79,13 @@ def atomic_write(path: Path | str, data: bytes, tmp_dir: Path | str, *, durable:
         os.replace(tmp, path)
         if durable:
             fsync_dir(os.path.dirname(path))
-    except OSError as exc:
+    except BaseException as exc:  # a Ctrl-C too: an interrupted build leaves no temp file
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if not isinstance(exc, OSError):
+            raise
         raise StoreWriteFailed(
             f"could not write {os.path.basename(path)}: {os.strerror(exc.errno or errno.EIO)}",
             hint="free disk space or fix the store's file system, then build again; "
