@@ -20,8 +20,8 @@ Resolution of each reference, first tier that finds something wins (`exact`):
 Of equally ranked exact targets, only those nearest the reference's file (graph_near.py).
 Otherwise (`name`): definitions with the same last name segment and a fitting kind (Python
 bare calls: functions and classes; `x.m()` calls: members), of copies of one definition the
-nearest; at most NAME_CAP of them, and when a name has more definitions than that (copies
-counted once) only those in the reference's own file. Names
+nearest; at most NAME_CAP of them, and when a name has more definitions than that only
+those in the reference's own file. Names
 bound by an import of a module outside the repo are not name-matched (`np.array` says
 nothing about the repo's `array`).
 

@@ -10,9 +10,10 @@ near ones stay tied, up to the cap. The by-name tier does the same among copies 
 definition only (NAMED_PICK). Without this, N copies of a tree gave every such reference N
 edges: the graph grew as N squared (0.40M edges on the standard library, 13.8M on ten copies).
 
-Nearness is computed on the tied rows only, once per (file, target file) pair: the tied rows
-of a file mostly point to a few target files (on three copies of the standard library, 808k
-tied rows held 44k pairs).
+The exact tiers compute nearness on their tied rows only, once per (file, target file) pair:
+the tied rows of a file mostly point to a few target files (on three copies of the standard
+library, 808k tied rows held 44k pairs). The by-name tier has at most $CAP candidates per
+reference and computes it on each.
 """
 
 from __future__ import annotations
@@ -24,20 +25,13 @@ NEARNESS = ("coalesce(list_position(list_transform(list_zip(string_split(rpath, 
 
 # The by-name tier's candidates (_RESOLVE's m: rid, symbol_id, path, start_line, qkey, base,
 # upath): of copies of one definition (the same in-file qualified name in files of the same
-# name) only the nearest, then at most $CAP, those of the reference's own file first. Its
-# count of a name's definitions (n) counts such copies once, so N copies of a tree name-match
-# as one does; unlike the exact tiers it keeps definitions that are not copies however far.
-NAMED_PICK = f""",
-mc AS MATERIALIZED (SELECT *, count(*) OVER (PARTITION BY rid, qkey, base) AS copies FROM m),
-near AS (SELECT rpath, dpath, {NEARNESS} AS near
-         FROM (SELECT DISTINCT upath AS rpath, path AS dpath FROM mc WHERE copies > 1))
+# name) only the nearest, then at most $CAP, those of the reference's own file first. Copies
+# still count one by one towards the name cap: counted once, N copies of a name with a few
+# definitions each would let N times as many candidates per reference in, N squared rows.
+NAMED_PICK = f"""
 SELECT rid, symbol_id, 'name' AS conf FROM (
-    SELECT rid, symbol_id, path, start_line, upath FROM mc WHERE copies = 1
-    UNION ALL
-    SELECT * FROM (
-        SELECT c.rid, c.symbol_id, c.path, c.start_line, c.upath
-        FROM mc c JOIN near n ON n.rpath = c.upath AND n.dpath = c.path WHERE c.copies > 1
-        QUALIFY rank() OVER (PARTITION BY c.rid, c.qkey, c.base ORDER BY n.near DESC) = 1))
+    SELECT rid, symbol_id, path, start_line, upath FROM (SELECT *, upath AS rpath, path AS dpath FROM m)
+    QUALIFY rank() OVER (PARTITION BY rid, qkey, base ORDER BY {NEARNESS} DESC) = 1)
 QUALIFY row_number() OVER (PARTITION BY rid ORDER BY path = upath DESC, path, start_line) <= $CAP"""
 
 

@@ -325,7 +325,7 @@ WITH u AS (
       AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, g.qkey, split_part(g.path, '/', -1) AS base, k.ref_kind,
-        sh.shape, count(DISTINCT (g.qkey, base)) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
+        sh.shape, count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
         AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'

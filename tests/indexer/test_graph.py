@@ -686,10 +686,9 @@ def test_equally_ranked_targets_resolve_to_the_nearest(git_repo) -> None:
 
 
 def test_name_matches_take_the_nearest_of_copies(git_repo) -> None:
-    """Copies of one definition (the same qualified name in files of the same name) count once
-    towards the name cap, and a reference name-matches the nearest copy; a definition that is
-    no copy is matched however far."""
-    files = {f"d{i:02d}/x.py": f"def helper():\n    return {i}\n" for i in range(NAME_CAP + 2)}
+    """Of copies of one definition (the same qualified name in files of the same name) a
+    reference name-matches the nearest; a definition that is no copy is matched however far."""
+    files = {f"d{i:02d}/x.py": f"def helper():\n    return {i}\n" for i in range(4)}
     files["d03/use.py"] = "def use():\n    helper()\n    other()\n"
     files["a/util.py"] = files["b/util.py"] = "def other():\n    return 1\n"
     files["c/more.py"] = "def other():\n    return 2\n"
