@@ -17,9 +17,11 @@ Resolution of each reference, first tier that finds something wins (`exact`):
   2. `self.` / `cls.` / `this.` members of the enclosing class, then of its resolved bases,
   3. import bindings (`import x`, `from x import y as z`; re-exports followed),
   4. wildcard imports, 5. the same module/package in other files (Go, Java...).
+Of equally ranked exact targets, only those nearest the reference's file (graph_near.py).
 Otherwise (`name`): definitions with the same last name segment and a fitting kind (Python
-bare calls: functions and classes; `x.m()` calls: members); at most NAME_CAP of them, and
-when a name has more definitions than that only those in the reference's own file. Names
+bare calls: functions and classes; `x.m()` calls: members), of copies of one definition the
+nearest; at most NAME_CAP of them, and when a name has more definitions than that only
+those in the reference's own file. Names
 bound by an import of a module outside the repo are not name-matched (`np.array` says
 nothing about the repo's `array`).
 

@@ -15,15 +15,16 @@ _TIER_SEP = "\n    UNION ALL\n"
 
 def one_tier_a_statement(resolve: str) -> str:
     """`resolve` (graph_sql._RESOLVE with its filter set) with its g_exact statement split:
-    each tier inserted into g_tiers, then the best candidates taken from g_tiers."""
+    each tier inserted into g_tiers, then the best candidates taken from g_tiers (the CTEs
+    that follow `cand`, graph_near.pick_sql)."""
     before, rest = resolve.split(_HEAD, 1)
     r_cte, rest = rest.split(",\ncand AS (\n", 1)
-    tiers, rest = rest.split("\n)\n", 1)
+    tiers, rest = rest.split("\n),\n", 1)
     pick, after = rest.split(";\n", 1)
     parts = tiers.split(_TIER_SEP)
     if len(parts) != 6 or "FROM cand)" not in pick:
         raise ValueError("graph_sql._RESOLVE no longer has the shape one_tier_a_statement splits")
     fill = ("CREATE OR REPLACE TEMP TABLE g_tiers AS " + f";\nINSERT INTO g_tiers ".join(
         f"{r_cte}\n{tier}" for tier in parts) + ";\n")
-    return (before + fill + _HEAD + pick.replace("FROM cand)", "FROM g_tiers)") + ";\n"
+    return (before + fill + _HEAD + "WITH " + pick.replace("FROM cand)", "FROM g_tiers)") + ";\n"
             + "DROP TABLE g_tiers;\n" + after)

@@ -22,6 +22,7 @@ from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRS
                              SELF_NEED, TYPED_NEED, close_sql, sql_in)
 from .graph_bounded import one_tier_a_statement
 from .graph_candidates import over_candidates
+from .graph_near import NAMED_PICK, pick_sql
 
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
@@ -265,7 +266,8 @@ _PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_
 _WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
          " + CASE WHEN ends_with(dpath, '.pyi') OR ends_with(dpath, '.d.ts') THEN 1 ELSE 0 END)")
 
-# Candidate targets of the references selected by $FILTER; the best exact tier wins. (r is
+# Candidate targets of the references selected by $FILTER; the best exact tier wins, and of
+# equally good targets the nearest (graph_near.py). (r is
 # inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
 # Python module-level code runs top-down: of a name defined more than once in the file, a
 # module-level call sees the last definition before it ("late": how far back it is).
@@ -312,10 +314,7 @@ cand AS (
     FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
-)
-SELECT rid, symbol_id, conf FROM (SELECT *, {_WEAK} AS weak FROM cand)
-QUALIFY rank() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, late) = 1
-    AND row_number() OVER (PARTITION BY rid ORDER BY tier, spec DESC, weak, late, symbol_id) <= $CAP;
+){pick_sql("cand", _WEAK)};
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
     SELECT r.* FROM g_refs r
@@ -325,22 +324,20 @@ WITH u AS (
                            OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
       AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
 d AS (
-    SELECT g.symbol_id, g.path, g.start_line, g.name, k.ref_kind, sh.shape,
-        count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
+    SELECT g.symbol_id, g.path, g.start_line, g.name, g.qkey, split_part(g.path, '/', -1) AS base, k.ref_kind,
+        sh.shape, count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
         AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
         AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
     WHERE g.name IN (SELECT last FROM u)),
 m AS (
-    SELECT u.rid, d.symbol_id, d.path, d.start_line, u.path AS upath FROM u
+    SELECT u.rid, d.symbol_id, d.path, d.start_line, d.qkey, d.base, u.path AS upath FROM u
     JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.n <= $CAP
     UNION ALL
-    SELECT u.rid, d.symbol_id, d.path, d.start_line, u.path FROM u
+    SELECT u.rid, d.symbol_id, d.path, d.start_line, d.qkey, d.base, u.path FROM u
     JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.path = u.path
-        AND d.n > $CAP)
-SELECT rid, symbol_id, 'name' AS conf FROM m
-QUALIFY row_number() OVER (PARTITION BY rid ORDER BY path = upath DESC, path, start_line) <= $CAP;
+        AND d.n > $CAP){NAMED_PICK};
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path,
     CASE r.kind WHEN 'call' THEN 'calls' WHEN 'inherit' THEN 'inherits'

@@ -249,6 +249,12 @@ EDITS = [
                                                    "    def go(self):\n        return self.only()\n")}),
     ("the middle class changes its base", {"mid.py": MID.replace("class Mid(Base)", "class Mid(First)")}),
     ("and changes it back", {"mid.py": MID}),
+    # a second project holding its own copy of the package: each project's import means its copy
+    ("a project vendors the package", {"proj/pkg/__init__.py": "from .util import helper\n",
+                                       "proj/pkg/util.py": PROJECT["pkg/util.py"],
+                                       "proj/run.py": "from pkg.util import helper\n\ndef main():\n    return helper(1)\n"}),
+    ("and calls it from a file beside the copy", {"proj/pkg/more.py": "from pkg import util\n\ndef f():\n"
+                                                                      "    return util.helper(2)\n"}),
 ]
 
 
@@ -656,6 +662,42 @@ def test_swift_receivers_typed_by_other_files_types(git_repo, tmp_path) -> None:
     assert _edges(incremental) == _edges(fresh_db)
     calls = {e[1:] for e in _edges(incremental, "calls") if e[4] == "c.close"}
     assert calls and {c[0] for c in calls} == {"name"}, sorted(calls)
+
+
+def test_equally_ranked_targets_resolve_to_the_nearest(git_repo) -> None:
+    """Two projects each holding a package `json`: an import in one means its own copy (the
+    copy sharing the most leading directories with the importing file); a file as near to
+    both keeps both."""
+    body = "def loads(s):\n    return s\n"
+    git_repo.write_many({
+        "projA/json/__init__.py": body, "projB/json/__init__.py": body + "\n# B\n",
+        "projA/app.py": "import json\n\ndef run(s):\n    return json.loads(s)\n",
+        "projA/deep/tool.py": "from json import loads\n\ndef run(s):\n    return loads(s)\n",
+        "projB/tool.py": "from json import loads\n\ndef run(s):\n    return loads(s)\n",
+        "main.py": "import json\n\ndef run(s):\n    return json.loads(s)\n"})
+    git_repo.commit("two copies")
+    _, db = _build(git_repo)
+    rows = _query(db, """SELECT e.src_path, e.dst_path, e.confidence FROM edges e
+                         WHERE e.kind = 'calls' ORDER BY ALL""")
+    assert rows == [("main.py", "projA/json/__init__.py", "exact"), ("main.py", "projB/json/__init__.py", "exact"),
+                    ("projA/app.py", "projA/json/__init__.py", "exact"),
+                    ("projA/deep/tool.py", "projA/json/__init__.py", "exact"),
+                    ("projB/tool.py", "projB/json/__init__.py", "exact")], rows
+
+
+def test_name_matches_take_the_nearest_of_copies(git_repo) -> None:
+    """Of copies of one definition (the same qualified name in files of the same name) a
+    reference name-matches the nearest; a definition that is no copy is matched however far."""
+    files = {f"d{i:02d}/x.py": f"def helper():\n    return {i}\n" for i in range(4)}
+    files["d03/use.py"] = "def use():\n    helper()\n    other()\n"
+    files["a/util.py"] = files["b/util.py"] = "def other():\n    return 1\n"
+    files["c/more.py"] = "def other():\n    return 2\n"
+    git_repo.write_many(files)
+    git_repo.commit("copies")
+    _, db = _build(git_repo)
+    rows = _query(db, """SELECT target, dst_path, confidence FROM edges WHERE kind = 'calls' ORDER BY ALL""")
+    assert rows == [("helper", "d03/x.py", "name"), ("other", "a/util.py", "name"),
+                    ("other", "b/util.py", "name"), ("other", "c/more.py", "name")], rows
 
 
 def test_python_module_level_call_sees_definitions_before_it(git_repo) -> None:

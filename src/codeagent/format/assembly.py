@@ -74,7 +74,9 @@ CREATE VIEW corpus AS SELECT count(*)::BIGINT AS n_docs, coalesce(avg(length), 0
 #   3: symbol_names.encl_class (the enclosing class, one join less per reference); the unused
 #      dir column dropped.
 #   4: encl_class also counts Rust impl blocks.
-GRAPH_VERSION = 4
+#   5: of equally ranked exact targets, and of name-matched copies of one definition, only those
+#      nearest the referencing file (edges differ where a repository holds a package twice).
+GRAPH_VERSION = 5
 
 GRAPH_TABLES_SQL = f"""
 CREATE OR REPLACE TABLE graph_version AS SELECT {GRAPH_VERSION} AS version;
