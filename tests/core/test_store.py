@@ -102,7 +102,9 @@ def test_sweep_removes_leftover_temp_files(store):
 def test_a_ctrl_c_inside_an_atomic_write_leaves_no_temp_file(store):
     """A Ctrl-C landing between the temp file's write and its rename (store.faults' step hook
     sends the real SIGINT there) interrupts the write and removes its temp file."""
-    script = ("import sys; from codeagent.store import Store\n"
+    # A child of a background job starts with SIGINT ignored: it installs Python's handler itself.
+    script = ("import signal, sys; from codeagent.store import Store\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "try:\n    Store(sys.argv[1]).put(b'object')\nexcept KeyboardInterrupt:\n    print('interrupted')\n")
     env = {**os.environ, "CODEAGENT_TEST_KILL_AT": "1", "CODEAGENT_TEST_KILL_SIGNAL": "INT"}
     proc = subprocess.run([sys.executable, "-c", script, str(store.root)], capture_output=True,
