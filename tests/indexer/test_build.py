@@ -229,24 +229,22 @@ def test_term_postings_stay_sorted_with_a_bounded_tail(git_repo):
     assert _postings_layout(store, big.manifest_id)[:2] == (0, 0)
 
 
-def _ordered_postings(store: Store, manifest_id: str) -> list[tuple]:
+def _fetch(store: Store, manifest_id: str, query: str) -> list[tuple]:
     import duckdb
 
     con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
     try:
-        return con.execute("SELECT * FROM term_postings ORDER BY rowid").fetchall()
+        return con.execute(query).fetchall()
     finally:
         con.close()
+
+
+def _ordered_postings(store: Store, manifest_id: str) -> list[tuple]:
+    return _fetch(store, manifest_id, "SELECT * FROM term_postings ORDER BY rowid")
 
 
 def _rows(store: Store, manifest_id: str, query: str) -> list[tuple]:
-    import duckdb
-
-    con = duckdb.connect(str(store.assembled_dir(manifest_id) / fmt.DUCKDB_FILE), read_only=True)
-    try:
-        return sorted(con.execute(query).fetchall(), key=repr)  # NULLs do not order against values
-    finally:
-        con.close()
+    return sorted(_fetch(store, manifest_id, query), key=repr)  # NULLs do not order against values
 
 
 def test_full_and_incremental_assemblies_have_the_same_rows(git_repo, tmp_path):
