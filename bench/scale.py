@@ -19,6 +19,10 @@ spawning the process. The load average is printed with each scale.
 
 --serve-only measures the servers on the indexes a previous run left in --corpus-dir (a cold
 10x build takes most of an hour on a loaded 2-core machine; the on-disk format is the same).
+
+--touch sets every file's mtime to now before the servers start, so the build's stat cache
+holds none of them, as after a copy, a restore or a `touch`: a server's first look at the work
+tree's freshness hashes every file (first answers say `freshness: unknown` while it runs).
 """
 
 from __future__ import annotations
@@ -273,6 +277,7 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="PYTHON", help="also measure the code this interpreter imports")
     ap.add_argument("--rounds", type=int, default=2, help="servers of each code per scale (medians)")
     ap.add_argument("--corpus-dir", type=Path, default=Path(tempfile.gettempdir()))
+    ap.add_argument("--touch", action="store_true", help="every file's mtime set to now before the servers start")
     args = ap.parse_args()
     scales = sorted(int(s) for s in args.scales.split(","))
     codes = ([("previous", args.baseline)] if args.baseline else []) + [("this", sys.executable)]
@@ -287,6 +292,8 @@ def main() -> None:
         base_wall = base_wall or (builds[-1]["wall"] / k if builds else None)
         base_cpu = base_cpu or (builds[-1]["cpu"] / k if builds else None)
         serves: list[list[dict]] = [[] for _ in codes]
+        for path in listed if args.touch else ():
+            os.utime(repo / path)
         for r in range(0 if args.no_serve else args.rounds):
             for i in (range(len(codes)) if r % 2 == 0 else reversed(range(len(codes)))):
                 serves[i].append(serve_figures(repo, outside, args.queries, codes[i][1]))
@@ -301,7 +308,7 @@ def main() -> None:
                           base_wall, base_cpu)
     shutil.rmtree(outside, ignore_errors=True)
     print(f"scales {args.scales}; {args.queries} mixed queries per server, {args.rounds} servers per code; "
-          f"build args {args.build_arg or 'none'}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+          f"build args {args.build_arg or 'none'}{'; every file touched before serving' if args.touch else ''}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print_table(["scale", "measure", *(f"{name} ({python})" for name, python in codes), "target"], rows)
 
 

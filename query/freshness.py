@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import refs as refnames
@@ -37,6 +37,11 @@ WATCHED = (".gitignore", ".git/index", ".git/info/exclude", *RULE_FILES)
 INOTIFY = True  # False: stat signatures only (as where inotify is missing)
 MAX_KEPT = 8  # answers kept per process (a server follows one or two manifests)
 RACY_NS = 100_000_000  # mtimes this close to the signature's moment may not show a later write
+# A server's first look at a manifest compares every file whose stat the build's cache does not
+# hold: all of them after a `touch`, a copy or a restore (1.6 s on 10x the stdlib, 0.3 s with
+# the files in the page cache). A request gives it this long, then answers `unknown` while it
+# goes on for the next request.
+FIRST_LOOK_WAIT = 0.2
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,18 @@ class _Known:
     again: bool = False  # compare once more (directories watched only after the comparison)
 
 
+@dataclass
+class _Running:
+    """A look on a thread of its own: `done` is set once `answer` or `error` is."""
+    done: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+    answer: refnames.Freshness | None = None
+    error: Exception | None = None
+
+
 _known: dict[tuple[str, str], _Known] = {}
+_running: dict[tuple[str, str, str], _Running] = {}
+_running_lock = threading.Lock()
 _lock = threading.Lock()  # held across a watch's check and the comparison it may start
 _looked: contextvars.ContextVar[dict | None] = contextvars.ContextVar("codeagent_fresh", default=None)
 
@@ -64,13 +80,26 @@ def one_look() -> Iterator[None]:
         _looked.reset(token)
 
 
-def worktree_freshness(store: Store, repo: Path | None, manifest_id: str) -> refnames.Freshness:
-    """`refs.freshness` of the manifest against the repository as it is now."""
+def worktree_freshness(store: Store, repo: Path | None, manifest_id: str, *,
+                       first_wait: float | None = None) -> refnames.Freshness:
+    """`refs.freshness` of the manifest against the repository as it is now. With `first_wait`
+    (a server's requests), a first look (no answer kept: the work tree compared in full) is
+    given that many seconds from its start; past them requests answer `unknown` at once, and
+    the look goes on for the next."""
     looked = _looked.get()
     key = (str(store.root), manifest_id, str(repo))
     if looked is not None and key in looked:
         return looked[key]
-    answer = _look(store, repo, manifest_id)
+    if first_wait is not None and repo is not None and key[:2] not in _known:
+        running = _look_on_a_thread(store, repo, manifest_id)
+        if not running.done.wait(max(0.0, running.started + first_wait - time.monotonic())):
+            answer = refnames.Freshness("unknown", detail="the work tree is still being compared with the index")
+        elif running.error is not None:
+            raise running.error
+        else:
+            answer = running.answer
+    else:
+        answer = _look(store, repo, manifest_id)
     if looked is not None:
         looked[key] = answer
     return answer
@@ -211,9 +240,27 @@ def signature(root: str, paths: tuple[str, ...]) -> tuple:
 def look_beside(store: Store, repo: Path | None, manifest_id: str) -> None:
     """Work out a manifest's freshness on a thread of its own (mostly git and stat calls, so
     it runs beside a reader loading the manifest's tables); the next look finds it kept."""
+    _look_on_a_thread(store, repo, manifest_id)
+
+
+def _look_on_a_thread(store: Store, repo: Path | None, manifest_id: str) -> _Running:
+    """The look at this manifest running on a thread of its own: one started now, or the one
+    already running (a request and the server's warming ask at once)."""
+    key = (str(store.root), manifest_id, str(repo))
+    with _running_lock:
+        running = _running.get(key)
+        if running is not None:
+            return running
+        running = _running[key] = _Running()
+
     def look() -> None:
         try:
-            worktree_freshness(store, repo, manifest_id)
-        except Exception:  # the request's own look reports it
-            pass
+            running.answer = _look(store, repo, manifest_id)
+        except Exception as exc:  # handed to a request waiting for it, which reports it
+            running.error = exc
+        finally:
+            with _running_lock:
+                _running.pop(key, None)
+            running.done.set()
     threading.Thread(target=look, name="codeagent-freshness", daemon=True).start()
+    return running

@@ -29,7 +29,7 @@ from ..format.resident import drop_mapped_pages
 from ..store import Store
 from . import idle_memory
 from .assembly_check import _Vanished, _check_assembly
-from .freshness import look_beside, worktree_freshness
+from .freshness import FIRST_LOOK_WAIT, look_beside, worktree_freshness
 from .dirwatch import Sleeper
 from .overlay import connect_overlay, overlay_base_id, overlay_graph_of, prepare_connection
 from ..model import COMPLETE, Metadata
@@ -112,7 +112,7 @@ class IndexView:
         self._check_schema()
         self.commit = self.meta.get("commit") or None
         self.cache: dict[str, Any] = {}  # per-manifest memo for query helpers (name tables...)
-        self.keep_text_in_memory = False  # long-lived readers: see memtext.py
+        self.keep_text_in_memory, self.freshness_wait = False, None  # long-lived readers': memtext, worktree_freshness
         self._on_close: list = []
         self.loaders: list[Callable[["IndexView"], object]] = []  # see `loaded`
         self.late_loaders: list[Callable[["IndexView"], object]] = []
@@ -201,7 +201,7 @@ class IndexView:
         """fresh | stale | unknown: does the index still describe the work tree or the ref,
         as they are now? (query.freshness keeps the answer while nothing it read changed.)"""
         try:
-            return worktree_freshness(self.store, self.repo, self.manifest_id).state
+            return worktree_freshness(self.store, self.repo, self.manifest_id, first_wait=self.freshness_wait).state
         except Exception:
             return "unknown"
 
@@ -315,7 +315,7 @@ class IndexFollower:
                     return cur
                 try:
                     fresh = IndexView(self.store, self.root, self.ref_name, mid)
-                    fresh.keep_text_in_memory = self.keep_text_in_memory
+                    fresh.keep_text_in_memory, fresh.freshness_wait = self.keep_text_in_memory, FIRST_LOOK_WAIT
                 except _Vanished:
                     if attempt:
                         raise IndexMissing(f"manifest {mid[:12]} is not assembled",

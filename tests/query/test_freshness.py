@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -87,3 +88,29 @@ def test_one_request_looks_once(git_repo):
         git_repo.write("a.py", "x = 2\n")
         assert worktree_freshness(store, git_repo.path, result.manifest_id).state == "fresh"
     assert worktree_freshness(store, git_repo.path, result.manifest_id).state == "stale"
+
+
+def test_a_servers_first_look_answers_unknown_past_its_wait_and_keeps_the_full_answer(git_repo, monkeypatch):
+    """A server's requests give a first look (every file's stat changed since the build, so
+    every file is hashed) FIRST_LOOK_WAIT from its start, then answer `unknown` while it goes
+    on; once done, its answer is kept and given."""
+    monkeypatch.setattr(freshness_mod, "_known", {})
+    git_repo.write_many({"a.py": "x = 1\n", "pkg/c.py": "y = 1\n"})
+    git_repo.commit()
+    result = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    for name in ("a.py", "pkg/c.py"):
+        os.utime(git_repo.path / name, ns=(1, 1))  # same content, another stat: hashed again
+    key = (str(store.root), result.manifest_id)
+    with freshness_mod._lock:  # another comparison holds it: this look cannot finish
+        started = time.monotonic()
+        first = worktree_freshness(store, git_repo.path, result.manifest_id, first_wait=0.2)
+        assert first.state == "unknown" and time.monotonic() - started >= 0.2
+        assert worktree_freshness(store, git_repo.path, result.manifest_id, first_wait=0.2).state == "unknown"
+    deadline = time.monotonic() + 30
+    while key not in freshness_mod._known and time.monotonic() < deadline:
+        time.sleep(0.01)
+    kept = worktree_freshness(store, git_repo.path, result.manifest_id, first_wait=0.2)
+    assert kept.state == "fresh" and kept is freshness_mod._known[key].answer
+    git_repo.write("a.py", "x = 22\n")
+    assert worktree_freshness(store, git_repo.path, result.manifest_id, first_wait=0.2).modified == ("a.py",)
