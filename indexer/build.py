@@ -253,8 +253,9 @@ def _read_and_parse(builder: _Builder, repo: Path, is_commit: bool, need: list[s
             builder.advance(1)
             continue
         blob = hash_bytes(data)
-        cache.set(f.git_sha if is_commit else f.path,
-                  [blob, len(data)] if is_commit else [*f.stat_key, blob])
+        if is_commit or f.stat_key:
+            cache.set(f.git_sha if is_commit else f.path,
+                      [blob, len(data)] if is_commit else [*f.stat_key, blob])
         e = builder.reuse(f.path, blob, len(data), lang)
         if e is not None:
             out.append(e)

@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import refs as refnames
 from ..format.manifest import load_manifest
 from ..repo_config import RULE_FILES
+from ..sources import RACY_NS  # mtimes this close to a signature's moment may not show a later write
 from ..store import Store
 from .dirwatch import DirWatch
 
@@ -36,7 +37,6 @@ from .dirwatch import DirWatch
 WATCHED = (".gitignore", ".git/index", ".git/info/exclude", *RULE_FILES)
 INOTIFY = True  # False: stat signatures only (as where inotify is missing)
 MAX_KEPT = 8  # answers kept per process (a server follows one or two manifests)
-RACY_NS = 100_000_000  # mtimes this close to the signature's moment may not show a later write
 # A server's first look at a manifest compares every file whose stat the build's cache does not
 # hold: all of them after a `touch`, a copy or a restore (1.6 s on 10x the stdlib, 0.3 s with
 # the files in the page cache). A request gives it this long, then answers `unknown` while it

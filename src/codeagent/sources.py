@@ -11,6 +11,7 @@ import json
 import os
 import stat as stat_mod
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,12 @@ from .repo_config import NO_RULES, RULE_FILES, IndexRules, load_rules
 from .store import Store, atomic_write
 
 
+# As in git's "racy git" rule: a file whose mtime or ctime is this close to the moment its stat
+# was taken may be written again without its stat changing (file systems stamp times from a
+# coarse clock, a few ms on many kernels), so that stat is not kept as proof of its content.
+RACY_NS = 100_000_000
+
+
 @dataclass
 class SourceFile:
     path: str
@@ -30,7 +37,7 @@ class SourceFile:
     blob: str = ""  # blake3 when already known from a cache
     skip: str = ""  # a reason known before reading (symlink, too large...)
     git_sha: str = ""  # git blob id (committed trees)
-    stat_key: tuple = ()  # (mtime_ns, size, ino, ctime_ns) for the work tree cache
+    stat_key: tuple = ()  # (mtime_ns, size, ino, ctime_ns) for the work tree cache; () when racy
 
 
 def _git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -220,6 +227,7 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int,
     except ValueError:
         pass
     prefix = os.path.join(repo, "")
+    racy_from = time.time_ns() - RACY_NS
     for raw in _list_worktree_paths(repo, is_git, store.root):
         path, ok = _decode_path(raw)
         if store_rel and path.startswith(store_rel) and (path == store_rel or path[len(store_rel)] == "/"):
@@ -258,8 +266,10 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int,
             out.append(SourceFile(path, st.st_size, skip=fmt.SKIP_TOO_LARGE))
             continue
         key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_from:
+            key = ()
         hit = cache.get(path)
-        blob = hit[4] if hit and tuple(hit[:4]) == key else ""
+        blob = hit[4] if hit and key and tuple(hit[:4]) == key else ""
         out.append(SourceFile(path, st.st_size, blob=blob, stat_key=key))
     out.sort(key=lambda f: f.path)
     return out
