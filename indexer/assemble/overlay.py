@@ -2,16 +2,21 @@
 an earlier manifest, writing only the rows of the paths that differ from it, or decline (the
 caller then consolidates: a full database, copied from the base and updated in place).
 
-An overlay is always relative to its base, never to another overlay: the next edit writes a
-new overlay of every path that differs from the base (no chains to follow, no overlay of an
-overlay to merge). It is declined, so the next assembly is a consolidated base, when the
-paths that differ from the base pass OVERLAY_MAX_FILES or the previous overlay's file passed
-OVERLAY_MAX_BYTES: both what each build rewrites and what every query merges follow the
-overlay's rows, so the overlay is kept small; the count bounds the work before any is done
-(a branch switch of thousands of files is consolidated at once), the bytes bound what a
-build writes (a few large files). A build that consolidates later (the watcher's: it
-consolidates when the work tree is idle, off the edit's path) keeps the overlay up to
-DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES (consolidation_due).
+An overlay is relative to its base, and written as a chain (format/overlay.py, Layers): the
+next edit writes only the paths changed since the previous overlay as a new top, the previous
+overlay's files linked beneath it, so what a one-file edit writes no longer follows the
+overlay. The chain is tiered like an LSM tree (layers_kept): a new top takes in (rewrites) the
+layers above the first that masks more paths than it has so far, so a path is rewritten about
+log2(overlay paths) times before the overlay is consolidated, and a chain that would pass
+MAX_LAYERS files is written flattened (every path that differs from the base, as before
+version 3). It is declined, so the next assembly is a consolidated base, when the paths that
+differ from the base pass OVERLAY_MAX_FILES or the previous overlay's files passed
+OVERLAY_MAX_BYTES: what every query merges follows the overlay's rows, so the overlay is kept
+small; the count bounds the work before any is done (a branch switch of thousands of files is
+consolidated at once), the bytes what the chain holds (a few large files). A build that
+consolidates later (the watcher's: it consolidates when the work tree is idle, off the edit's
+path) keeps the overlay up to DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES
+(consolidation_due).
 
 The graph is exact: the base's graph tables are brought up to date, copy-on-write
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
@@ -43,10 +48,12 @@ from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .tables import changed_paths, path_table
 
 OVERLAY_MAX_FILES = 256
-# Each build rewrites the overlay (on average half this, as it grows), and each consolidation
-# writes the base (C bytes) again after about this / g edits of distinct files (g: what one
-# file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at T = sqrt(2*C*g),
-# ~4.3 MB for the stdlib's 117 MB database. Repeated edits of the same files do not grow it.
+# Chosen when each build rewrote the overlay (on average half this, as it grew) and each
+# consolidation writes the base (C bytes) again after about this / g edits of distinct files
+# (g: what one file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at
+# T = sqrt(2*C*g), ~4.3 MB for the stdlib's 117 MB database. With chains (version 3) a build
+# writes ~g*(1 + log2(T/g)/2), so the consolidation's C*g/T is the larger part and a larger
+# T would lower the bytes further (what every query merges bounds it).
 OVERLAY_MAX_BYTES = 4 << 20
 # The bound of a build that consolidates later: past it, an edit consolidates at once still
 # (a watcher that never sees the work tree idle does not grow the overlay without end).
