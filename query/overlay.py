@@ -48,7 +48,8 @@ def overlay_marker(directory: Path) -> dict | None:
 
 def overlay_graph_db(directory: Path, graph_landed: bool) -> str:
     """The database of a connection from `connect_overlay` holding the overlay's graph tables
-    (rows and masks, in a file): its GRAPH_PART's once landed, else its top's."""
+    (rows and masks, in a file): its GRAPH_PART's once landed, else its top's (OVERLAY_DB for
+    a full assembly)."""
     if graph_landed:
         return GRAPH_DB
     marker = overlay_marker(directory)
