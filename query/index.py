@@ -84,7 +84,7 @@ class IndexView:
             raise _Vanished(manifest_id)
         _check_assembly(store, manifest_id, directory)
         self.base_id = overlay_base_id(directory)  # None: a full assembly
-        self._graph_db = overlay_graph_db(directory, landed := self.base_id is not None and store.graph_landed(manifest_id))
+        self._graph_db = overlay_graph_db(directory, landed := bool(self.base_id) and store.graph_landed(manifest_id))
         self.graph_manifest_id = overlay_graph_of(directory, manifest_id, landed)  # see graph_pending
         # DuckDB shares one instance among a process's connections to a file (see idle_memory)
         self._db_key = str(self.path.resolve()) if self.base_id is None else None

@@ -32,7 +32,8 @@ from ...format.overlay import (GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, OVERLAY_DB,
                                PER_PATH_TABLES, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .overlay import ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, Previous, attach_previous, connect_overlay_writer, consolidation_base
+from .overlay import (ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, Previous, attach_previous, connect_overlay_writer,
+                      consolidation_base)
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import assemble
 from .tables import changed_paths

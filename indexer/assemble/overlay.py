@@ -40,7 +40,8 @@ from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
 from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, LAYERS, MAX_LAYERS, MERGED_TABLES,
                                OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES,
-                               attach_chain_sql, layer_file, marker_layers, overlay_problem, overlay_tables_sql)
+                               attach_chain_sql, layer_db, layer_file, marker_layers, overlay_problem,
+                               overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
@@ -220,7 +221,7 @@ def attach_previous(con, previous: Previous) -> list[str]:
                                       prefix=f"{PREVIOUS_DB}_"):
         con.execute(statement)
     names = marker_layers(previous.marker)
-    return [*(f"{PREVIOUS_DB}_overlay_layer_{i}" for i in range(len(names))), f"{PREVIOUS_DB}_top"] if names \
+    return [*(f"{PREVIOUS_DB}_{layer_db(i)}" for i in range(len(names))), f"{PREVIOUS_DB}_top"] if names \
         else [PREVIOUS_DB]
 
 
