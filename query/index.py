@@ -24,14 +24,14 @@ from .. import refs as refnames
 from .. import sources
 from ..errors import IndexIncompatible, IndexMissing, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
-from ..format.overlay import GRAPH_DB, GRAPH_TABLES, OVERLAY_DB
+from ..format.overlay import GRAPH_TABLES, OVERLAY_DB
 from ..format.resident import drop_mapped_pages
 from ..store import Store
 from . import idle_memory
 from .assembly_check import _Vanished, _check_assembly
 from .freshness import FIRST_LOOK_WAIT, look_beside, worktree_freshness
 from .dirwatch import Sleeper
-from .overlay import connect_overlay, overlay_base_id, overlay_graph_of, prepare_connection
+from .overlay import connect_overlay, overlay_base_id, overlay_graph_db, overlay_graph_of, prepare_connection
 from ..model import COMPLETE, Metadata
 from .watchdog import WATCHDOG
 
@@ -84,7 +84,7 @@ class IndexView:
             raise _Vanished(manifest_id)
         _check_assembly(store, manifest_id, directory)
         self.base_id = overlay_base_id(directory)  # None: a full assembly
-        self._graph_db = GRAPH_DB if (landed := self.base_id is not None and store.graph_landed(manifest_id)) else OVERLAY_DB
+        self._graph_db = overlay_graph_db(directory, landed := bool(self.base_id) and store.graph_landed(manifest_id))
         self.graph_manifest_id = overlay_graph_of(directory, manifest_id, landed)  # see graph_pending
         # DuckDB shares one instance among a process's connections to a file (see idle_memory)
         self._db_key = str(self.path.resolve()) if self.base_id is None else None

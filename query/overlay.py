@@ -11,8 +11,8 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import IndexIncompatible
 from ..format.assembly import sql_literals
-from ..format.overlay import (BASE_DB, GRAPH_DB, GRAPH_FILE, GRAPH_PART, OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER,
-                              graph_of, merged_views_sql, overlay_problem)
+from ..format.overlay import (BASE_DB, GRAPH_DB, GRAPH_FILE, GRAPH_PART, OVERLAY_DB, OVERLAY_MARKER, TOP_DB,
+                              attach_chain_sql, graph_of, marker_layers, merged_views_sql, overlay_problem)
 
 
 def overlay_base_id(directory: Path) -> str | None:
@@ -46,13 +46,26 @@ def overlay_marker(directory: Path) -> dict | None:
     return marker
 
 
+def overlay_graph_db(directory: Path, graph_landed: bool) -> str:
+    """The database of a connection from `connect_overlay` holding the overlay's graph tables
+    (rows and masks, in a file): its GRAPH_PART's once landed, else its top's (OVERLAY_DB for
+    a full assembly)."""
+    if graph_landed:
+        return GRAPH_DB
+    marker = overlay_marker(directory)
+    return TOP_DB if marker is not None and marker_layers(marker) else OVERLAY_DB
+
+
 def connect_overlay(base_dir: Path, directory: Path, graph_landed: bool = False):
     """An in-memory DuckDB connection reading `directory`'s overlay on the database in
-    `base_dir` through merged views (both attached read-only; with `graph_landed`, the graph
-    tables from its GRAPH_PART); the one `prepare_connection` opened for `base_dir`, if any."""
+    `base_dir` through merged views (both attached read-only, a chain's layers flattened in
+    OVERLAY_DB, format/overlay.py; with `graph_landed`, the graph tables from its GRAPH_PART);
+    the one `prepare_connection` opened for `base_dir`, if any."""
+    marker = overlay_marker(directory) or {}
     con = _take_spare(base_dir) or _connect_base(base_dir)
     try:
-        con.execute(f"ATTACH {sql_literals([str(directory / OVERLAY_FILE)])} AS {OVERLAY_DB} (READ_ONLY)")
+        for statement in attach_chain_sql(directory, marker, TOP_DB, OVERLAY_DB):
+            con.execute(statement)
         if graph_landed:
             con.execute(f"ATTACH {sql_literals([str(directory / GRAPH_PART / GRAPH_FILE)])} AS {GRAPH_DB} (READ_ONLY)")
         con.execute(merged_views_sql(graph=GRAPH_DB if graph_landed else None))

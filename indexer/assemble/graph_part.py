@@ -6,7 +6,8 @@ text and grep answers read) and the previous build's graph rows as they were (ov
 CPU on the standard library, where the graph step takes ~1 s more. `finish_graph` then runs
 that graph step over the published overlay and renames GRAPH_PART into its directory whole:
 its graph tables (rows and masks) are the overlay's own, exactly those a one-phase overlay of
-the same manifest holds. The overlay file is not written again.
+the same manifest holds. The overlay file is not written again (its per-path rows, a chain's layers flattened, are
+read into memory: the step reads them many times).
 
 The graph step follows the change since the manifest whose graph the overlay carries (the
 marker's "graph"): from that graph's rows, held by the overlay file, when its manifest is
@@ -31,7 +32,8 @@ from ...format.overlay import (GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, OVERLAY_DB,
                                PER_PATH_TABLES, overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
-from .overlay import ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, connect_overlay_writer, consolidation_base
+from .overlay import (ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, Previous, attach_previous, connect_overlay_writer,
+                      consolidation_base)
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import assemble
 from .tables import changed_paths
@@ -58,11 +60,11 @@ def finish_graph(store: Store, manifest: Manifest, manifest_id: str,
     work.mkdir(parents=True)
     con, spill = connect_overlay_writer(store, base_id, memory, work.name)
     try:
-        con.execute(f"ATTACH {sql_literals([str(directory / OVERLAY_FILE)])} AS {PREVIOUS_DB} (READ_ONLY)")
+        attach_previous(con, Previous(directory / OVERLAY_FILE, set(), [], False, directory, marker))
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
-        for table in PER_PATH_TABLES:
+        for table in PER_PATH_TABLES:  # the step reads them many times: once through a chain's views
             for name in (table, f"mask_{table}"):
                 con.execute(f"INSERT INTO {name} SELECT * FROM {PREVIOUS_DB}.main.{name}")
         con.execute("USE memory")

@@ -2,16 +2,21 @@
 an earlier manifest, writing only the rows of the paths that differ from it, or decline (the
 caller then consolidates: a full database, copied from the base and updated in place).
 
-An overlay is always relative to its base, never to another overlay: the next edit writes a
-new overlay of every path that differs from the base (no chains to follow, no overlay of an
-overlay to merge). It is declined, so the next assembly is a consolidated base, when the
-paths that differ from the base pass OVERLAY_MAX_FILES or the previous overlay's file passed
-OVERLAY_MAX_BYTES: both what each build rewrites and what every query merges follow the
-overlay's rows, so the overlay is kept small; the count bounds the work before any is done
-(a branch switch of thousands of files is consolidated at once), the bytes bound what a
-build writes (a few large files). A build that consolidates later (the watcher's: it
-consolidates when the work tree is idle, off the edit's path) keeps the overlay up to
-DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES (consolidation_due).
+An overlay is relative to its base, and written as a chain (format/overlay.py, Layers): the
+next edit writes only the paths changed since the previous overlay as a new top, the previous
+overlay's files linked beneath it, so what a one-file edit writes no longer follows the
+overlay. The chain is tiered like an LSM tree (layers_kept): a new top takes in (rewrites) the
+layers above the first that masks more paths than it has so far, so a path is rewritten about
+log2(overlay paths) times before the overlay is consolidated, and a chain that would pass
+MAX_LAYERS files is written flattened (every path that differs from the base, as before
+version 3). It is declined, so the next assembly is a consolidated base, when the paths that
+differ from the base pass OVERLAY_MAX_FILES or the previous overlay's files passed
+OVERLAY_MAX_BYTES: what every query merges follows the overlay's rows, so the overlay is kept
+small; the count bounds the work before any is done (a branch switch of thousands of files is
+consolidated at once), the bytes what the chain holds (a few large files). A build that
+consolidates later (the watcher's: it consolidates when the work tree is idle, off the edit's
+path) keeps the overlay up to DEFERRED_MAX_BYTES and says when it passed OVERLAY_MAX_BYTES
+(consolidation_due).
 
 The graph is exact: the base's graph tables are brought up to date, copy-on-write
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
@@ -28,13 +33,15 @@ import secrets
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from ... import format as fmt
 from ...format.assembly import sql_literals
 from ...format.manifest import Manifest, load_manifest
-from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB,
-                               OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES,
-                               overlay_problem, overlay_tables_sql)
+from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, LAYERS, MAX_LAYERS, MERGED_TABLES,
+                               OVERLAY_DB, OVERLAY_FILE, OVERLAY_MARKER, OVERLAY_VERSION, PER_PATH_TABLES,
+                               attach_chain_sql, layer_db, layer_file, marker_layers, overlay_problem,
+                               overlay_tables_sql)
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
@@ -42,10 +49,12 @@ from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .tables import changed_paths, path_table
 
 OVERLAY_MAX_FILES = 256
-# Each build rewrites the overlay (on average half this, as it grows), and each consolidation
-# writes the base (C bytes) again after about this / g edits of distinct files (g: what one
-# file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at T = sqrt(2*C*g),
-# ~4.3 MB for the stdlib's 117 MB database. Repeated edits of the same files do not grow it.
+# Chosen when each build rewrote the overlay (on average half this, as it grew) and each
+# consolidation writes the base (C bytes) again after about this / g edits of distinct files
+# (g: what one file adds, ~80 KB on the stdlib): bytes per edit ~ T/2 + C*g/T, least at
+# T = sqrt(2*C*g), ~4.3 MB for the stdlib's 117 MB database. With chains (version 3) a build
+# writes ~g*(1 + log2(T/g)/2), so the consolidation's C*g/T is the larger part and a larger
+# T would lower the bytes further (what every query merges bounds it).
 OVERLAY_MAX_BYTES = 4 << 20
 # The bound of a build that consolidates later: past it, an edit consolidates at once still
 # (a watcher that never sees the work tree idle does not grow the overlay without end).
@@ -94,7 +103,7 @@ def overlay_fits(store: Store, previous_id: str, limit: int | None = None) -> bo
     directory = store.assembled_dir(previous_id)
     try:
         marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
-        size = (directory / OVERLAY_FILE).stat().st_size
+        size = sum((directory / name).stat().st_size for name in [*marker_layers(marker), OVERLAY_FILE])
         return not overlay_problem(marker) and size <= (overlay_max_bytes() if limit is None else limit)
     except FileNotFoundError:
         return not (directory / OVERLAY_FILE).exists()
@@ -153,14 +162,16 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     layered = _layered_on(store, after, base[1], manifest)
     pending = _pending_graph(store, after, base[1], layered) if two_phase else None
     try:
-        if not _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
-                             tables or {}, memory, layered, pending):
+        kept = _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
+                             tables or {}, memory, layered, pending)
+        if kept is None:
             shutil.rmtree(work, ignore_errors=True)
             return None
-        marker = {"version": OVERLAY_VERSION, "base": base[1]}
+        known = _link_layers(work, kept)
+        marker = {"version": OVERLAY_VERSION, "base": base[1], LAYERS: [layer_file(i) for i in range(len(kept))]}
         (work / OVERLAY_MARKER).write_text(json.dumps(marker if pending is None else {**marker, "graph": pending[0]}))
         faults.step("assemble")
-        write_assembly_sums(work)
+        write_assembly_sums(work, known)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
         _swap_into_place(store, manifest_id, work, final)
     except BaseException:
@@ -169,16 +180,81 @@ def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: t
     return final
 
 
+class Previous(NamedTuple):
+    """The intact overlay on the same base a new overlay is built after: its top file, the
+    change from its manifest (remove, insert), whether its graph rows are its own, its
+    directory and marker (its chain: format/overlay.py)."""
+    top: Path
+    remove: set[str]
+    insert: list
+    own_graph: bool
+    directory: Path
+    marker: dict
+
+    def chain(self) -> list[Path]:
+        """Its chain's files, bottom first (the top last)."""
+        return [*(self.directory / name for name in marker_layers(self.marker)), self.top]
+
+
 def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
-                manifest: Manifest) -> tuple[Path, set[str], list, bool] | None:
-    """(the overlay file of `after`, the change from its manifest to `manifest`, whether its
-    graph rows are its own) when `after` is an intact overlay on `base_id`, else None."""
+                manifest: Manifest) -> Previous | None:
+    """`after` as a Previous when it is an intact overlay on `base_id`, else None."""
     if after is None or after[1] == base_id or store.assembly_base(after[1]) != base_id:
         return None
     if not store.is_assembled(after[1]) or store.assembly_problems(after[1], trust_mtime=True):
         return None
-    return (store.assembled_dir(after[1]) / OVERLAY_FILE, *changed_paths(after[0], manifest),
-            own_graph(store, after[1])[0] == after[1])
+    directory = store.assembled_dir(after[1])
+    try:
+        marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or overlay_problem(marker):
+        return None
+    return Previous(directory / OVERLAY_FILE, *changed_paths(after[0], manifest),
+                    own_graph(store, after[1])[0] == after[1], directory, marker)
+
+
+def attach_previous(con, previous: Previous) -> list[str]:
+    """Attach `previous`'s chain read-only: PREVIOUS_DB reads it as one overlay
+    (format/overlay.attach_chain_sql); the databases of its files, bottom first."""
+    for statement in attach_chain_sql(previous.directory, previous.marker, f"{PREVIOUS_DB}_top", PREVIOUS_DB,
+                                      prefix=f"{PREVIOUS_DB}_"):
+        con.execute(statement)
+    names = marker_layers(previous.marker)
+    return [*(f"{PREVIOUS_DB}_{layer_db(i)}" for i in range(len(names))), f"{PREVIOUS_DB}_top"] if names \
+        else [PREVIOUS_DB]
+
+
+def layers_kept(sizes: list[int], step: int) -> int:
+    """How many files of the previous chain (their paths masked, `sizes`, bottom first) a new
+    layer of `step` changed paths keeps beneath it; the rest it takes in (merges). Tiered
+    like an LSM tree's: the new layer takes in the top while the top masks no more paths
+    than the layer has so far, so the layers' sizes fall geometrically upwards, a path is
+    rewritten about log2(paths) times until consolidation and the chain stays short; a
+    chain that would pass MAX_LAYERS is flattened whole (0 kept)."""
+    kept, acc = len(sizes), max(step, 1)
+    while kept and sizes[kept - 1] <= acc:
+        kept -= 1
+        acc += sizes[kept]
+    return kept if kept + 1 <= MAX_LAYERS else 0
+
+
+def _link_layers(work: Path, kept: list[Path]) -> dict[str, tuple[int, int, str]]:
+    """Hard-link the `kept` layer files into `work` as its layers (copied where the file system
+    has no hard links); the SUMS entries they had, by their new names (not hashed again)."""
+    known = {}
+    for i, source in enumerate(kept):
+        target = work / layer_file(i)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+        try:
+            size, digest, mtime = json.loads((source.parent / fmt.ASSEMBLY_SUMS).read_bytes())[source.name]
+            known[target.name] = (size, mtime, digest)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return known
 
 
 def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
@@ -191,7 +267,7 @@ def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
 
 
 def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: str,
-                   layered: tuple[Path, set[str], list, bool] | None) -> tuple[str, Path | None] | None:
+                   layered: Previous | None) -> tuple[str, Path | None] | None:
     """(the manifest whose graph a two-phase overlay carries until its own lands, the file of
     that graph's rows: None for the base's); None when `after` is neither the base nor an
     intact overlay on it (the overlay then runs its graph step before it is published)."""
@@ -204,25 +280,35 @@ def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: st
 
 def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
                   remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
-                  memory: MemoryBudget | None, layered: tuple[Path, set[str], list, bool] | None,
-                  pending: tuple[str, Path | None] | None = None) -> bool:
-    """Write work/OVERLAY_FILE: the changed paths' rows (those the previous overlay, `layered`,
-    holds as they are copied from it), then the graph's differing rows, or with `pending`
-    (_pending_graph) the rows of that graph as they are; False when the graph had to be
-    recomputed whole (then the overlay is not worth it). The
-    overlay is filled in memory and written to its file once, without a WAL: written table
-    by table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the
-    file's bytes)."""
+                  memory: MemoryBudget | None, layered: Previous | None,
+                  pending: tuple[str, Path | None] | None = None) -> list[Path] | None:
+    """Write work/OVERLAY_FILE, the top of a chain (format/overlay.py) whose layers beneath
+    are the previous overlay's first files (`layered`, layers_kept): the per-path rows of the
+    paths changed since it and of the paths its files taken in mask (those copied from it),
+    or, flattened (nothing kept), of every path that differs from the base; then the graph's
+    differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
+    The files kept beneath (bottom first); None when the graph had to be recomputed whole
+    (then the overlay is not worth it). The overlay is filled in memory and written to its
+    file once, without a WAL: written table by table, DuckDB logged every row and wrote the
+    blocks again at the checkpoint (~8x the file's bytes)."""
     con, spill = connect_overlay_writer(store, base_id, memory, work.name)
     try:
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
         con.execute(overlay_tables_sql())
-        fresh, step = insert, masked
+        fresh, step, kept, below = insert, masked, [], []
         if layered is not None:
-            con.execute(f"ATTACH {sql_literals([str(layered[0])])} AS {PREVIOUS_DB} (READ_ONLY)")
-            step = {*layered[1], *(f.path for f in layered[2])}
-            fresh = _copy_unchanged(con, masked, insert, step)
+            chain = attach_previous(con, layered)
+            step = {*layered.remove, *(f.path for f in layered.insert)}
+            sizes = [con.execute(f"SELECT count(*) FROM {db}.main.mask_files").fetchone()[0] for db in chain]
+            n = layers_kept(sizes, len(step))
+            if n:
+                kept, below = layered.chain()[:n], chain[:n]
+                taken = set().union(*({r[0] for r in con.execute(f"SELECT path FROM {db}.main.mask_files").fetchall()}
+                                      for db in chain[n:]))
+                masked = sorted(taken | step)
+                fresh = layered.insert
+            fresh = _copy_unchanged(con, masked, fresh, step)
         if len(step) <= ONE_THREAD_PATHS:
             con.execute("SET threads = 1")
         for batch in (fresh[i:i + 512] for i in range(0, len(fresh), 512)):
@@ -235,8 +321,8 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         con.execute("USE memory")
         if pending is not None:
             _copy_graph(con, pending[1], layered)
-        elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered)):
-            return False
+        elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered), per_path=(*below, OVERLAY_DB)):
+            return None
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
         _write_meta(con, manifest, manifest_id, 0)
@@ -244,7 +330,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             ("overlay_version", str(OVERLAY_VERSION)), ("base_manifest_id", base_id)])
         con.execute("USE memory")
         _write_once(con, work / OVERLAY_FILE)
-        return True
+        return kept
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -268,18 +354,18 @@ def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | No
     return con, spill
 
 
-def _graph_layered(layered: tuple[Path, set[str], list, bool] | None) -> tuple[set[str], list] | None:
+def _graph_layered(layered: Previous | None) -> tuple[set[str], list] | None:
     """The change the graph step follows from the previous overlay's graph rows (None: from
     the base's): only when those rows are that overlay's own."""
-    return None if layered is None or not layered[3] else layered[1:3]
+    return None if layered is None or not layered.own_graph else (layered.remove, layered.insert)
 
 
-def _copy_graph(con, source: Path | None, layered: tuple[Path, set[str], list, bool] | None) -> None:
+def _copy_graph(con, source: Path | None, layered: Previous | None) -> None:
     """Copy into the overlay the graph rows and masks of the overlay file `source` (None: the
     base's graph, nothing to copy)."""
     if source is None:
         return
-    alias = PREVIOUS_DB if layered is not None and source == layered[0] else "graph_source"
+    alias = PREVIOUS_DB if layered is not None and source == layered.top else "graph_source"
     if alias != PREVIOUS_DB:
         con.execute(f"ATTACH {sql_literals([str(source)])} AS {alias} (READ_ONLY)")
     for table in GRAPH_TABLES:
@@ -293,6 +379,8 @@ def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> li
     entries of `insert` still to be inserted."""
     before = {r[0] for r in con.execute(f"SELECT path FROM {PREVIOUS_DB}.main.mask_files").fetchall()}
     kept = (before & set(masked)) - since
+    if not kept:
+        return insert
     path_table(con, "kept_paths", sorted(kept))
     for table in PER_PATH_TABLES:
         con.execute(f"""INSERT INTO {table} SELECT * FROM {PREVIOUS_DB}.main.{table}

@@ -15,6 +15,7 @@ change of these tables) raises Unsupported: the caller consolidates instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ...format.manifest import Manifest
 from ...format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, PER_PATH_TABLES, merged_view_sql
@@ -120,7 +121,8 @@ def _path_digests(table: str, column: str, where: str) -> str:
 
 
 def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
-                  previous: tuple[set[str], list] | None = None, *, old_rows: bool = True) -> bool:
+                  previous: tuple[set[str], list] | None = None, *, old_rows: bool = True,
+                  per_path: Sequence[str] = (OVERLAY_DB,)) -> bool:
     """Bring the graph up to date over the merged rows (copy-on-write on the base's tables),
     then write each graph table's differing paths (mask and rows) into the overlay; False when
     the step would recompute the whole graph or change the tables otherwise (consolidate).
@@ -129,9 +131,11 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
     graph rows layered on and follows only that change, not every path changed since the base.
     `old_rows` False: PREVIOUS_DB's per-path rows are not those of the manifest its graph rows
     describe (graph_part.py), so the removed paths' old inputs are not compared (the step's
-    shortcut for an edit that changes no graph input is not taken)."""
+    shortcut for an edit that changes no graph input is not taken). `per_path`: the databases
+    holding the overlay's per-path rows and masks, a chain's layers bottom first
+    (format/overlay.py)."""
     for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
-        con.execute(merged_view_sql(table, rowid=table == "refs"))
+        con.execute(merged_view_sql(table, overlay=per_path, rowid=table == "refs"))
     layered = previous is not None
     if previous is not None:
         remove, insert = previous

@@ -105,10 +105,13 @@ def _clean(tree: Path, into: Path):
 
 
 def _kinds(store: Store) -> set[str]:
-    """`overlay` / `full` for each assembled directory of the store."""
+    """`overlay` / `full` for each assembled directory of the store (`chain` too for an
+    overlay with layers beneath its top)."""
     out = set()
     for d in (store.root / fmt.ASSEMBLED_DIR).iterdir():
         out.add("overlay" if (d / OVERLAY_MARKER).exists() else "full")
+        if (d / OVERLAY_MARKER).exists() and json.loads((d / OVERLAY_MARKER).read_text()).get("layers"):
+            out.add("chain")
     return out
 
 
@@ -234,6 +237,75 @@ def test_consolidation_answers_what_a_clean_build_answers(start, edits):
         _check_sequence(start, edits)
 
 
+@given(start=START, edits=st.lists(EDIT, min_size=3, max_size=6),
+       later=st.lists(st.booleans(), max_size=6), bound=st.integers(2, 4))
+@SETTINGS
+def test_overlay_chains_answer_what_a_clean_build_answers(start, edits, later, bound):
+    """Chains of layers (each build writing only the change since the previous overlay),
+    their merges and their flattening at a small bound, with builds published before their
+    graph among them: the same rows and answers as a clean build."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(overlay, "MAX_LAYERS", bound)
+        _check_sequence(start, edits, later=later)
+
+
+def test_layers_kept_grows_the_chain_by_tiers_and_flattens_past_the_bound():
+    assert overlay.layers_kept([], 1) == 0
+    assert overlay.layers_kept([1], 1) == 0  # the top masks no more than the new layer: taken in
+    assert overlay.layers_kept([2], 1) == 1
+    assert overlay.layers_kept([4, 2], 1) == 2
+    assert overlay.layers_kept([4, 2, 1], 1) == 0  # 1 + 1 takes in 2, then 4 (a binary counter)
+    assert overlay.layers_kept([5, 2, 1], 1) == 1
+    assert overlay.layers_kept([8, 4, 2, 1], 1) == 0
+    assert overlay.layers_kept([9, 4, 2, 1], 1) == 1
+    assert overlay.layers_kept([50, 40, 30, 20, 10, 5, 3], 1) == 7
+    assert overlay.layers_kept([50, 40, 30, 20, 10, 5, 3, 2], 1) == 0  # a ninth file: flattened
+
+
+def test_each_build_writes_only_its_change_as_a_layer_linked_to_the_previous_ones(git_repo):
+    """Distinct-file edits grow a chain: each top masks the paths changed since the previous
+    overlay (or those of the layers it took in), the layers beneath are the previous
+    overlays' files linked, not copied; verify checks every layer, and the previous
+    directories can go (gc) while the chain stays servable."""
+    from codeagent.indexer.maintenance import gc_store
+
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    ids, tops = [], []
+    for i in (3, 4, 5):
+        git_repo.write(f"m{i}.py", f"def f{i}():\n    return 0\n\ndef added{i}():\n    pass\n")
+        ids.append(build(BuildOptions(repo=git_repo.path, jobs=1)).manifest_id)
+        tops.append(store.assembled_dir(ids[-1]) / OVERLAY_FILE)
+    import duckdb
+
+    def masks(path: Path) -> list[str]:
+        with duckdb.connect(str(path), read_only=True) as con:
+            return sorted(r[0] for r in con.execute("SELECT path FROM mask_files").fetchall())
+    # m3 (1), m4 takes in m3 (1 <= 1): [m3, m4]; m5 keeps it beneath (2 > 1): [m3 m4] <- [m5]
+    assert masks(tops[1]) == ["m3.py", "m4.py"] and masks(tops[2]) == ["m5.py"]
+    directory = store.assembled_dir(ids[2])
+    marker = json.loads((directory / OVERLAY_MARKER).read_text())
+    assert marker["layers"] == ["layer-0.duckdb"] and marker["version"] == 3
+    assert (directory / "layer-0.duckdb").stat().st_ino == tops[1].stat().st_ino
+    with open_index(git_repo.path) as view:
+        assert view.masked_paths("files") == {"m3.py", "m4.py", "m5.py"}
+        assert sorted(r[0] for r in view.sql("SELECT name FROM symbols WHERE name LIKE 'added%'")) == \
+            ["added3", "added4", "added5"]
+        assert view.sql("SELECT count(*) FROM files") == [(30,)]
+    assert verify_store(store).ok
+    gc_store(store)
+    assert not store.is_assembled(ids[1])  # the linked layer's first directory is gone...
+    with open_index(git_repo.path) as view:  # ...and its rows are still read from the link
+        assert view.sql("SELECT path FROM symbols WHERE name = 'added3'") == [("m3.py",)]
+    assert verify_store(store).ok
+    layer = directory / "layer-0.duckdb"
+    data = bytearray(layer.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    layer.write_bytes(bytes(data))
+    assert not verify_store(store).ok
+
+
 def test_a_one_file_edit_writes_an_overlay_and_keeps_its_base(git_repo):
     git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
     first = build(BuildOptions(repo=git_repo.path, jobs=1))
@@ -315,7 +387,7 @@ def test_the_next_overlay_follows_only_the_change_since_the_previous_one(git_rep
     third = build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     assert store.assembly_base(third.manifest_id) == first.manifest_id
-    (path, remove, insert, own_graph), = seen
+    (path, remove, insert, own_graph, *_), = seen
     assert path == store.assembled_dir(second.manifest_id) / OVERLAY_FILE and own_graph
     assert remove == {"c.py"} and [e.path for e in insert] == ["c.py"]
     with open_index(git_repo.path) as view:

@@ -26,20 +26,37 @@ resolve carries those files' edges too. The views of TABLES_SQL (postings, term_
 are created again over the merged tables: BM25 statistics are those of the overlay's manifest,
 exactly as a full assembly computes them.
 
+Layers (version 3): OVERLAY_FILE may be the top of a short chain. The marker's "layers" names,
+bottom first, the files beneath it in the same directory (LAYER_FILE: hard links to the files
+of the overlays it was built after, so a layer is never copied, and it lives as long as any
+overlay whose directory links it; SUMS covers them like every file of the directory). Each
+layer's per-path tables (PER_PATH_TABLES) hold the rows of the paths it masks, and its masks
+hide those paths' rows in the base and in every layer beneath it: a path's rows are those of
+the topmost layer masking it, else the base's. A layer may mask a path whose rows equal the
+base's (an edit undone): it is read the same. The graph tables and meta are read from the
+top file only (each top holds every graph row that differs from the base, as in version 2).
+A reader attaches the layers (LAYER_DB i, TOP_DB the top) and creates in an in-memory
+OVERLAY_DB views flattening them (flattened_views_sql): every reader of OVERLAY_DB's tables
+and masks reads the chain as one overlay. The writer bounds the chain (MAX_LAYERS).
+
 OVERLAY_VERSION history:
   1: per-table masks and rows as above.
   2: the marker's "graph" and GRAPH_PART (an overlay published in two phases); version 1
      overlays are read as ones whose graph is complete.
+  3: the marker's "layers" (a chain of per-path layers); versions 1 and 2 are read as chains
+     of one (no "layers").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
-from .assembly import GRAPH_TABLES_SQL, TABLES_SQL
+from .assembly import GRAPH_TABLES_SQL, TABLES_SQL, sql_literals
 
-OVERLAY_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+OVERLAY_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 OVERLAY_FILE = "overlay.duckdb"
 OVERLAY_MARKER = "OVERLAY"
 GRAPH_PART = "graph"
@@ -47,6 +64,11 @@ GRAPH_FILE = "graph.duckdb"
 BASE_DB = "base"
 OVERLAY_DB = "overlay"
 GRAPH_DB = "graph_part"
+TOP_DB = "overlay_top"
+LAYERS = "layers"
+# The most files a chain holds (its top included): a build that would pass it writes one
+# flattened overlay (indexer/assemble/overlay.py).
+MAX_LAYERS = 8
 
 # Table -> the column naming the path its rows belong to.
 MERGED_TABLES = {
@@ -65,15 +87,76 @@ def table_views() -> list[str]:
     return [s.strip() + ";" for s in TABLES_SQL.split(";") if re.match(r"\s*CREATE VIEW", s)]
 
 
-def merged_view_sql(table: str, base: str = BASE_DB, overlay: str = OVERLAY_DB, *,
-                    rowid: bool = False) -> str:
-    """The view `table` over the base's rows outside the mask and the overlay's rows; with
-    `rowid`, a column rowid unique over both (the writer's graph step names rows by it)."""
+def layer_file(i: int) -> str:
+    """The name of the `i`th layer beneath the top (format doc: Layers)."""
+    return f"layer-{i}.duckdb"
+
+
+def layer_db(i: int) -> str:
+    return f"overlay_layer_{i}"
+
+
+def marker_layers(marker: dict) -> list[str]:
+    """The file names of the layers beneath an overlay's top, bottom first ([] before version 3)."""
+    return [str(name) for name in marker.get(LAYERS) or []]
+
+
+def layered_sql(table: str, base: str | None, layers: Sequence[str], *, rowid: bool = False) -> str:
+    """A SELECT of `table`'s rows over `base` (None: no base) and `layers` (database names,
+    bottom first): each one's rows outside the masks of those above it. With `rowid`, a
+    column rowid unique over all (the writer's graph step names rows by it)."""
     column = MERGED_TABLES[table]
-    ids = (", rowid AS rowid", f", rowid + {1 << 40} AS rowid") if rowid else ("", "")
-    return (f"CREATE OR REPLACE VIEW {table} AS SELECT *{ids[0]} FROM {base}.main.{table} "
-            f"WHERE {column} NOT IN (SELECT path FROM {overlay}.main.mask_{table}) "
-            f"UNION ALL SELECT *{ids[1]} FROM {overlay}.main.{table};")
+    sources = ([base] if base else []) + list(layers)
+    first = 1 if base else 0
+    parts = []
+    for i, db in enumerate(sources):
+        above = layers[i + 1 - first:]
+        ids = f", rowid + {i << 40} AS rowid" if rowid else ""
+        where = (" WHERE " + " AND ".join(f"{column} NOT IN (SELECT path FROM {a}.main.mask_{table})" for a in above)
+                 if above else "")
+        parts.append(f"SELECT *{ids} FROM {db}.main.{table}{where}")
+    return " UNION ALL ".join(parts)
+
+
+def merged_view_sql(table: str, base: str = BASE_DB, overlay: str | Sequence[str] = OVERLAY_DB, *,
+                    rowid: bool = False) -> str:
+    """The view `table` over the base's rows outside the mask and the overlay's rows (or a
+    chain's, `overlay` a sequence of layers, bottom first); with `rowid`, a column rowid
+    unique over all (the writer's graph step names rows by it)."""
+    layers = [overlay] if isinstance(overlay, str) else list(overlay)
+    return f"CREATE OR REPLACE VIEW {table} AS {layered_sql(table, base, layers, rowid=rowid)};"
+
+
+def flattened_views_sql(target: str, layers: Sequence[str]) -> str:
+    """Views in database `target` reading the chain `layers` (bottom first; the last is the top)
+    as one overlay (format doc: Layers): per-path tables and masks flattened, graph tables,
+    their masks and meta the top's."""
+    top, out = layers[-1], []
+    for table in MERGED_TABLES:
+        if table in PER_PATH_TABLES:
+            rows = layered_sql(table, None, layers)
+            mask = " UNION ".join(f"SELECT path FROM {db}.main.mask_{table}" for db in layers)
+        else:
+            rows, mask = f"SELECT * FROM {top}.main.{table}", f"SELECT path FROM {top}.main.mask_{table}"
+        out.append(f"CREATE OR REPLACE VIEW {target}.main.{table} AS {rows};")
+        out.append(f"CREATE OR REPLACE VIEW {target}.main.mask_{table} AS {mask};")
+    out.append(f"CREATE OR REPLACE VIEW {target}.main.meta AS SELECT * FROM {top}.main.meta;")
+    return "\n".join(out)
+
+
+def attach_chain_sql(directory: Path, marker: dict, top_alias: str, target: str, prefix: str = "") -> list[str]:
+    """Statements attaching, read-only, the overlay chain in `directory` (its marker `marker`):
+    without layers its top as `target`; else the layers (`prefix` + layer_db(i)), the top as
+    `top_alias` and in-memory `target` flattening them (flattened_views_sql)."""
+    names = marker_layers(marker)
+    top = str(directory / OVERLAY_FILE)
+    if not names:
+        return [f"ATTACH {sql_literals([top])} AS {target} (READ_ONLY)"]
+    aliases = [prefix + layer_db(i) for i in range(len(names))]
+    out = [f"ATTACH {sql_literals([str(directory / n)])} AS {a} (READ_ONLY)" for n, a in zip(names, aliases)]
+    out += [f"ATTACH {sql_literals([top])} AS {top_alias} (READ_ONLY)", f"ATTACH ':memory:' AS {target}",
+            flattened_views_sql(target, [*aliases, top_alias])]
+    return out
 
 
 def merged_views_sql(tables: tuple[str, ...] | None = None, base: str = BASE_DB,
