@@ -24,6 +24,7 @@ from codeagent.query.memtext import resident_texts
 from codeagent.query.overlay_arrays import MERGES, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
+from repo_helpers import examples
 
 # Modules whose functions call each other by plain and imported names, so an edit in one file
 # changes how calls in the others resolve (the graph part of the overlay).
@@ -51,8 +52,7 @@ EDIT = st.one_of(
     st.tuples(st.just("delete"), st.sampled_from(FILES), st.just("")),
     st.tuples(st.just("rename"), st.sampled_from(FILES), st.sampled_from(FILES)),
 )
-SETTINGS = settings(max_examples=8, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SUPPRESS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
 def _apply(root: Path, edit: tuple[str, str, str]) -> None:
@@ -206,30 +206,23 @@ def _check_sequence(start: dict[str, str], edits: list[tuple[str, str, str]],
 START = st.fixed_dictionaries({p: CONTENT for p in FILES[:4]})
 
 
-@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4))
-@SETTINGS
-def test_overlay_answers_what_a_clean_build_answers(start, edits):
-    _check_sequence(start, edits)
-
-
-@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4))
-@SETTINGS
-def test_a_watching_reader_answers_what_a_clean_build_answers(start, edits):
-    """The long-lived reader's watcher warms each new manifest as the build swaps the ref,
-    racing the reader's own requests: the answers are the same."""
-    _check_sequence(start, edits, watching=True)
-
-
-@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4), later=st.lists(st.booleans(), max_size=4))
-@SETTINGS
-def test_overlays_published_before_their_graph_answer_what_a_clean_build_answers(start, edits, later):
-    """Builds that publish before the graph step (graph_later) and leave it to the next build,
-    in any order with ones that run it: once it has run, the same answers as a clean build."""
-    _check_sequence(start, edits, later=later)
+# One property draws both reader modes and any mix of graph_later builds: the three it merged
+# (plain, watching, graph_later) ran 8 examples each, every example a start tree and up to four
+# edits built one by one beside a clean build. CODEAGENT_LONG=1 runs five times as many.
+@given(start=START, edits=st.lists(EDIT, min_size=1, max_size=4), watching=st.booleans(),
+       later=st.lists(st.booleans(), max_size=4))
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=SUPPRESS)
+def test_overlay_answers_what_a_clean_build_answers(start, edits, watching, later):
+    """Any edits, each built as an overlay, answer what a clean build of the tree answers, to
+    a one-shot reader and to a long-lived one. `watching`: the long-lived reader's watcher warms
+    each new manifest as the build swaps the ref, racing the reader's own requests. `later`:
+    builds that publish before the graph step (graph_later) and leave it to the next build, in
+    any order with ones that run it: once it has run, the same answers."""
+    _check_sequence(start, edits, watching=watching, later=later)
 
 
 @given(start=START, edits=st.lists(EDIT, min_size=2, max_size=5))
-@SETTINGS
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=SUPPRESS)
 def test_consolidation_answers_what_a_clean_build_answers(start, edits):
     """With overlays of at most one file, sequences cross consolidations too."""
     with pytest.MonkeyPatch.context() as mp:

@@ -8,6 +8,7 @@ import queue
 import random
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,7 +156,7 @@ def spawn_build(repo: Path, *extra: str, env: dict | None = None) -> subprocess.
 
 
 class ForkedBuild:
-    """One `codeagent build` forked by a BuildForker: `pid` (its session, a kill by group takes
+    """One `codeagent` command (a build, mostly) forked by a BuildForker: `pid` (its session, a kill by group takes
     its workers too), `wait` and `returncode` as a Popen's."""
 
     def __init__(self, pid: int, replies: queue.Queue) -> None:
@@ -190,7 +191,20 @@ class BuildForker:
               out: Path | None = None) -> ForkedBuild:
         """Start `codeagent build REPO --json EXTRA...` (stdout to `out` and stderr to
         `out`.err, else nowhere)."""
-        request = {"argv": ["build", str(repo), "--json", *extra], "env": env or {}}
+        return self.command("build", repo, "--json", *extra, env=env, out=out)
+
+    def run(self, *argv: object, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+        """`codeagent ARGV...` forked and waited for, its output read back: what
+        `codeagent(*argv)` returns, without an interpreter's start-up per command."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            code = self.command(*argv, env=env, out=out).wait(timeout=timeout)
+            return subprocess.CompletedProcess(list(map(str, argv)), code, out.read_text(errors="replace"),
+                                               Path(f"{out}.err").read_text(errors="replace"))
+
+    def command(self, *argv: object, env: dict | None = None, out: Path | None = None) -> ForkedBuild:
+        """Start `codeagent ARGV...` (stdout to `out` and stderr to `out`.err, else nowhere)."""
+        request = {"argv": list(map(str, argv)), "env": env or {}}
         if out is not None:
             request.update(out=str(out), err=f"{out}.err")
         self.proc.stdin.write(json.dumps(request) + "\n")

@@ -5,21 +5,22 @@ are all present (gc) or the next build repairs the store and `verify` passes (re
 The kill point is a step of the operation (a write about to be renamed, a delete, an assembly
 step: store.faults' CODEAGENT_TEST_KILL_AT), drawn from the steps the last finished run took,
 so a loaded machine kills mid-way as often as a quiet one: a wall-time kill there mostly
-landed after the end. CODEAGENT_LONG=1 runs 100 kills of each (marked slow)."""
+landed after the end. Every command is forked from one process that imported the libraries
+(relhelpers.BuildForker), not a fresh interpreter. CODEAGENT_LONG=1 runs 100 kills of each
+(marked slow)."""
 
 from __future__ import annotations
 
 import os
 import random
 import signal
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from relhelpers import PY, Mutator, check_store, codeagent, git, init_repo, record, seed_files
+from relhelpers import BuildForker, Mutator, check_store, git, init_repo, record, seed_files
 
 from codeagent import format as fmt
 from codeagent.indexer.maintenance import verify_store
@@ -35,8 +36,9 @@ class StepKiller:
     """Runs a codeagent command killed at a random step of it (1..the steps of the last run of
     the same kind that finished; the first run of a kind finishes and counts them)."""
 
-    def __init__(self, root: Path, rng: random.Random) -> None:
-        self.log = root / "steps.log"
+    def __init__(self, forker: BuildForker, root: Path, rng: random.Random) -> None:
+        self.forker = forker
+        self.log, self.err = root / "steps.log", root / "killed-out"
         self.rng = rng
         self.spans: dict[str, int] = {}
         self.killed_at: Counter[str] = Counter()  # the kind of step each kill landed on
@@ -44,21 +46,20 @@ class StepKiller:
     def run(self, kind: str, *args: str) -> bool:
         """True when the command was killed mid-way, False when it finished first."""
         self.log.unlink(missing_ok=True)
-        env = {**os.environ, "CODEAGENT_TEST_STEPS": str(self.log), "CODEAGENT_DAEMON": "0"}
+        env = {"CODEAGENT_TEST_STEPS": str(self.log), "CODEAGENT_DAEMON": "0"}
         if self.spans.get(kind):
             env["CODEAGENT_TEST_KILL_AT"] = str(self.rng.randint(1, self.spans[kind]))
-        child = subprocess.Popen([PY, "-m", "codeagent", *map(str, args)], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, start_new_session=True, env=env)
-        _out, err = child.communicate()
+        child = self.forker.command(*args, env=env, out=self.err)  # a session of its own
+        code = child.wait(timeout=300)
         try:
             os.killpg(child.pid, signal.SIGKILL)  # parse workers of a killed build, if any lingered
         except ProcessLookupError:
             pass
-        if child.returncode == -signal.SIGKILL:
+        if code == -signal.SIGKILL:
             last = self.log.read_text().splitlines()[-1] if self.log.exists() else "start"
             self.killed_at[last.rsplit(" ", 1)[0]] += 1
             return True
-        assert child.returncode == 0, err.decode(errors="replace")[-2000:]
+        assert code == 0, Path(f"{self.err}.err").read_text(errors="replace")[-2000:]
         self.spans[kind] = len(self.log.read_text().splitlines()) if self.log.exists() else 0
         return False
 
@@ -78,30 +79,30 @@ def _kept_intact(store_dir: Path, expected: dict[str, str]) -> list[str]:
     return problems
 
 
-def _repo(root: Path, rng: random.Random) -> Path:
+def _repo(forker: BuildForker, root: Path, rng: random.Random) -> Path:
     repo = init_repo(root / "repo", seed_files(rng, 16))
-    assert codeagent("build", repo, "--ref", "main").returncode == 0
-    assert codeagent("build", repo).returncode == 0
+    assert forker.run("build", repo, "--ref", "main").returncode == 0
+    assert forker.run("build", repo).returncode == 0
     return repo
 
 
-def run_gc_kills(root: Path, kills: int, seed: int) -> dict:
+def run_gc_kills(forker: BuildForker, root: Path, kills: int, seed: int) -> dict:
     rng = random.Random(seed)
-    repo = _repo(root, rng)
+    repo = _repo(forker, root, rng)
     mutator = Mutator(repo, rng)
     store = repo / ".codeagent"
     expected = {r: m for r, m in Store(store).list_refs().items() if r in KEPT}
     stats = {"kills": 0, "finished": 0, "lost_refs": 0, "problems": []}
-    killer = StepKiller(root, rng)
+    killer = StepKiller(forker, root, rng)
     for i in range(kills):
         mutator.step()  # new garbage: a topic ref of the current tree
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "--allow-empty", "-m", f"t{i}")
         git(repo, "branch", "-f", f"topic{i % 3}")
-        assert codeagent("build", repo, "--ref", f"topic{i % 3}").returncode == 0
+        assert forker.run("build", repo, "--ref", f"topic{i % 3}").returncode == 0
         if not killer.spans:  # an unkilled gc counts its steps, then new garbage for the kill
             assert not killer.run("gc", "gc", repo, "--keep-refs", "main", "--keep-refs", "worktree")
-            assert codeagent("build", repo, "--ref", f"topic{i % 3}").returncode == 0
+            assert forker.run("build", repo, "--ref", f"topic{i % 3}").returncode == 0
         killed = killer.run("gc", "gc", repo, "--keep-refs", "main", "--keep-refs", "worktree")
         stats["kills" if killed else "finished"] += 1
         problems = _kept_intact(store, expected)
@@ -109,7 +110,7 @@ def run_gc_kills(root: Path, kills: int, seed: int) -> dict:
         problems += [f"{p.kind}: {p.name} {p.detail}" for p in verify_store(Store(store)).problems]
         stats["problems"] += [f"kill {i}: {p}" for p in problems]
     stats["killed_at"] = dict(killer.killed_at)
-    done = codeagent("gc", repo, "--keep-refs", "main", "--keep-refs", "worktree", "--json")
+    done = forker.run("gc", repo, "--keep-refs", "main", "--keep-refs", "worktree", "--json")
     assert done.returncode == 0, done.stderr
     assert sorted(Store(store).list_refs()) == sorted(KEPT)
     return stats
@@ -136,12 +137,12 @@ def _damage(store: Store, mid: str, damage: str, rng: random.Random) -> None:
         store.object_path(mid).unlink()
 
 
-def run_repair_kills(root: Path, kills: int, seed: int) -> dict:
+def run_repair_kills(forker: BuildForker, root: Path, kills: int, seed: int) -> dict:
     rng = random.Random(seed)
-    repo = _repo(root, rng)
+    repo = _repo(forker, root, rng)
     store_dir = repo / ".codeagent"
     stats = {"kills": 0, "finished": 0, "lost_refs": 0, "problems": []}
-    killer = StepKiller(root, rng)
+    killer = StepKiller(forker, root, rng)
     for i in range(kills):
         store = Store(store_dir)
         mid = store.read_ref("worktree")
@@ -157,7 +158,7 @@ def run_repair_kills(root: Path, kills: int, seed: int) -> dict:
             stats["lost_refs"] += 1
             stats["problems"].append(f"kill {i}: the worktree ref vanished")
             break
-        repaired = codeagent("build", repo, "--json")
+        repaired = forker.run("build", repo, "--json")
         if repaired.returncode != 0:
             stats["problems"].append(f"kill {i}: the build after the kill failed: {repaired.stderr[-300:]}")
             break
@@ -182,7 +183,8 @@ def _check(name: str, stats: dict, kills: int, seconds: float) -> None:
 def test_sigkill_during_maintenance_loses_no_ref(tmp_path: Path, kind: str) -> None:
     started = time.monotonic()
     kills = 6
-    stats = (run_gc_kills if kind == "gc" else run_repair_kills)(tmp_path, kills, SEED)
+    with BuildForker() as forker:
+        stats = (run_gc_kills if kind == "gc" else run_repair_kills)(forker, tmp_path, kills, SEED)
     _check(f"crash-{kind}", stats, kills, time.monotonic() - started)
 
 
@@ -191,5 +193,6 @@ def test_sigkill_during_maintenance_loses_no_ref(tmp_path: Path, kind: str) -> N
 @pytest.mark.parametrize("kind", ["gc", "repair"])
 def test_sigkill_during_maintenance_100_runs(tmp_path: Path, kind: str) -> None:
     started = time.monotonic()
-    stats = (run_gc_kills if kind == "gc" else run_repair_kills)(tmp_path, 100, SEED + 1)
+    with BuildForker() as forker:
+        stats = (run_gc_kills if kind == "gc" else run_repair_kills)(forker, tmp_path, 100, SEED + 1)
     _check(f"crash-{kind}-long", stats, 100, time.monotonic() - started)
