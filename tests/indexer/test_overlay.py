@@ -232,7 +232,7 @@ def test_consolidation_answers_what_a_clean_build_answers(start, edits):
 
 @given(start=START, edits=st.lists(EDIT, min_size=3, max_size=6),
        later=st.lists(st.booleans(), max_size=6), bound=st.integers(2, 4))
-@SETTINGS
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=SUPPRESS)
 def test_overlay_chains_answer_what_a_clean_build_answers(start, edits, later, bound):
     """Chains of layers (each build writing only the change since the previous overlay),
     their merges and their flattening at a small bound, with builds published before their
