@@ -22,7 +22,7 @@ from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRS
                              SELF_NEED, TYPED_NEED, close_sql, sql_in)
 from .graph_bounded import one_tier_a_statement
 from .graph_candidates import over_candidates
-from .graph_near import NAMED_PICK, pick_sql
+from .graph_near import NAMED_PICK, keyed_tier, pick_sql
 
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
@@ -266,6 +266,19 @@ _PREP_FULL = (_BINDINGS + _EXPORTS + f"CREATE OR REPLACE TEMP TABLE g_refs AS {_
 _WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
          " + CASE WHEN ends_with(dpath, '.pyi') OR ends_with(dpath, '.d.ts') THEN 1 ELSE 0 END)")
 
+# The keys the exact tiers 3 to 6 look up (graph_near.keyed_tier): an import binding's name
+# (re-exports followed), a wildcard import's, the file's own module's, a path-qualified target.
+_KEYS_IMPORTED = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || r.rest) AS fq
+        FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
+        LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest"""
+_KEYS_STAR = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || '.' || r.tkey) AS fq
+        FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
+        LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey"""
+_KEYS_MODULE = """SELECT r.rid, r.path, r.kind, '' AS last, m.mkey || '.' || r.tkey AS fq
+        FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''"""
+_KEYS_PATH = """SELECT rid, path, kind, last, path_key AS fq FROM r
+        WHERE path_key <> '' AND (recv = '' OR language = 'rust')"""
+
 # Candidate targets of the references selected by $FILTER; the best exact tier wins, and of
 # equally good targets the nearest (graph_near.py). (r is
 # inlined into each tier's scan: cheaper than materialising ~290k rows for five readers.)
@@ -293,27 +306,13 @@ cand AS (
     JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
     WHERE r.recv <> '' AND r.rest = '.' || r.last AND (a.depth > 0 OR r.recv = 'self')
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 3, 0, 'exact', 0
-    FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
-    LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest
-    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || r.rest)
-    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    {keyed_tier(3, _KEYS_IMPORTED, _WEAK)}
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 4, 0, 'exact', 0
-    FROM r JOIN g_local b ON b.path = r.path AND b.local = '*'
-    LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
-    JOIN symbol_names d ON d.fq_key = coalesce(e.target, b.fq_key || '.' || r.tkey)
-    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    {keyed_tier(4, _KEYS_STAR, _WEAK)}
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 5, 0, 'exact', 0
-    FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''
-    JOIN symbol_names d ON d.fq_key = m.mkey || '.' || r.tkey AND d.path <> r.path
-    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
+    {keyed_tier(5, _KEYS_MODULE, _WEAK, "d.path <> k.path")}
     UNION ALL
-    SELECT r.rid, d.symbol_id, d.path AS dpath, d.kind AS dkind, 6, 0, 'exact', 0
-    FROM r JOIN symbol_names d ON d.fq_key = r.path_key AND d.name = r.last
-    JOIN g_kinds k ON k.ref_kind = r.kind AND k.sym_kind = d.kind
-    WHERE r.path_key <> '' AND (r.recv = '' OR r.language = 'rust')
+    {keyed_tier(6, _KEYS_PATH, _WEAK, "d.name = k.last")}
 ){pick_sql("cand", _WEAK)};
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
@@ -323,6 +322,7 @@ WITH u AS (
                       AND ((b.local = r.head AND r.recv = '')
                            OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
       AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
+uk AS (SELECT DISTINCT path AS upath, kind, shape, last FROM u),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, g.qkey, split_part(g.path, '/', -1) AS base, k.ref_kind,
         sh.shape, count(*) OVER (PARTITION BY k.ref_kind, sh.shape, g.name) AS n
@@ -330,13 +330,13 @@ d AS (
         AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
         AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
-    WHERE g.name IN (SELECT last FROM u)),
+    WHERE g.name IN (SELECT last FROM uk)),
 m AS (
-    SELECT u.rid, d.symbol_id, d.path, d.start_line, d.qkey, d.base, u.path AS upath FROM u
-    JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.n <= $CAP
+    SELECT uk.*, d.symbol_id, d.path, d.start_line, d.qkey, d.base FROM uk
+    JOIN d ON d.ref_kind = uk.kind AND d.shape = uk.shape AND d.name = uk.last AND d.n <= $CAP
     UNION ALL
-    SELECT u.rid, d.symbol_id, d.path, d.start_line, d.qkey, d.base, u.path FROM u
-    JOIN d ON d.ref_kind = u.kind AND d.shape = u.shape AND d.name = u.last AND d.path = u.path
+    SELECT uk.*, d.symbol_id, d.path, d.start_line, d.qkey, d.base FROM uk
+    JOIN d ON d.ref_kind = uk.kind AND d.shape = uk.shape AND d.name = uk.last AND d.path = uk.upath
         AND d.n > $CAP){NAMED_PICK};
 INSERT INTO edges
 SELECT r.source_id, r.path, r.start_line, d.symbol_id, d.path,

@@ -685,6 +685,24 @@ def test_equally_ranked_targets_resolve_to_the_nearest(git_repo) -> None:
                     ("projB/tool.py", "projB/json/__init__.py", "exact")], rows
 
 
+def test_nearest_copy_ranks_after_a_stub_and_beyond_the_top_directory(git_repo) -> None:
+    """Of copies under one top directory the one sharing the most directories wins (not just
+    the top one), for references of a file naming a target many times over; a stub gives way
+    to a definition however far (the stub rule ranks before nearness)."""
+    body = "def loads(s):\n    return s\n"
+    git_repo.write_many({
+        "x/a/pkg/__init__.py": body, "x/b/pkg/__init__.py": body + "\n# b\n", "y/pkg/__init__.py": body + "\n# y\n",
+        "x/a/app.py": "from pkg import loads\n\ndef run(s):\n    loads(s)\n    return loads(s)\n",
+        "s/lib/__init__.pyi": "def dumps(s): ...\n", "t/lib/__init__.py": "def dumps(s):\n    return s\n",
+        "s/use.py": "from lib import dumps\n\ndef run(s):\n    return dumps(s)\n"})
+    git_repo.commit("copies and a stub")
+    _, db = _build(git_repo)
+    rows = _query(db, """SELECT src_path, src_line, dst_path, confidence FROM edges
+                         WHERE kind = 'calls' ORDER BY ALL""")
+    assert rows == [("s/use.py", 4, "t/lib/__init__.py", "exact"), ("x/a/app.py", 4, "x/a/pkg/__init__.py", "exact"),
+                    ("x/a/app.py", 5, "x/a/pkg/__init__.py", "exact")], rows
+
+
 def test_name_matches_take_the_nearest_of_copies(git_repo) -> None:
     """Of copies of one definition (the same qualified name in files of the same name) a
     reference name-matches the nearest; a definition that is no copy is matched however far."""
