@@ -34,7 +34,7 @@ from relhelpers import (BuildForker, Mutator, check_store, clean_manifest_id, co
                         manifest_matches_tree, record, seed_files, tmp_leftovers, whole_manifest_id)
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
-KILLS = int(os.environ.get("CODEAGENT_CRASH_KILLS", "500" if LONG else "100"))
+KILLS = int(os.environ.get("CODEAGENT_CRASH_KILLS", "500" if LONG else "50"))
 SEED = int(os.environ.get("CODEAGENT_CRASH_SEED", "20261123"))
 CHECKPOINT = 25
 
