@@ -179,19 +179,26 @@ def _rows_differ(view: IndexView, cur, alias: str, table: str) -> set[str]:
 
 
 def changed_rows(view: IndexView, structure: str, merge: Merge, paths: frozenset[str], sql: str):
-    """`sql`'s rows (an Arrow table) over the merged views restricted to `paths`."""
-    schema = f"changed_{structure}"
+    """`sql`'s rows (an Arrow table) over the merged views restricted to `paths`. The views
+    live in a schema of the call's own, dropped after: two threads merging one structure of
+    one view at once (a request and the watcher's warming) would otherwise create the same
+    schema in two transactions, a DuckDB write-write conflict."""
+    schema = f"changed_{structure}_{secrets.token_hex(4)}"
     listed = sql_literals(sorted(paths)) if paths else "NULL"
     cur = view.con.cursor()
     try:
-        cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        for table, column in merge.restrict.items():
-            unmasked = sorted(paths - view.masked_paths(table))
-            cur.execute(restricted_view_sql(schema, table, column, listed,
-                                            sql_literals(unmasked) if unmasked else None,
-                                            overlay=view.overlay_db(table)))
-        cur.execute(f"SET search_path = '{schema},main'")
-        return cur.sql(sql).to_arrow_table()
+        cur.execute(f"CREATE SCHEMA {schema}")
+        try:
+            for table, column in merge.restrict.items():
+                unmasked = sorted(paths - view.masked_paths(table))
+                cur.execute(restricted_view_sql(schema, table, column, listed,
+                                                sql_literals(unmasked) if unmasked else None,
+                                                overlay=view.overlay_db(table)))
+            cur.execute(f"SET search_path = '{schema},main'")
+            return cur.sql(sql).to_arrow_table()
+        finally:
+            cur.execute("SET search_path = 'main'")
+            cur.execute(f"DROP SCHEMA {schema} CASCADE")
     finally:
         cur.close()
 

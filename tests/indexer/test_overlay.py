@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query.index import IndexFollower
 from codeagent.query.memtext import resident_texts
-from codeagent.query.overlay_arrays import MERGES, graph_changed, overlay_arrays, since_previous
+from codeagent.query.overlay_arrays import MERGES, changed_rows, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
 from repo_helpers import examples
@@ -459,3 +460,33 @@ def test_a_view_whose_rows_did_not_change_hands_on_made_parts(git_repo):
                 assert _plain(got[part]) == _plain(built[part]), f"symbols.{part} differs"
     finally:
         follower.close()
+
+
+def test_two_threads_merging_one_structure_of_one_view_at_once(git_repo):
+    """A request and the watcher's warming may merge the same structure of one overlay view at
+    the same moment: both get the same rows, neither a DuckDB catalog conflict."""
+    git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 20}()\n" for i in range(20)})
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("m3.py", "def f3_new():\n    return f7()\n")
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    with open_index(git_repo.path) as view:
+        assert view.base_id is not None
+        paths = frozenset().union(*(view.masked_paths(t) for t in MERGES["refs"].masks))
+        rows = lambda: _plain(changed_rows(view, "refs", MERGES["refs"], paths, resident.REFS_SQL))  # noqa: E731
+        expected = rows()
+        assert "m3.py" in expected["path"]
+        barrier, results, errors = threading.Barrier(2), [], []
+
+        def merge() -> None:
+            barrier.wait()
+            try:
+                for _ in range(25):
+                    results.append(rows())
+            except Exception as exc:
+                errors.append(exc)
+        threads = [threading.Thread(target=merge) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == [] and len(results) == 50 and all(r == expected for r in results)
