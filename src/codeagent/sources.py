@@ -269,7 +269,7 @@ def walk_worktree(repo: Path, store: Store, cache: JsonCache, max_bytes: int,
         if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_from:
             key = ()
         hit = cache.get(path)
-        blob = hit[4] if hit and key and tuple(hit[:4]) == key else ""
+        blob = hit[4] if hit and tuple(hit[:4]) == key else ""
         out.append(SourceFile(path, st.st_size, blob=blob, stat_key=key))
     out.sort(key=lambda f: f.path)
     return out
