@@ -26,7 +26,7 @@ from corpus import git, median, print_table  # noqa: E402
 from watch import edit, targets  # noqa: E402
 
 from codeagent.indexer.build import BuildOptions, build  # noqa: E402
-from codeagent.query.index import IndexFollower  # noqa: E402
+from codeagent.query import IndexFollower  # noqa: E402
 from codeagent.query.memtext import resident_texts  # noqa: E402
 from codeagent.query.symbol_table import SymbolTable  # noqa: E402
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from .graph import (EDGE_KINDS, callees, callers, dependencies, dependents, implementations,
                     neighbors, references, traverse)
 from .grep import grep, grep_texts, matching_files
-from .index import IndexFollower, IndexView, open_index
+from .follower import IndexFollower
+from .index import IndexView, open_index
 from .intent import INTENTS, classify_intent
 from .navigate import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
 from .ranking import fuse

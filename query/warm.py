@@ -31,7 +31,8 @@ from pathlib import Path
 from .. import refs as refnames
 from ..daemon import child, protocol, trust
 from ..daemon.server import code_stamp, stale
-from .index import IndexFollower, open_store
+from .follower import IndexFollower
+from .index import open_store
 from ..model import SearchResponse
 from .search import SearchRequest, search
 

@@ -20,7 +20,7 @@ from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import verify_store
 from codeagent.format import resident
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
-from codeagent.query.index import IndexFollower
+from codeagent.query import IndexFollower
 from codeagent.query.memtext import resident_texts
 from codeagent.query.overlay_arrays import MERGES, changed_rows, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql

@@ -13,7 +13,7 @@ import pytest
 
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import IndexFollower, SearchRequest, open_index, search
-from codeagent.query.index import WATCH_INTERVAL
+from codeagent.query.follower import WATCH_INTERVAL
 
 from .conftest import POLY, build_repo
 

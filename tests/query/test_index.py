@@ -86,7 +86,7 @@ def test_follower_swaps_and_finishes_in_flight_requests(git_repo):
 def test_follower_loads_the_next_manifests_tables_before_a_request(git_repo):
     """After a build moves the ref, the follower's watcher opens the new manifest and loads
     the in-memory tables the old view had, so no request pays for them."""
-    from codeagent.query import index as index_mod
+    from codeagent.query import follower as index_mod
     from codeagent.query.symbol_table import SymbolTable
 
     git_repo.write("m.py", "def alpha():\n    pass\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codeagent.query import IndexFollower, find_symbols
-from codeagent.query.index import WATCH_INTERVAL
+from codeagent.query.follower import WATCH_INTERVAL
 
 from .conftest import POLY, build_repo
 
