@@ -19,7 +19,10 @@ def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> Pr
         with held():
             pool.submit(int)  # a fork-context pool forks all its workers (and its threads) on the first submit
     except BaseException:  # a Ctrl-C held back, raised now: the caller never gets the pool to close
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Waited for: a manager thread still closing its wakeup pipe races the interpreter's
+        # exit hook writing to it (concurrent.futures, Python 3.11: EBADF, exit 1). The workers
+        # ignore Ctrl-C and take the stop sentinel at once.
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     return pool
 

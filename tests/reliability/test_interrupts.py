@@ -157,6 +157,33 @@ def test_ctrl_c_inside_the_parse_pool_fork_exits_130_with_one_line(tmp_path: Pat
     assert codeagent("build", repo, "--store", kept).returncode == 0
 
 
+def test_a_pool_a_ctrl_c_stops_in_its_start_up_is_gone_before_the_exit() -> None:
+    """A Ctrl-C held through a pool's start-up is raised once the pool has forked; the pool is
+    shut down then. Shut down without waiting, its manager thread was still closing its wakeup
+    pipe when the interpreter's exit wrote to that pipe (concurrent.futures' exit hook, not
+    under the pool's lock, Python 3.11): now and then `OSError: [Errno 9] Bad file descriptor`
+    and exit 1 instead of 130 and the one line. Now no thread of the pool outlives it."""
+    script = textwrap.dedent("""
+        import threading
+        from concurrent.futures import process
+        from codeagent import interrupts
+        from codeagent.indexer.pool import fork_pool
+        from codeagent.store import faults  # noqa: F401 (CODEAGENT_TEST_INT_AT_FORK)
+
+        interrupts.install()
+        try:
+            fork_pool(2)
+            print("no Ctrl-C")
+        except KeyboardInterrupt:
+            alive = [t for t in threading.enumerate() if isinstance(t, process._ExecutorManagerThread)]
+            print("stopped", len(alive))
+    """)
+    for fork in (1, 2):
+        proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=120,
+                              start_new_session=True, env={**os.environ, "CODEAGENT_TEST_INT_AT_FORK": str(fork)})
+        assert (proc.stdout.strip(), proc.stderr, proc.returncode) == ("stopped 0", "", 0), fork
+
+
 def test_a_ctrl_c_a_callback_drops_is_delivered_again() -> None:
     """Python prints and drops an exception raised in a weakref callback (or a finalizer, or a
     fork hook): a Ctrl-C landing there is delivered again outside it, without a traceback."""
