@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -99,22 +98,41 @@ def test_inspector_over_stdio(indexed_repo):
         _check("read_file", kind, args, expect, _call(_stdio(repo), repo, "read_file", args))
 
 
+def _calls(url: str, jobs: list[tuple], parallel: int) -> list[dict]:
+    """The Inspector CLI's tools/call for each job, run by its own modules in one node process
+    (inspector_calls.mjs: node started once, not once a call); `parallel` calls at a time."""
+    inspector = node_tool("mcp-inspector", "@modelcontextprotocol/inspector@0.15.0")
+    build = inspector.resolve().parent  # cli.js, which runs index.js beside it with the argv
+    assert (build / "index.js").exists() and (build / "client" / "index.js").exists(), build
+    request = {"url": url, "parallel": parallel, "calls": [{"tool": j[0], "args": j[2]} for j in jobs]}
+    proc = subprocess.run(["node", str(Path(__file__).with_name("inspector_calls.mjs")), str(build)],
+                          input=json.dumps(request), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answers = json.loads(proc.stdout)
+    assert len(answers) == len(jobs)
+    for job, answer in zip(jobs, answers):
+        assert "error" not in answer, f"inspector tools/call {job[0]} {job[2]} failed: {answer['error']}"
+    return [a["result"] for a in answers]
+
+
 def test_inspector_every_tool_over_http(indexed_repo):
     """Success and error path of every tool, through one streamable-HTTP server per profile
-    (a stdio server per call would start Python 54 times)."""
+    (a stdio server per call would start Python 54 times), each call the Inspector CLI's own
+    (a connection of its own), all in one node process."""
     repo = indexed_repo.path
     run_cli("build", repo, "--embedder", "hash")  # find_similar needs vectors
     assert set(CASES) == set(READ_ONLY_TOOLS + BUILD_TOOLS), "a tool has no Inspector case"
     jobs = [(tool, kind, args, expect) for tool, cases in CASES.items()
             for kind, (args, expect) in zip(("ok", "error"), cases)]
     read_only = [j for j in jobs if j[0] not in BUILD_TOOLS]
-    with http_server(repo) as url, ThreadPoolExecutor(max_workers=4) as pool:
-        answers = list(pool.map(lambda j: _call([url], repo, j[0], j[2]), read_only))
+    with http_server(repo) as url:
+        answers = _calls(url, read_only, parallel=4)
     for job, got in zip(read_only, answers):
         _check(*job, got)
     with http_server(repo, "--allow-build") as url:  # one build at a time: they share a lock
-        for job in (j for j in jobs if j[0] in BUILD_TOOLS):
-            _check(*job, _call([url], repo, job[0], job[2]))
+        build_jobs = [j for j in jobs if j[0] in BUILD_TOOLS]
+        for job, got in zip(build_jobs, _calls(url, build_jobs, parallel=1)):
+            _check(*job, got)
 
 
 def test_legacy_sse_and_health_beside_streamable_http(indexed_repo):
