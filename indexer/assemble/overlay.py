@@ -240,8 +240,13 @@ def layers_kept(sizes: list[int], step: int) -> int:
 
 
 def _link_layers(work: Path, kept: list[Path]) -> dict[str, tuple[int, int, str]]:
-    """Hard-link the `kept` layer files into `work` as its layers (copied where the file system
-    has no hard links); the SUMS entries they had, by their new names (not hashed again)."""
+    """Hard-link the `kept` layer files (all in the previous overlay's directory) into `work`
+    as its layers (copied where the file system has no hard links); the SUMS entries they had,
+    by their new names (not hashed again)."""
+    try:
+        sums = json.loads((kept[0].parent / fmt.ASSEMBLY_SUMS).read_bytes()) if kept else {}
+    except (OSError, ValueError):
+        sums = {}
     known = {}
     for i, source in enumerate(kept):
         target = work / layer_file(i)
@@ -250,9 +255,9 @@ def _link_layers(work: Path, kept: list[Path]) -> dict[str, tuple[int, int, str]
         except OSError:
             shutil.copy2(source, target)
         try:
-            size, digest, mtime = json.loads((source.parent / fmt.ASSEMBLY_SUMS).read_bytes())[source.name]
+            size, digest, mtime = sums[source.name]
             known[target.name] = (size, mtime, digest)
-        except (OSError, ValueError, KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             pass
     return known
 
@@ -300,15 +305,13 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         if layered is not None:
             chain = attach_previous(con, layered)
             step = {*layered.remove, *(f.path for f in layered.insert)}
-            sizes = [con.execute(f"SELECT count(*) FROM {db}.main.mask_files").fetchone()[0] for db in chain]
-            n = layers_kept(sizes, len(step))
+            masks = [{r[0] for r in con.execute(f"SELECT path FROM {db}.main.mask_files").fetchall()} for db in chain]
+            n = layers_kept([len(m) for m in masks], len(step))
             if n:
                 kept, below = layered.chain()[:n], chain[:n]
-                taken = set().union(*({r[0] for r in con.execute(f"SELECT path FROM {db}.main.mask_files").fetchall()}
-                                      for db in chain[n:]))
-                masked = sorted(taken | step)
+                masked = sorted(set().union(*masks[n:]) | step)
                 fresh = layered.insert
-            fresh = _copy_unchanged(con, masked, fresh, step)
+            fresh = _copy_unchanged(con, masked, fresh, step, set().union(*masks))
         if len(step) <= ONE_THREAD_PATHS:
             con.execute("SET threads = 1")
         for batch in (fresh[i:i + 512] for i in range(0, len(fresh), 512)):
@@ -373,11 +376,10 @@ def _copy_graph(con, source: Path | None, layered: Previous | None) -> None:
             con.execute(f"INSERT INTO {OVERLAY_DB}.main.{name} SELECT * FROM {alias}.main.{name}")
 
 
-def _copy_unchanged(con, masked: list[str], insert: list, since: set[str]) -> list:
-    """Copy, from the previous overlay (PREVIOUS_DB), the per-path rows of the masked paths it
-    masked too and whose entries did not change since (`since`: the paths that did); the
-    entries of `insert` still to be inserted."""
-    before = {r[0] for r in con.execute(f"SELECT path FROM {PREVIOUS_DB}.main.mask_files").fetchall()}
+def _copy_unchanged(con, masked: list[str], insert: list, since: set[str], before: set[str]) -> list:
+    """Copy, from the previous overlay (PREVIOUS_DB, which masks the paths `before`), the
+    per-path rows of the masked paths it masked too and whose entries did not change since
+    (`since`: the paths that did); the entries of `insert` still to be inserted."""
     kept = (before & set(masked)) - since
     if not kept:
         return insert

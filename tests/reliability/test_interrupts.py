@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from codeagent.indexer.build import BuildOptions, build
 from relhelpers import PY, Mutator, check_store, codeagent, init_repo, record, seed_files
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"
@@ -88,8 +89,6 @@ def test_ctrl_c_at_every_step_of_gc_and_of_an_assembly_exits_130(tmp_path: Path)
     """A Ctrl-C landed at a known step (store.faults: CODEAGENT_TEST_KILL_SIGNAL=INT) of gc
     (its deletes) and of a build's assembly (its steps): exit 130, the one line, the store
     verifying with the kept ref intact; the next run finishes the job."""
-    from codeagent.indexer.build import BuildOptions, build
-
     # The builds that only set the scene (an index to keep, garbage for gc) and the ones that
     # finish an interrupted build run in this process: only the interrupted commands and the
     # ones whose steps are counted need a `codeagent` process of their own (~0.6 CPU-s each).

@@ -18,6 +18,7 @@ import pytest
 
 from codeagent.format.manifest import load_manifest
 from codeagent.hashing import hash_bytes
+from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import find_symbols, open_index
 from codeagent.store import Store
 
@@ -104,8 +105,6 @@ def _tree(store: Path, manifest_id: str) -> str:
 def _fresh(repo: Path, store: Path) -> tuple[str, list[tuple[str, str]], str]:
     """(whole manifest's hash, every soak symbol's (name, path), its graph's state: ready) of a
     fresh full build of the tree."""
-    from codeagent.indexer.build import BuildOptions, build
-
     shutil.rmtree(store, ignore_errors=True)
     # in this process (what `codeagent build --worktree --store STORE` runs, without starting
     # Python and its libraries once a window)
