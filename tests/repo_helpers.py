@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
+
+from codeagent.sources import RACY_NS
 
 
 # Root reads any file mode: run under this prefix, it lacks the capabilities that let it and
@@ -14,6 +17,13 @@ import git
 NO_DAC_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
 
 LONG = os.environ.get("CODEAGENT_LONG") == "1"  # the long tier (README, "Reliability")
+
+
+def past_racy_window() -> None:
+    """Wait until files written before now are older than a build's racy window
+    (sources.RACY_NS): the next build keeps their stats in its cache (a build started within
+    it hashes them again next time instead, and writes no stat cache for them)."""
+    time.sleep(RACY_NS / 1e9 + 0.02)
 
 
 def examples(n: int, long: int | None = None) -> int:

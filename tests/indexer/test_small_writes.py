@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import duckdb
@@ -20,13 +19,9 @@ from codeagent.hashing import hash_bytes
 from codeagent.indexer.assemble.overlay_graph import CowConnection, Unsupported
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import gc_store, verify_store
-from codeagent.sources import RACY_NS, JsonCache
+from codeagent.sources import JsonCache
 from codeagent.store import Store
-
-
-def _settle() -> None:
-    """Past the racy window: files written before this are kept in the stat cache."""
-    time.sleep(RACY_NS / 1e9 + 0.02)
+from repo_helpers import past_racy_window
 
 
 def _files(n: int) -> dict[str, str]:
@@ -43,14 +38,14 @@ def _whole(store_dir: Path, manifest_id: str) -> dict:
 
 def test_a_one_file_edit_writes_a_manifest_delta_and_a_stat_cache_delta(git_repo, tmp_path):
     git_repo.write_many(_files(40))
-    _settle()
+    past_racy_window()
     first = build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     stat_cache = store.root / fmt.CACHE_DIR / "worktree-stat.json"
     before = stat_cache.stat().st_mtime_ns
     original = (git_repo.path / "pkg/m3.py").read_text()
     git_repo.write("pkg/m3.py", "def f3():\n    return 1\n\ndef added():\n    pass\n")
-    _settle()
+    past_racy_window()
     second = build(BuildOptions(repo=git_repo.path, jobs=1))
     raw = _raw(store, second.manifest_id)
     assert raw["format"] == MANIFEST_DELTA_FORMAT and raw["base"] == first.manifest_id
@@ -79,10 +74,10 @@ def test_a_one_file_edit_writes_a_manifest_delta_and_a_stat_cache_delta(git_repo
 
 def test_a_stat_cache_reloads_with_its_delta(git_repo):
     git_repo.write_many(_files(5))
-    _settle()
+    past_racy_window()
     build(BuildOptions(repo=git_repo.path, jobs=1))
     git_repo.write("pkg/m1.py", "X = 1\n")
-    _settle()
+    past_racy_window()
     build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     cache = JsonCache(store, "worktree-stat.json")
@@ -96,13 +91,13 @@ def test_a_file_written_moments_before_a_build_is_hashed_again_by_the_next(git_r
     the file system's clock tick without its stat changing, so its stat is not kept; the next
     build past the window hashes it again (nothing changed) and keeps it."""
     git_repo.write_many(_files(3))
-    _settle()
+    past_racy_window()
     git_repo.write("pkg/m1.py", "X = 1\n")
     first = build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     assert JsonCache(store, "worktree-stat.json").get("pkg/m1.py") is None
     assert JsonCache(store, "worktree-stat.json").get("pkg/m0.py")[-1] == hash_bytes(_files(3)["pkg/m0.py"].encode())
-    _settle()
+    past_racy_window()
     again = build(BuildOptions(repo=git_repo.path, jobs=1))
     assert not again.changed and again.manifest_id == first.manifest_id
     assert JsonCache(store, "worktree-stat.json").get("pkg/m1.py")[-1] == hash_bytes(b"X = 1\n")

@@ -18,6 +18,7 @@ import pytest
 
 from relhelpers import (Mutator, assembled_manifest_id, clean_manifest_id, codeagent, init_repo,
                         record, seed_files, tmp_leftovers, whole_manifest_id)
+from repo_helpers import past_racy_window
 
 from codeagent.store import Store
 
@@ -75,6 +76,7 @@ def test_injected_faults_fail_cleanly_and_keep_the_previous_index(tmp_path: Path
     for errname, where in FAULTS:
         mutator.step()
         (repo / "pkg" / f"fault_{errname}_{where}.py").write_text(f"def f():\n    return '{where}'\n")
+        past_racy_window()  # else a build started at once keeps no stat of these: no cache to write
         proc = codeagent("build", repo, "--json", env={"CODEAGENT_TEST_FAULT": f"{errname}@{where}"})
         case = f"{errname}@{where}"
         case_problems = _failed_cleanly(proc, errname)
