@@ -19,7 +19,8 @@ from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
 
 BASELINE = "bm25-file"
-ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto")
+NO_HISTORY = "auto-no-history"  # auto without the history field: the ablation, on the same builds
+ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto", NO_HISTORY)
 ALL_MODES = ENGINE_MODES + (BASELINE,)
 DEPTH = 50  # hits asked of every mode: enough distinct files for Acc@10 when hits are symbols
 
@@ -103,7 +104,8 @@ class IndexedRef:
         view = self._engine_view()
         started = time.perf_counter()
         try:
-            response = search(view, SearchRequest(query, mode=mode, limit=depth))
+            response = search(view, SearchRequest(query, mode="auto" if mode == NO_HISTORY else mode,
+                                                  limit=depth, history=mode != NO_HISTORY))
         except IndexMissing as exc:
             raise ModeUnavailable(exc.message) from None
         except CodeagentError as exc:
@@ -113,6 +115,13 @@ class IndexedRef:
         seconds = time.perf_counter() - started
         hits = [Hit(h.path, h.score, h.name, h.line_start, h.line_end) for h in response.results]
         return Answer(hits, seconds)
+
+    def features(self, query: str, depth: int = DEPTH) -> list:
+        """The file model's candidates for `query` (query.search.file_evidence)."""
+        from ..query import SearchRequest  # the baseline mode runs without the query engine
+        from ..query.search import file_evidence
+
+        return file_evidence(self._engine_view(), SearchRequest(query, limit=depth))
 
     def close(self) -> None:
         if self._view is not None:

@@ -8,6 +8,8 @@ assembled database: hundreds of parent commits cost little more than their diffs
 
 from __future__ import annotations
 
+import json
+
 import sys
 from collections import defaultdict
 from collections.abc import Callable
@@ -36,6 +38,7 @@ class RunOptions:
     jobs: int = 0
     embedder: str | None = None
     progress: Progress | None = None
+    features_out: Path | None = None  # append each case's file-model candidates here (JSONL)
 
 
 @dataclass(frozen=True)
@@ -178,9 +181,26 @@ def run_cases(cases: list[EvalCase], opts: RunOptions) -> RunResult:
                     result.unavailable[mode] = str(exc)
                     result.records = [r for r in result.records if r.mode != mode]
                     say(f"  mode {mode} unavailable: {exc}")
+            if opts.features_out is not None:
+                _dump_features(indexed, group.cases, opts.features_out)
         finally:
             indexed.close()
     return result
+
+
+def _dump_features(indexed: IndexedRef, cases: list[EvalCase], out: Path) -> None:
+    """Each case's candidate files with the file model's features and whether each is gold."""
+    from ..query.learned import FEATURES, feature_rows  # only when training data is asked for
+
+    with open(out, "a", encoding="utf-8") as fh:
+        for case in cases:
+            cands = indexed.features(case.query)
+            if not cands:
+                continue
+            rows = feature_rows(cands)
+            fh.write(json.dumps({"id": case.case_id, "gold": list(case.gold_files), "features": FEATURES,
+                                 "paths": [c.path for c in cands],
+                                 "rows": [[round(x, 6) for x in r] for r in rows]}) + "\n")
 
 
 def stderr_progress(message: str) -> None:

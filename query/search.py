@@ -88,11 +88,24 @@ def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: in
     file no hit came from is shown through its best chunk)."""
     depth = max(req.limit, 10)
     ranked = filerank.file_ranking(view, req.query, req.file_filter(),
-                                   [h.path for h in cand.hits], limit=depth)
+                                   [h.path for h in cand.hits], limit=depth, use_history=req.history)
     seen = {h.path for h in cand.hits}
     made = {h.path: h for h in filerank.file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
     hits = filerank.order_by_files(cand.hits, ranked, made, per_file)
     return Candidates(hits[:req.limit], max(cand.total, len(ranked)), cand.completeness, cand.notes)
+
+
+def file_evidence(view: IndexView, request: SearchRequest) -> list:
+    """The candidate files `auto` ranks for a task-like query, with their evidence
+    (`learned.Candidate`s), as `search` sees them; [] for other intents (training data for the
+    file model: eval/train_ranker.py)."""
+    intent = request.intent or classify_intent(request.query)
+    if intent not in FILE_RANKED_INTENTS:
+        return []
+    wide = replace(request, limit=max(request.limit * 3, 30))
+    cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
+    return filerank.file_candidates(view, request.query, request.file_filter(), [h.path for h in cand.hits],
+                                    limit=max(request.limit, 10), use_history=request.history)
 
 
 def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, SearchHit]) -> list[str]:
