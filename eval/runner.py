@@ -23,7 +23,7 @@ from ..sources import read_git_blobs
 from .gitdata import (EVAL_BRANCH, git, list_tree, pin, private_clone, read_blob, rev_parse, toplevel,
                       variant_commit)
 from .mine_descriptions import scrub_copies, strip_spans
-from .retrievers import BASELINE, DEPTH, IndexedRef, ModeUnavailable
+from .retrievers import BASELINE, DEPTH, FUNCTIONS, IndexedRef, ModeUnavailable
 from .scoring import score_case
 
 Progress = Callable[[str], None]
@@ -172,10 +172,11 @@ def run_cases(cases: list[EvalCase], opts: RunOptions) -> RunResult:
             f"built in {seconds:.2f}s, {len(group.cases)} queries")
         indexed = IndexedRef(store_dir, clone, f"heads/{EVAL_BRANCH}", cache)
         try:
+            cases = [indexed.gold_functions(c) for c in group.cases] if FUNCTIONS in modes else group.cases
             for mode in list(modes):
                 try:
                     indexed.prepare(mode)
-                    result.records.extend(_ask(indexed, mode, case, opts.depth) for case in group.cases)
+                    result.records.extend(_ask(indexed, mode, case, opts.depth) for case in cases)
                 except ModeUnavailable as exc:
                     modes.remove(mode)
                     result.unavailable[mode] = str(exc)

@@ -158,12 +158,10 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=run_command(as_json, memory_budget, memory),
                         paths=frozenset(paths) if paths else None, overlay=not consolidate,
-                        consolidate_later=consolidate_later, graph_later=graph_later,
-                        history=not no_history)
-    if partition is not None or to_remote is not None or from_partitions is not None:
-        result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
-    else:
-        result = run_command(as_json, build, opts)
+                        consolidate_later=consolidate_later, graph_later=graph_later, history=not no_history)
+    partitioned = partition is not None or to_remote is not None or from_partitions is not None
+    result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions) if partitioned \
+        else run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
