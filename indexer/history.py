@@ -238,6 +238,12 @@ def ensure_history(store_root: Path, repo: Path, commit: str | None) -> HistoryR
     return result
 
 
+def stored_views(store_root: Path) -> list[str]:
+    """The commits whose history view is stored (temp directories of a build left out)."""
+    root = history_root(store_root)
+    return sorted(d.name for d in root.iterdir() if not d.name.startswith(".")) if root.is_dir() else []
+
+
 def prune(store_root: Path, keep_commits: set[str]) -> int:
     """Remove the history views of commits no kept manifest names; the number removed."""
     root = history_root(store_root)
@@ -245,7 +251,7 @@ def prune(store_root: Path, keep_commits: set[str]) -> int:
     if not root.is_dir():
         return 0
     for d in root.iterdir():
-        if d.name not in keep_commits:
+        if d.name not in keep_commits and not d.name.startswith("."):
             shutil.rmtree(d, ignore_errors=True)
             removed += 1
     return removed

@@ -121,3 +121,22 @@ def test_the_file_ranking_finds_a_file_by_what_its_history_says(tmp_path: Path) 
         off = search(view, SearchRequest("billing gateway throttling", limit=5, history=False))
     assert on.results and on.results[0].path == "pkg/b.py"
     assert "pkg/b.py" not in [h.path for h in off.results]
+
+
+def test_gc_keeps_the_history_of_kept_refs_only(tmp_path: Path) -> None:
+    from codeagent.indexer.maintenance import gc_store
+    from codeagent.store import Store
+
+    g = GitRepo.create(tmp_path / "r")
+    g.write("a.py", "x = 1\n")
+    old = g.commit("first")
+    g.write("a.py", "x = 2\n")
+    new = g.commit("second")
+    store = tmp_path / "store"
+    build(BuildOptions(repo=g.path, store_dir=store, rev=old))
+    build(BuildOptions(repo=g.path, store_dir=store, rev=new))
+    g.repo.git.tag("v1", old)
+    assert (view_dir(store, old) / POSTINGS_FILE).exists()
+    report = gc_store(Store(store), [new], repo=g.path)
+    assert report.history_deleted == 1
+    assert not view_dir(store, old).exists() and (view_dir(store, new) / POSTINGS_FILE).exists()
