@@ -130,9 +130,21 @@ def _stems(stem: str) -> list[str]:
     return out
 
 
+# An issue template's furniture: checklist items, HTML comments, Markdown headings. Their words
+# ("search", "documentation", "version", "behavior") are the template's, not the report's.
+_TEMPLATE = re.compile(r"^[ \t]*[-*][ \t]*\[[ xX]\].*$|^[ \t]*#{1,6}[ \t].*$", re.M)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def without_template(report: str) -> str:
+    """A bug report without its template's furniture (pure); a short query is left as it is."""
+    return _TEMPLATE.sub(" ", _COMMENT.sub(" ", report)) if len(report) > 200 else report
+
+
 def query_terms(query: str) -> QueryTerms:
     """Weighted terms of a task-like query (pure): boilerplate words weigh little, stop words
     nothing, identifiers a lot."""
+    query = without_template(query)
     weights: dict[str, float] = {}
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query):
         toks = word_tokens(word)
@@ -165,7 +177,7 @@ def chunk_terms(query: str) -> list[str]:
     """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
     dropped when others remain; of a long query (a bug report, a traceback) the
     MAX_CHUNK_TERMS that weigh most (`query_terms`), in query order (pure)."""
-    terms = list(dict.fromkeys(tokenize(query)))
+    terms = list(dict.fromkeys(tokenize(without_template(query))))
     content = [t for t in terms if t not in STOPWORDS]
     terms = content or terms
     if len(terms) > MAX_CHUNK_TERMS:
