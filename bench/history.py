@@ -102,7 +102,8 @@ def queries(repo: Path, n: int) -> tuple[list[str], list[str]]:
 def latency(repo: Path, store: Path, rounds: int, n: int) -> None:
     nl, reports = queries(repo, n)
     times: dict[tuple[str, bool], list[float]] = {}
-    with open_index(repo, store) as view:
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    with open_index(repo, store, f"commits/{head}") as view:
         for kind, qs in (("natural language", nl), ("report-length", reports)):
             for q in qs[:2]:
                 search(view, SearchRequest(q, limit=10))  # warm

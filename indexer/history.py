@@ -195,6 +195,12 @@ def load_records(directory: Path) -> list[CommitRecord]:
             for s, tm, m, p, r in zip(t["sha"], t["time"], t["message"], t["paths"], t["renames"])]
 
 
+def _ancestors(repo: Path, commit: str) -> list[str]:
+    """The nearest ANCESTOR_LOOKS ancestors of `commit`, merges included (a view is stored for
+    whatever commit was built, and a merge is often what was)."""
+    return _git(repo, "rev-list", f"--max-count={ANCESTOR_LOOKS + 1}", commit).decode().split()[1:]
+
+
 def _stored_ancestor(store_root: Path, shas: Iterable[str]) -> Path | None:
     for n, sha in enumerate(shas):
         if n >= ANCESTOR_LOOKS:
@@ -219,7 +225,7 @@ def ensure_history(store_root: Path, repo: Path, commit: str | None) -> HistoryR
     try:
         shas, result.shallow = window(repo, commit)
         have: dict[str, CommitRecord] = {}
-        ancestor = _stored_ancestor(store_root, shas[1:] if shas and shas[0] == commit else shas)
+        ancestor = _stored_ancestor(store_root, _ancestors(repo, commit))
         if ancestor is not None:
             wanted = set(shas)
             have = {r.sha: r for r in load_records(ancestor) if r.sha in wanted}

@@ -140,3 +140,20 @@ def test_gc_keeps_the_history_of_kept_refs_only(tmp_path: Path) -> None:
     report = gc_store(Store(store), [new], repo=g.path)
     assert report.history_deleted == 1
     assert not view_dir(store, old).exists() and (view_dir(store, new) / POSTINGS_FILE).exists()
+
+
+def test_a_build_after_a_merge_reuses_the_view_of_the_merge_before_it(tmp_path: Path) -> None:
+    """Views are stored for the commits built, merges among them; the next build finds one
+    through merge commits and mines only what is new."""
+    g = GitRepo.create(tmp_path / "r")
+    g.write("a.py", "x = 0\n")
+    g.commit("root")
+    for n in range(2):
+        g.checkout(f"topic{n}", create=True)
+        g.write(f"t{n}.py", f"y = {n}\n")
+        g.commit(f"topic {n}")
+        g.checkout("main")
+        g.repo.git.merge(f"topic{n}", "--no-ff", "--no-edit")
+        merged = g.repo.head.commit.hexsha
+        result = build(BuildOptions(repo=g.path, store_dir=tmp_path / "store", rev=merged))
+    assert result.history["mined"] == 1 and result.history["commits"] == 3
