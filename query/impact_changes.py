@@ -1,0 +1,185 @@
+"""The `changed` part of an impact answer: the symbol diff of two indexes (query/diff.py)
+made precise with the two sides' symbol rows and a line diff of each modified file.
+
+- a modified symbol is `signature_changed` when its signature differs, else `body_changed`;
+- a class (any symbol with members) whose own lines did not change, only its members', is
+  left out: its members are listed, and the walk from the class would list every user of it;
+- lines of a modified file outside every symbol (imports, module constants, top-level code)
+  become one `file` entry for the file, named by its module.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .diff import Diff, SymbolChange
+from .index import IndexView
+
+# Changes that can break a dependent: it names or calls something that is gone or different.
+BREAKING = ("removed", "renamed", "signature_changed", "moved")
+_SYMBOLS_SQL = """
+SELECT path, symbol_id, stable_id, kind, qualified_name, signature, coalesce(visibility, ''),
+       start_line, end_line, parent_id
+FROM symbols WHERE path IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    path: str
+    symbol_id: str
+    stable_id: str
+    kind: str
+    name: str
+    signature: str
+    visibility: str
+    start: int
+    end: int
+    parent_id: str | None
+
+
+@dataclass
+class Changed:
+    """One change: a symbol's, or (kind `file`) a file's lines outside every symbol."""
+
+    key: str  # the handle the walk and the tests refer to
+    change: str  # added removed body_changed signature_changed renamed moved (file: modified...)
+    kind: str
+    name: str
+    path: str
+    line_start: int
+    line_end: int
+    symbol_id: str | None = None
+    stable_id: str | None = None
+    old_name: str | None = None
+    old_path: str | None = None
+    old_line_start: int | None = None
+    old_symbol_id: str | None = None
+    signature: str | None = None
+    old_signature: str | None = None
+    public: bool = False
+    breaking: bool = False
+
+
+def symbol_rows(view: IndexView, paths: set[str]) -> dict[tuple[str, str], Row]:
+    if not paths:
+        return {}
+    rows = view.sql(_SYMBOLS_SQL, [sorted(paths)])
+    return {(r[0], r[2]): Row(*r) for r in rows}
+
+
+def file_texts(view: IndexView, paths: set[str]) -> dict[str, str]:
+    if not paths:
+        return {}
+    return {p: t for p, t in view.sql("SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                                      [sorted(paths)]) if t is not None}
+
+
+def changed_lines(old: str, new: str) -> tuple[set[int], set[int]]:
+    """(old lines, new lines), 1-based, that a line diff of the two texts replaces or inserts."""
+    a, b = old.splitlines(), new.splitlines()
+    olds, news = set(), set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            olds.update(range(i1 + 1, i2 + 1))
+            news.update(range(j1 + 1, j2 + 1))
+    return olds, news
+
+
+def _public(row: Row | None, name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    if row is not None and row.visibility and row.visibility != "public":
+        return False
+    return not last.startswith("_") or (last.startswith("__") and last.endswith("__"))
+
+
+def _entry(c: SymbolChange, old: Row | None, new: Row | None) -> Changed:
+    change = c.change
+    if change == "modified":
+        change = "signature_changed" if old and new and old.signature != new.signature else "body_changed"
+    ref = new or old
+    name = c.qualified_name or c.old_qualified_name or ""
+    return Changed(
+        key=(new.symbol_id if new else old.symbol_id) if ref else f"{c.path or c.old_path}:{name}",
+        change=change, kind=c.kind, name=name, path=c.path or c.old_path or "",
+        line_start=(new or old).start if ref else (c.line or c.old_line or 0),
+        line_end=(new or old).end if ref else (c.line or c.old_line or 0),
+        symbol_id=new.symbol_id if new else None, stable_id=c.stable_id or c.old_stable_id,
+        old_name=c.old_qualified_name if c.old_qualified_name != c.qualified_name else None,
+        old_path=c.old_path if c.old_path != c.path else None, old_line_start=c.old_line,
+        old_symbol_id=old.symbol_id if old else None,
+        signature=new.signature if new else None, old_signature=old.signature if old else None,
+        public=_public(ref, name), breaking=change in BREAKING)
+
+
+def _spans(rows: list[Row]) -> list[tuple[int, int]]:
+    return [(r.start, r.end) for r in rows]
+
+
+def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
+    return any(s <= line <= e for s, e in spans)
+
+
+def _own_lines(row: Row | None, members: list[Row], lines: set[int]) -> bool:
+    """Did any of `lines` change inside `row`'s span but outside its members' spans?"""
+    if row is None:
+        return False
+    kids = _spans(members)
+    return any(row.start <= n <= row.end and not _inside(n, kids) for n in lines)
+
+
+def changed_entries(a: IndexView, b: IndexView, diff: Diff, modules: dict[str, str]) -> list[Changed]:
+    """The changes of `diff` (from index `a` to index `b`), as module docstring says."""
+    old_paths = {f.old_path or f.path for f in diff.files if f.change in ("removed", "modified", "moved")}
+    new_paths = {f.path for f in diff.files if f.change in ("added", "modified", "moved")}
+    olds, news = symbol_rows(a, old_paths), symbol_rows(b, new_paths)
+    modified = {f.path for f in diff.files if f.change == "modified"}
+    old_text, new_text = file_texts(a, modified), file_texts(b, modified)
+    lines = {p: changed_lines(old_text[p], new_text[p]) for p in modified if p in old_text and p in new_text}
+    members_a: dict[str, list[Row]] = defaultdict(list)
+    members_b: dict[str, list[Row]] = defaultdict(list)
+    for rows, members in ((olds, members_a), (news, members_b)):
+        for r in rows.values():
+            if r.parent_id:
+                members[r.parent_id].append(r)
+    out = []
+    for c in diff.symbols:
+        old = olds.get((c.old_path, c.old_stable_id)) if c.old_path else None
+        new = news.get((c.path, c.stable_id)) if c.path else None
+        e = _entry(c, old, new)
+        if e.change == "body_changed" and e.path in lines and (members_a.get(e.old_symbol_id or "")
+                                                               or members_b.get(e.symbol_id or "")):
+            o, n = lines[e.path]
+            if not (_own_lines(old, members_a.get(old.symbol_id if old else "", []), o)
+                    or _own_lines(new, members_b.get(new.symbol_id if new else "", []), n)):
+                continue
+        out.append(e)
+    out += _file_entries(diff, lines, olds, news, modules)
+    return out
+
+
+def _file_entries(diff: Diff, lines: dict[str, tuple[set[int], set[int]]],
+                  olds: dict[tuple[str, str], Row], news: dict[tuple[str, str], Row],
+                  modules: dict[str, str]) -> list[Changed]:
+    """A `file` entry per modified file with changed lines outside every symbol, and per added
+    or removed file that defines no symbol."""
+    spans_a, spans_b = defaultdict(list), defaultdict(list)
+    for rows, spans in ((olds, spans_a), (news, spans_b)):
+        for r in rows.values():
+            spans[r.path].append((r.start, r.end))
+    out = []
+    for path, (o, n) in sorted(lines.items()):
+        # new lines outside every symbol; else (only lines removed) where the old ones were
+        loose = (sorted(x for x in n if not _inside(x, spans_b[path]))
+                 or sorted(x for x in o if not _inside(x, spans_a[path])))
+        if loose:
+            out.append(Changed(f"file:{path}", "modified", "file", modules.get(path) or path, path,
+                               loose[0], loose[-1], public=True))
+    for f in diff.files:
+        bare = not (spans_b if f.change == "added" else spans_a).get(f.path)
+        if f.change in ("added", "removed") and bare:
+            out.append(Changed(f"file:{f.path}", f.change, "file", modules.get(f.path) or f.path,
+                               f.path, 1, 1, public=True, breaking=f.change == "removed"))
+    return out
