@@ -102,9 +102,18 @@ def _walk(a: IndexView, b: IndexView, changed: Sequence[Changed], depth: int) ->
     return nodes, truncated
 
 
-def _dependent(n: Reached, nodes: dict[str, Reached], by_key: dict[str, Changed]) -> dict:
+def _names(changed: Sequence[Changed]) -> dict[str, str]:
+    """Every handle of a changed symbol (its key, its ids on both sides) -> its name."""
+    out = {}
+    for c in changed:
+        for k in (c.old_symbol_id, c.symbol_id, c.key):
+            if k:
+                out[k] = c.name
+    return out
+
+
+def _dependent(n: Reached, nodes: dict[str, Reached], by_key: dict[str, Changed], names: dict[str, str]) -> dict:
     root = by_key.get(n.root)
-    names = {c.key: c.name for c in by_key.values()}
     return {"name": n.name, "kind": n.kind, "path": n.path, "line": n.line, "symbol_id": n.symbol_id,
             "depth": n.depth, "edge": n.edge, "confidence": n.confidence,
             "changed": root.name if root else n.root,
@@ -132,6 +141,7 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
                           | {c.old_path for c in changed if c.old_path and c.old_path not in tests_b})
     co = cochange_scores(history, source_paths, max_commits=options.history) if history else []
     tests, with_signal = rank_tests(changed, nodes.values(), tests_b, co, modules, by_key, options.max_tests)
+    names = _names(changed)
     reached = set().union(*(n.roots for n in nodes.values() if n.path in tests_b)) if nodes else set()
     return {
         "base": _side(a), "head": _side(b),
@@ -142,7 +152,7 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
         "risk": risk_summary(changed, shown, reached, tests_b),
         "changed": [{k: v for k, v in asdict(c).items() if v is not None} for c in changed],
         "tests": [asdict(t) for t in tests],
-        "dependents": [_dependent(n, nodes, by_key) for n in shown[:options.max_dependents]],
+        "dependents": [_dependent(n, nodes, by_key, names) for n in shown[:options.max_dependents]],
     }
 
 

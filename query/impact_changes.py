@@ -78,13 +78,14 @@ def file_texts(view: IndexView, paths: set[str]) -> dict[str, str]:
 
 
 def changed_lines(old: str, new: str) -> tuple[set[int], set[int]]:
-    """(old lines, new lines), 1-based, that a line diff of the two texts replaces or inserts."""
+    """(old lines, new lines), 1-based, that a line diff of the two texts replaces or inserts;
+    blank lines left out (a blank line between two methods belongs to neither)."""
     a, b = old.splitlines(), new.splitlines()
     olds, news = set(), set()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
-            olds.update(range(i1 + 1, i2 + 1))
-            news.update(range(j1 + 1, j2 + 1))
+            olds.update(i + 1 for i in range(i1, i2) if a[i].strip())
+            news.update(j + 1 for j in range(j1, j2) if b[j].strip())
     return olds, news
 
 
@@ -107,8 +108,8 @@ def _entry(c: SymbolChange, old: Row | None, new: Row | None) -> Changed:
         line_start=(new or old).start if ref else (c.line or c.old_line or 0),
         line_end=(new or old).end if ref else (c.line or c.old_line or 0),
         symbol_id=new.symbol_id if new else None, stable_id=c.stable_id or c.old_stable_id,
-        old_name=c.old_qualified_name if c.old_qualified_name != c.qualified_name else None,
-        old_path=c.old_path if c.old_path != c.path else None, old_line_start=c.old_line,
+        old_name=c.old_qualified_name if c.qualified_name and c.old_qualified_name != c.qualified_name else None,
+        old_path=c.old_path if c.path and c.old_path != c.path else None, old_line_start=c.old_line,
         old_symbol_id=old.symbol_id if old else None,
         signature=new.signature if new else None, old_signature=old.signature if old else None,
         public=_public(ref, name), breaking=change in BREAKING)
