@@ -156,6 +156,11 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
     }
 
 
+def resolve_spec(store, root: Path | None, spec: str) -> tuple[str | None, str]:
+    """(ref, manifest id) of any spelling of an index (codeagent.refs.resolve)."""
+    return refnames.resolve(store, spec, root)
+
+
 def worktree_base(store, root: Path | None, head: IndexView) -> tuple[str | None, str]:
     """The index the work tree is compared with: the one built at its commit (a branch, tag
     or `build --ref`), else the full assembly its overlay sits on."""

@@ -12,10 +12,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ... import refs as refnames
 from ...query import IndexView
 from ...query.impact import (DEFAULT_DEPTH, MAX_DEPTH, ImpactOptions, compute_impact, history_of,
-                             open_view, split_range, worktree_base)
+                             open_view, resolve_spec, split_range, worktree_base)
 from ..schemas import Response
 from ..state import ServerState, metadata_of
 from .search import QUERY_TIMEOUT
@@ -66,11 +65,11 @@ class ImpactTools:
             store, root = served.store, served.repo
             head, own = served, False
             if b_spec is not None:
-                b_ref, b_id = refnames.resolve(store, b_spec, root)
+                b_ref, b_id = resolve_spec(store, root, b_spec)
                 if b_id != served.manifest_id:
                     head, own = open_view(store, root, b_ref, b_id), True
             try:
-                a_ref, a_id = refnames.resolve(store, a_spec, root) if a_spec else worktree_base(store, root, head)
+                a_ref, a_id = resolve_spec(store, root, a_spec) if a_spec else worktree_base(store, root, head)
                 base = self._base(store, root, a_ref, a_id)
                 with head.deadline(QUERY_TIMEOUT):
                     data = compute_impact(base, head, options=ImpactOptions(depth=depth, max_tests=max_tests),
