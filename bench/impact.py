@@ -10,6 +10,13 @@ file's stem or module name; exact test-name matches first) and co-change alone (
 history impact reads). Results go to a JSON file as they come, so a run can be resumed.
 
     python bench/impact.py [--per-repo 6] [--repos attrs,rich,...] [--out /tmp/impact-bench.json]
+    python bench/impact.py --latency [--packages asyncio,email,...]   # get_impact warm vs CLI cold
+
+--latency: a corpus of standard-library packages (all of it with --packages all) in a git repo,
+indexed at its commit and as a work tree; then 10 files get a changed function body, the work
+tree is built again (an overlay), and get_impact (no range: the work tree against its commit)
+is called over MCP on one warm server (p50/p95 of 20 calls after one warm-up), beside cold
+`codeagent impact --json` processes (median of 3).
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+# bench/ itself off the path: its mcp.py would shadow the MCP SDK (corpus.py is loaded by path)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from codeagent.query.cochange import cochange_scores, git_commit_records
 from codeagent.query.impact_tests import naming_score, stem_names
@@ -144,13 +154,114 @@ def table(results: dict) -> list[str]:
     return lines
 
 
+LATENCY_PACKAGES = "asyncio,email,http,json,logging,unittest,importlib,xml,concurrent,urllib,collections"
+
+
+def latency_corpus(dest: Path, packages: str) -> Path:
+    """A git repo of the chosen stdlib packages (bench/corpus.py's files), one commit."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_corpus", Path(__file__).with_name("corpus.py"))
+    corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corpus)
+    STDLIB, stdlib_files, stdlib_repo = corpus.STDLIB, corpus.stdlib_files, corpus.stdlib_repo
+
+    if packages == "all":
+        return stdlib_repo(dest)
+    wanted = packages.split(",")
+    if not (dest / ".git").exists():
+        for src in stdlib_files():
+            rel = src.relative_to(STDLIB)
+            if rel.parts[0] in wanted or rel.stem in wanted:
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                (dest / rel).write_bytes(src.read_bytes())
+        git(dest, "init", "-q", "-b", "main")
+        git(dest, "add", "-A")
+        git(dest, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "corpus")
+    return dest
+
+
+def edit_ten(repo: Path) -> list[str]:
+    """Change one function body (a comment after its first `return`) in 10 files."""
+    done = []
+    for path in sorted(repo.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        at = text.find("\n        return ")
+        if at < 0 or "# impact-bench" in text:
+            continue
+        end = text.index("\n", at + 1)
+        path.write_text(text[:end] + "  # impact-bench" + text[end:], encoding="utf-8")
+        done.append(str(path.relative_to(repo)))
+        if len(done) == 10:
+            break
+    return done
+
+
+async def _warm_calls(repo: Path, n: int) -> list[float]:
+    from mcp import Client
+
+    from codeagent.mcp_server.app import create_server
+    from codeagent.mcp_server.state import ServerConfig, ServerState
+
+    state = ServerState(ServerConfig(repo))
+    out = []
+    try:
+        async with Client(create_server(state)) as client:
+            for i in range(n + 1):
+                t0, c0 = time.perf_counter(), time.process_time()  # the server runs in this process
+                res = await client.call_tool("get_impact", {})
+                assert not res.is_error, res.content
+                if i:
+                    out.append((time.perf_counter() - t0, time.process_time() - c0))
+    finally:
+        state.close()
+    return out
+
+
+def latency(work: Path, packages: str) -> None:
+    import statistics
+
+    import anyio
+
+    repo = latency_corpus(work / f"latency-{packages.replace(',', '-')[:40]}", packages)
+    files = len(git(repo, "ls-files").splitlines())
+    codeagent(repo, "build", "--ref", "main", "--json")
+    git(repo, "checkout", "-q", "--", ".")
+    codeagent(repo, "build", "--json")
+    edited = edit_ten(repo)
+    time.sleep(0.2)  # out of the build's racy window
+    codeagent(repo, "build", "--json")
+    calls = anyio.run(_warm_calls, repo, 20)
+    warm, warm_cpu = sorted(w for w, _ in calls), sorted(c for _, c in calls)
+    cold = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        data = json.loads(codeagent(repo, "impact", "--json"))
+        cold.append(time.perf_counter() - t0)
+    def p95(xs: list[float]) -> float:
+        return xs[min(len(xs) - 1, int(round(0.95 * len(xs))) - 1)]
+
+    print(f"corpus: stdlib packages {packages} ({files} files); 10 files edited: {', '.join(edited[:3])}...")
+    print(f"impact: {data['summary']['changed']} changed, {data['summary']['dependents']} dependents, "
+          f"{data['summary']['tests']} tests")
+    print(f"get_impact warm (MCP, in-process server): wall p50 {statistics.median(warm) * 1000:.0f} ms, "
+          f"p95 {p95(warm) * 1000:.0f} ms; CPU p50 {statistics.median(warm_cpu) * 1000:.0f} ms, "
+          f"p95 {p95(warm_cpu) * 1000:.0f} ms (n={len(warm)})")
+    print(f"codeagent impact --json cold (new process): median {statistics.median(cold) * 1000:.0f} ms (n=3)")
+    print("load average:", Path("/proc/loadavg").read_text().strip())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-repo", type=int, default=6)
     ap.add_argument("--repos", default=",".join([*REPOS, "codeagent"]))
     ap.add_argument("--work", type=Path, default=Path("/tmp/impact-bench"))
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-bench.json"))
+    ap.add_argument("--latency", action="store_true", help="Measure get_impact's latency instead.")
+    ap.add_argument("--packages", default=LATENCY_PACKAGES, help="--latency: stdlib packages (or all).")
     args = ap.parse_args()
+    if args.latency:
+        return latency(args.work, args.packages)
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     args.work.mkdir(parents=True, exist_ok=True)
     for name in args.repos.split(","):

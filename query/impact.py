@@ -23,8 +23,8 @@ from ..errors import CodeagentError, IndexMissing, InvalidParameter
 from ..roles import TEST
 from .assembly_check import _Vanished
 from .cochange import MAX_COMMITS, CommitRecord, cochange_scores, git_commit_records
-from .diff import diff_ids
-from .impact_changes import Changed, changed_entries
+from ..format.manifest import Manifest, load_manifest
+from .impact_changes import Changed, changed_entries, symbol_diff
 from .impact_graph import Reached, path_back, walk_dependents
 from .impact_tests import rank_tests, risk_summary
 from .index import IndexView, open_store
@@ -42,6 +42,14 @@ class ImpactOptions:
     max_dependents: int = 500
     max_tests: int = 20
     history: int = MAX_COMMITS  # commits of history co-change reads (0: none)
+
+
+def manifest(view: IndexView) -> Manifest:
+    """The manifest `view` answers from (memoised: a manifest id names immutable bytes)."""
+    key = f"manifest:{view.manifest_id}"
+    if key not in view.cache:
+        view.cache[key] = load_manifest(view.store, view.manifest_id)
+    return view.cache[key]
 
 
 def _side(view: IndexView) -> dict:
@@ -85,14 +93,18 @@ def _seeds(changed: Sequence[Changed]) -> tuple[dict, dict, dict, dict]:
     return head, base, head_files, base_files
 
 
-def _walk(a: IndexView, b: IndexView, changed: Sequence[Changed], depth: int) -> tuple[dict[str, Reached], bool]:
+def _walk(a: IndexView, b: IndexView, changed: Sequence[Changed], depth: int,
+          tests: frozenset[str]) -> tuple[dict[str, Reached], bool]:
+    """The walk on the head's graph from what still exists, on the base's from what was
+    removed, renamed or re-signed; `depth` named, tests looked for to TEST_DEPTH at least."""
     head, base, head_files, base_files = _seeds(changed)
     skip = frozenset(c.symbol_id or c.old_symbol_id for c in changed if c.symbol_id or c.old_symbol_id)
-    deep = max(depth, TEST_DEPTH)
-    walk_b = walk_dependents(b, head, depth=deep, max_nodes=WALK_NODES, seed_files=head_files, skip=skip)
+    kw = {"depth": max(depth, TEST_DEPTH), "max_nodes": WALK_NODES, "skip": skip, "named_depth": depth,
+          "leaves": tests}
+    walk_b = walk_dependents(b, head, seed_files=head_files, **kw)
     nodes, truncated = dict(walk_b.nodes), walk_b.truncated
     if base or base_files:
-        walk_a = walk_dependents(a, base, depth=deep, max_nodes=WALK_NODES, seed_files=base_files, skip=skip)
+        walk_a = walk_dependents(a, base, seed_files=base_files, **kw)
         truncated = truncated or walk_a.truncated
         for k, n in walk_a.nodes.items():
             if k in nodes:
@@ -127,12 +139,12 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
     records co-change reads (newest first, none past `a`'s commit)."""
     if not 1 <= options.depth <= MAX_DEPTH:
         raise InvalidParameter(f"depth must be between 1 and {MAX_DEPTH}")
-    diff = diff_ids(a.store, a.manifest_id, b.manifest_id)
+    diff, olds, news = symbol_diff(a, b, manifest(a), manifest(b))
     paths = {f.path for f in diff.files} | {f.old_path for f in diff.files if f.old_path}
     modules = {**_modules(a, paths), **_modules(b, paths)}
-    changed = changed_entries(a, b, diff, modules)
+    changed = changed_entries(a, b, diff, olds, news, modules)
     tests_b = _test_paths(b)
-    nodes, truncated = _walk(a, b, changed, options.depth)
+    nodes, truncated = _walk(a, b, changed, options.depth, frozenset(tests_b))
     by_key = {c.key: c for c in changed}
     shown = [n for n in nodes.values() if n.depth <= options.depth and n.path not in tests_b]
     shown.sort(key=lambda n: (n.depth, not (by_key.get(n.root) and by_key[n.root].breaking),

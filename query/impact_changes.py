@@ -14,14 +14,15 @@ import difflib
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .diff import Diff, SymbolChange
+from ..format.manifest import Manifest
+from .diff import Diff, SymbolChange, SymbolFacts, diff_files, diff_manifests, paths_to_load
 from .index import IndexView
 
 # Changes that can break a dependent: it names or calls something that is gone or different.
 BREAKING = ("removed", "renamed", "signature_changed", "moved")
 _SYMBOLS_SQL = """
 SELECT path, symbol_id, stable_id, kind, qualified_name, signature, coalesce(visibility, ''),
-       start_line, end_line, parent_id
+       start_line, end_line, parent_id, name, body_hash
 FROM symbols WHERE path IN (SELECT unnest(?::VARCHAR[]))
 """
 
@@ -38,6 +39,8 @@ class Row:
     start: int
     end: int
     parent_id: str | None
+    short_name: str
+    body_hash: str
 
 
 @dataclass
@@ -81,11 +84,18 @@ def changed_lines(old: str, new: str) -> tuple[set[int], set[int]]:
     """(old lines, new lines), 1-based, that a line diff of the two texts replaces or inserts;
     blank lines left out (a blank line between two methods belongs to neither)."""
     a, b = old.splitlines(), new.splitlines()
+    head = 0  # the common beginning and end are cut first: an edit is small, a file may not be
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head:len(a) - tail], b[head:len(b) - tail]
     olds, news = set(), set()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
         if tag != "equal":
-            olds.update(i + 1 for i in range(i1, i2) if a[i].strip())
-            news.update(j + 1 for j in range(j1, j2) if b[j].strip())
+            olds.update(head + i + 1 for i in range(i1, i2) if mid_a[i].strip())
+            news.update(head + j + 1 for j in range(j1, j2) if mid_b[j].strip())
     return olds, news
 
 
@@ -131,11 +141,29 @@ def _own_lines(row: Row | None, members: list[Row], lines: set[int]) -> bool:
     return any(row.start <= n <= row.end and not _inside(n, kids) for n in lines)
 
 
-def changed_entries(a: IndexView, b: IndexView, diff: Diff, modules: dict[str, str]) -> list[Changed]:
+Rows = dict[tuple[str, str], Row]
+
+
+def symbol_diff(a: IndexView, b: IndexView, ma: Manifest, mb: Manifest) -> tuple[Diff, Rows, Rows]:
+    """query/diff.py's diff of the manifests of `a` and `b`, its symbols read from the two
+    assembled indexes (not from the shards), and those symbols' rows on each side."""
+    files = diff_files(ma, mb)
+    paths_a, paths_b = paths_to_load(files)
+    olds, news = symbol_rows(a, paths_a), symbol_rows(b, paths_b)
+
+    def facts(rows: Rows) -> dict[str, list[SymbolFacts]]:
+        out: dict[str, list[SymbolFacts]] = defaultdict(list)
+        for r in sorted(rows.values(), key=lambda r: (r.path, r.start, r.name)):
+            out[r.path].append(SymbolFacts(r.path, r.stable_id, r.kind, r.short_name, r.name, r.body_hash, r.start))
+        return out
+
+    diff = diff_manifests(ma, mb, facts(olds), facts(news), a_id=a.manifest_id, b_id=b.manifest_id)
+    return diff, olds, news
+
+
+def changed_entries(a: IndexView, b: IndexView, diff: Diff, olds: Rows, news: Rows,
+                    modules: dict[str, str]) -> list[Changed]:
     """The changes of `diff` (from index `a` to index `b`), as module docstring says."""
-    old_paths = {f.old_path or f.path for f in diff.files if f.change in ("removed", "modified", "moved")}
-    new_paths = {f.path for f in diff.files if f.change in ("added", "modified", "moved")}
-    olds, news = symbol_rows(a, old_paths), symbol_rows(b, new_paths)
     modified = {f.path for f in diff.files if f.change == "modified"}
     old_text, new_text = file_texts(a, modified), file_texts(b, modified)
     lines = {p: changed_lines(old_text[p], new_text[p]) for p in modified if p in old_text and p in new_text}

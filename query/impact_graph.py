@@ -53,11 +53,13 @@ class Walk:
 
 
 def walk_dependents(view: IndexView, seeds: Mapping[str, str], *, depth: int, max_nodes: int,
-                    seed_files: Mapping[str, str] | None = None,
-                    skip: frozenset[str] = frozenset()) -> Walk:
+                    seed_files: Mapping[str, str] | None = None, skip: frozenset[str] = frozenset(),
+                    named_depth: int | None = None, leaves: frozenset[str] = frozenset()) -> Walk:
     """Nodes up to `depth` edges into `seeds` (symbol_id -> the changed entry's key), at most
     `max_nodes`. `seed_files` (path -> key) adds, at depth 1, the files importing those
-    modules. Nodes in `skip` (the changed symbols themselves) are walked through, not listed."""
+    modules. Nodes in `skip` (the changed symbols themselves) are walked through, not listed.
+    Past `named_depth` only nodes in `leaves` (test files) get their names and kinds looked up
+    (the rest are only walked through); nodes in `leaves` are not walked from."""
     nodes: dict[str, Reached] = {}
     conf: dict[str, str] = {s: "exact" for s in seeds}
     root_of: dict[str, str] = dict(seeds)
@@ -72,7 +74,8 @@ def walk_dependents(view: IndexView, seeds: Mapping[str, str], *, depth: int, ma
         if level == 1 and seed_files:
             rows += view.sql(_IMPORTERS_SQL.format(limit=int(budget)), [sorted(seed_files), sorted(seed_files)])
         truncated = truncated or len(rows) > budget
-        info = _nodes(view, {r[0] for r in rows if r[0]})
+        named = named_depth is None or level <= named_depth
+        info = _nodes(view, {r[0] for r in rows if r[0] and (named or r[4] in leaves)})
         nxt = []
         for src_id, dst_id, kind, confidence, src_path, src_line, _target, dst_path, _d in rows:
             near = dst_id if dst_id in root_of else f"file:{dst_path}"
@@ -92,9 +95,9 @@ def walk_dependents(view: IndexView, seeds: Mapping[str, str], *, depth: int, ma
             seen.add(key)
             row = info.get(src_id) if src_id else None
             name, kind_of, path, line = ((row[3] or row[2], row[4], row[5], row[6]) if row else
-                                         (src_path, "file", src_path, src_line))
+                                         (src_path, "file" if not src_id else "symbol", src_path, src_line))
             conf[key], root_of[key] = path_conf, root
-            if src_id:
+            if src_id and src_path not in leaves:
                 nxt.append(src_id)
             if key in skip:
                 continue
