@@ -68,7 +68,7 @@ def is_source(path: str) -> bool:
 
 def sample(repo: Path, n: int) -> list[dict]:
     """The `n` newest qualifying commits: (sha, parent, source changes, modified tests)."""
-    out = []
+    out, seen = [], set()
     for sha in git(repo, "log", "--no-merges", "--format=%H", "-n", "600", "HEAD").split():
         rows = [line.split("\t") for line in git(repo, "diff-tree", "--no-commit-id", "-r", "--no-renames",
                                                   "--name-status", sha).splitlines() if line]
@@ -76,7 +76,9 @@ def sample(repo: Path, n: int) -> list[dict]:
             continue
         source = [(st, p) for st, p in rows if is_source(p)]
         tests = [p for st, p in rows if st == "M" and is_test(p)]
-        if source and tests:
+        key = frozenset(p for _, p in source)
+        if source and tests and key not in seen:  # one commit per set of source files: no series
+            seen.add(key)
             out.append({"sha": sha, "parent": git(repo, "rev-parse", sha + "^").strip(),
                         "source": source, "truth": tests})
             if len(out) >= n:
@@ -124,13 +126,14 @@ def run_commit(repo: Path, c: dict) -> dict:
     codeagent(repo, "build", "--ref", c["parent"], "--json")
     codeagent(repo, "build", "--ref", synthetic, "--json")
     t0 = time.perf_counter()
-    data = json.loads(codeagent(repo, "impact", f"{c['parent']}..{synthetic}", "--json", "--tests", "50"))
+    data = json.loads(codeagent(repo, "impact", f"{c['parent']}..{synthetic}", "--json", "--tests", "200"))
     wall = time.perf_counter() - t0
     named, co = baselines(repo, c)
     ranked = [t["path"] for t in data["tests"]]
     return {"sha": c["sha"], "truth": c["truth"], "impact": scores(ranked, c["truth"]),
             "naming": scores(named, c["truth"]), "cochange": scores(co, c["truth"]),
             "impact_top": ranked[:5], "impact_wall_s": round(wall, 2), "changed": data["summary"]["changed"],
+            "signals": [[t["path"], t["signals"], "changed by this diff" in t["reason"]] for t in data["tests"]],
             "dependents": data["summary"]["dependents"]}
 
 

@@ -1,8 +1,8 @@
 """The `tests` and `risk` parts of an impact answer.
 
 A test file is ranked by three signals, each in [0, 1]:
-  graph     a symbol of it reaches a changed symbol through the graph: 1/depth, x0.6 when a
-            name-matched edge is on the way (more tests in the file that reach it add a little);
+  graph     its symbols reach changed symbols through the graph (nearer, surer and rarer
+            reaches count more: see graph_scores);
   cochange  it changed together with the changed files in the history (query/cochange.py);
   naming    its name is the changed file's stem or module with a test prefix or suffix (1),
             or merely contains it (0.5);
@@ -74,19 +74,40 @@ def naming_score(test_path: str, names: Iterable[str]) -> float:
 
 
 def graph_scores(nodes: Iterable[Reached], test_paths: set[str]) -> dict[str, tuple[float, list[dict]]]:
-    """Per test file reached by the walk: its graph signal and the test functions that reach."""
+    """Per test file reached by the walk: its graph signal and the test functions that reach.
+
+    A changed symbol that nearly every test reaches (a decorator every test class uses) says
+    little about which test to run; one that few tests reach says much. So each changed symbol
+    r weighs w(r) = log(1 + T/n(r)) / log(1 + T) (T test files, n(r) of them reaching r), a
+    file's evidence for r is w(r) / depth (x0.6 through a name-matched edge, x0.5 when only
+    its imports reach r) and the evidences combine as a noisy-or: 1 - prod(1 - e)."""
     by_file: dict[str, list[Reached]] = {}
     for n in nodes:
         if n.path in test_paths:
             by_file.setdefault(n.path, []).append(n)
+    best: dict[str, dict[str, float]] = {}
+    for path, found in by_file.items():
+        ev: dict[str, float] = {}
+        for n in found:
+            e = (0.6 if n.confidence == "name" else 1.0) * (0.5 if n.kind == "file" else 1.0) / n.depth
+            for r in n.roots:
+                ev[r] = max(ev.get(r, 0.0), e)
+        best[path] = ev
+    reach: dict[str, int] = {}
+    for ev in best.values():
+        for r in ev:
+            reach[r] = reach.get(r, 0) + 1
+    total = max(len(test_paths), 1)
+    weight = {r: math.log1p(total / k) / math.log1p(total) for r, k in reach.items()}
     out = {}
     for path, found in by_file.items():
-        best = max((0.6 if n.confidence == "name" else 1.0) / n.depth for n in found)
-        score = min(1.0, best * (1 + 0.05 * math.log1p(len(found) - 1)))
+        miss = 1.0
+        for r, e in best[path].items():
+            miss *= 1 - min(1.0, weight[r]) * e
         funcs = sorted(({"name": n.name, "line": n.line, "depth": n.depth, "confidence": n.confidence}
-                        for n in found if n.kind in ("function", "method", "test", "class") or n.symbol_id),
+                        for n in found if n.kind != "file"),
                        key=lambda d: (d["depth"], d["confidence"] != "exact", d["line"]))
-        out[path] = (score, funcs)
+        out[path] = (1 - miss, funcs)
     return out
 
 
