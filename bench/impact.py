@@ -137,6 +137,20 @@ def run_commit(repo: Path, c: dict) -> dict:
             "dependents": data["summary"]["dependents"]}
 
 
+def rescore(results: dict, weights: str) -> dict:
+    """The impact rankings again from each commit's stored signals, with other weights
+    (graph,cochange,naming): how sensitive the ranking is to them, without a rebuild."""
+    g, c, n = (float(x) for x in weights.split(","))
+    out = {}
+    for name, rows in results.items():
+        out[name] = []
+        for r in rows:
+            scored = sorted(((g * s["graph"] + c * s["cochange"] + n * s["naming"] + (1 if edited else 0), p)
+                             for p, s, edited in r.get("signals", [])), key=lambda t: (-t[0], t[1]))
+            out[name].append({**r, "impact": scores([p for _, p in scored], r["truth"])})
+    return out
+
+
 def table(results: dict) -> list[str]:
     lines = [f"{'set':<22}{'n':>4}  " + "  ".join(f"{m:<22}" for m in ("impact r@5/r@10/MRR", "naming", "co-change"))]
     groups: dict[str, list[dict]] = {}
@@ -261,10 +275,15 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/impact-bench"))
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-bench.json"))
     ap.add_argument("--latency", action="store_true", help="Measure get_impact's latency instead.")
+    ap.add_argument("--rescore", metavar="G,C,N", default=None,
+                    help="Only print the table of --out again, impact re-ranked with these weights.")
     ap.add_argument("--packages", default=LATENCY_PACKAGES, help="--latency: stdlib packages (or all).")
     args = ap.parse_args()
     if args.latency:
         return latency(args.work, args.packages)
+    if args.rescore:
+        print("\n".join(table(rescore(json.loads(args.out.read_text()), args.rescore))))
+        return None
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     args.work.mkdir(parents=True, exist_ok=True)
     for name in args.repos.split(","):
