@@ -148,7 +148,9 @@ def rank_tests(changed: Sequence[Changed], nodes: Iterable[Reached], test_paths:
 def risk_summary(changed: Sequence[Changed], dependents: Sequence[Reached], reached_by_tests: set[str],
                  test_paths: set[str]) -> dict:
     """Public API touched, fan-in (dependents per changed symbol), changed code no test reaches,
-    and a level: high when a breaking change has dependents or public code changed untested."""
+    and a level: high when a breaking change has dependents or public code with dependents
+    changed untested; medium for untested code, more than 10 direct dependents or a breaking
+    change to public API; else low."""
     source = [c for c in changed if c.path not in test_paths]
     fan: dict[str, int] = {}
     for d in dependents:
@@ -160,7 +162,7 @@ def risk_summary(changed: Sequence[Changed], dependents: Sequence[Reached], reac
     breaking_used = [c for c in source if c.breaking and fan.get(c.key)]
     top = sorted(((fan.get(c.key, 0), c.name) for c in source), key=lambda t: (-t[0], t[1]))[:5]
     level = ("high" if breaking_used or any(c.public for c in untested if fan.get(c.key))
-             else "medium" if untested or sum(fan.values()) > 10 or public else "low")
+             else "medium" if untested or sum(fan.values()) > 10 or any(c.breaking for c in public) else "low")
     return {"level": level,
             "public_api": [f"{c.change} {c.name}" for c in sorted(public, key=lambda c: (not c.breaking, c.name))][:20],
             "public_api_count": len(public),
