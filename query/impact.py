@@ -152,7 +152,7 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
     source_paths = sorted({c.path for c in changed if c.path not in tests_b}
                           | {c.old_path for c in changed if c.old_path and c.old_path not in tests_b})
     co = cochange_scores(history, source_paths, max_commits=options.history) if history else []
-    tests, with_signal = rank_tests(changed, nodes.values(), tests_b, co, modules, by_key, options.max_tests)
+    tests, with_signal = rank_tests(changed, nodes.values(), tests_b, co, modules, options.max_tests)
     names = _names(changed)
     reached = set().union(*(n.roots for n in nodes.values() if n.path in tests_b)) if nodes else set()
     return {

@@ -112,7 +112,7 @@ def graph_scores(nodes: Iterable[Reached], test_paths: set[str]) -> dict[str, tu
 
 
 def rank_tests(changed: Sequence[Changed], nodes: Iterable[Reached], test_paths: set[str],
-               cochange: Sequence[CoChange], modules: Mapping[str, str], names: Mapping[str, str],
+               cochange: Sequence[CoChange], modules: Mapping[str, str],
                limit: int) -> tuple[list[PickedTest], int]:
     """(the `limit` best test files, how many had any signal)."""
     edited = {c.path for c in changed if c.path in test_paths}
