@@ -6,8 +6,11 @@ A test file is ranked by three signals, each in [0, 1]:
   cochange  it changed together with the changed files in the history (query/cochange.py);
   naming    its name is the changed file's stem or module with a test prefix or suffix (1),
             or merely contains it (0.5);
-and score = 0.6 graph + 0.25 cochange + 0.15 naming. A test file the change itself edits
-comes first (score 1 + ...): it is the test the author meant to run.
+graph and cochange divided by their best value among this change's candidates (how strong a
+signal is depends on the change: a large repository's co-change scores run lower), and
+score = 0.4 graph + 0.4 cochange + 0.2 naming (weights from a coarse grid on bench/impact.py's
+commits, see docs/impact.md). A test file the change itself edits comes first (score 1 + ...):
+it is the test the author meant to run.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .cochange import CoChange
 from .impact_changes import Changed
 from .impact_graph import Reached
 
-WEIGHTS = {"graph": 0.6, "cochange": 0.25, "naming": 0.15}
+WEIGHTS = {"graph": 0.4, "cochange": 0.4, "naming": 0.2}
 _PREFIX = re.compile(r"^(?:(?:tests?|spec)[_.-]|Tests?(?=[A-Z]))", re.I)
 _SUFFIX = re.compile(r"(?:[_.-](?:tests?|specs?)|(?<=[a-z0-9])(?:Tests?|Spec))$")
 _WORD = re.compile(r"[^a-z0-9]")
@@ -124,9 +127,12 @@ def rank_tests(changed: Sequence[Changed], nodes: Iterable[Reached], test_paths:
             for n in stem_names(c.path, modules.get(c.path)):
                 stems.setdefault(n, c.path)
     picks = []
+    top_g = max((g for g, _ in graph.values()), default=0.0) or 1.0
+    top_c = max((c.score for c in co.values()), default=0.0) or 1.0
     for path in sorted(set(graph) | set(co) | edited | {t for t in test_paths if naming_score(t, stems)}):
         g, funcs = graph.get(path, (0.0, []))
-        c = co[path].score if path in co else 0.0
+        g /= top_g  # relative to this change's best: how strong a signal is depends on the change
+        c = co[path].score / top_c if path in co else 0.0
         n = naming_score(path, stems)
         signals = {"graph": round(g, 4), "cochange": round(c, 4), "naming": n}
         score = sum(WEIGHTS[k] * v for k, v in signals.items()) + (1.0 if path in edited else 0.0)
