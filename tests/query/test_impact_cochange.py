@@ -60,3 +60,15 @@ def test_git_records_are_bounded_and_never_past_the_start(git_repo) -> None:
     newest = git_commit_records(git_repo.path, shas[2], max_commits=1)
     assert [r.sha for r in newest] == [shas[2]] and newest[0].paths == ("a.py", "c d.py")
     assert git_commit_records(git_repo.path, "0" * 40) == []
+
+
+def test_test_names_match_the_module_they_are_named_after() -> None:
+    from codeagent.query.impact_tests import naming_score, stem_names, stem_of_test
+
+    cases = {"tests/test_compat.py": "compat", "pkg/foo_test.go": "foo", "src/FooTest.java": "foo",
+             "web/foo.spec.ts": "foo", "test/TestsBar.kt": "bar", "tests/test_latest.py": "latest"}
+    assert {p: stem_of_test(p) for p in cases} == cases
+    assert stem_names("src/attr/_compat.py") == {"compat"} and stem_names("pkg/util/__init__.py") == {"util"}
+    assert naming_score("tests/test_compat.py", stem_names("src/attr/_compat.py")) == 1.0
+    assert naming_score("tests/test_compat_more.py", stem_names("src/attr/_compat.py")) == 0.5
+    assert naming_score("tests/test_make.py", stem_names("src/attr/_compat.py")) == 0.0
