@@ -275,12 +275,16 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/impact-bench"))
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-bench.json"))
     ap.add_argument("--latency", action="store_true", help="Measure get_impact's latency instead.")
+    ap.add_argument("--table", action="store_true", help="Only print the table of --out.")
     ap.add_argument("--rescore", metavar="G,C,N", default=None,
                     help="Only print the table of --out again, impact re-ranked with these weights.")
     ap.add_argument("--packages", default=LATENCY_PACKAGES, help="--latency: stdlib packages (or all).")
     args = ap.parse_args()
     if args.latency:
         return latency(args.work, args.packages)
+    if args.table:
+        print("\n".join(table(json.loads(args.out.read_text()))))
+        return None
     if args.rescore:
         print("\n".join(table(rescore(json.loads(args.out.read_text()), args.rescore))))
         return None
