@@ -57,8 +57,9 @@ class ImpactTools:
         or signature changed, renamed, moved), their dependents to `depth` with edge kind,
         confidence and the path back (breaking changes flagged), ranked test files with the
         reason (reaches the change through the graph, changes together in history, named
-        after the module) and a risk summary. Omit `range` after editing: the work tree
-        against its commit. Also callable as detect_changes."""
+        after the module) and a risk summary. Use it after an edit (no `range`: the work
+        tree against its commit) to run the top few tests instead of the suite. Also
+        callable as detect_changes."""
         a_spec, b_spec = split_range(range, False)
         self.state.wait_for_graph(None)
         with self.state.view(None) as served:
