@@ -17,12 +17,12 @@ READ_ONLY_TOOLS = [
     "get_repo_overview", "search_code", "search_symbols", "locate_symbol", "lookup_symbol",
     "search_docs", "find_similar", "get_symbol", "get_source_spans", "get_file_outline",
     "get_callers", "get_callees", "get_references", "get_implementations", "get_dependencies",
-    "get_dependents", "code_research", "index_status", "get_status",
+    "get_dependents", "code_research", "get_impact", "index_status", "get_status",
 ]
 BUILD_TOOLS = ["index_repo", "sync_repo", "index_files"]
 CORE_TOOLS = ["list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
               "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
-              "get_callees", "get_references", "code_research", "index_status"]
+              "get_callees", "get_references", "code_research", "get_impact", "index_status"]
 TOOLS_LIST_BUDGET = 25_000  # characters of a compact tools/list answer, by default
 
 
