@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..format.history import FILES_FILE, POSTINGS_FILE, view_dir
+from ..format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
 from .index import IndexView, sql_literals
 
 HISTORY_K1 = 1.2
@@ -84,3 +84,15 @@ def file_activity(view: IndexView) -> dict[str, tuple[int, int]]:
             got = dict(zip(t["path"], zip(t["last"], t["touches"])))
         view.cache["history_activity"] = got
     return got
+
+
+def stored_records(store_root: Path, commit: str | None, n: int) -> list[tuple[str, int, tuple[str, ...]]] | None:
+    """(sha, author time, changed paths) of the newest `n` commits of `commit`'s stored history
+    view, newest first; None when no view is stored (the caller asks git instead)."""
+    path = view_dir(store_root, commit) / RECORDS_FILE if commit else None
+    if path is None or not path.exists():
+        return None
+    import pyarrow.parquet as pq  # see _stats
+
+    t = pq.read_table(path, columns=["sha", "time", "paths"]).slice(0, max(n, 0)).to_pydict()
+    return [(s, int(tm), tuple(p)) for s, tm, p in zip(t["sha"], t["time"], t["paths"])]

@@ -23,6 +23,7 @@ from ..errors import CodeagentError, IndexMissing, InvalidParameter
 from ..roles import TEST
 from .assembly_check import _Vanished
 from .cochange import MAX_COMMITS, CommitRecord, cochange_scores, git_commit_records
+from .history import stored_records
 from ..format.manifest import Manifest, load_manifest
 from .impact_changes import Changed, changed_entries, symbol_diff
 from .impact_graph import Reached, path_back, walk_dependents
@@ -56,15 +57,18 @@ def _side(view: IndexView) -> dict:
     return {"ref": view.ref, "manifest_id": view.manifest_id, "commit": view.commit}
 
 
-def history_of(repo: Path | None, commit: str | None, n: int) -> list[CommitRecord]:
-    """The commit records co-change reads: the last `n` reachable from `commit` (memoised)."""
-    if repo is None or not commit or n <= 0:
+def history_of(repo: Path | None, commit: str | None, n: int, store_root: Path | None = None) -> list[CommitRecord]:
+    """The commit records co-change reads: the last `n` reachable from `commit`, from the
+    history view the build stored (query/history.py), else from git (memoised)."""
+    if not commit or n <= 0:
         return []
     key = (str(repo), commit, n)
     if key not in _HISTORY:
         if len(_HISTORY) >= 8:
             _HISTORY.pop(next(iter(_HISTORY)))
-        _HISTORY[key] = git_commit_records(repo, commit, max_commits=n)
+        stored = stored_records(store_root, commit, n) if store_root is not None else None
+        _HISTORY[key] = [CommitRecord(*r) for r in stored] if stored is not None else (
+            git_commit_records(repo, commit, max_commits=n) if repo is not None else [])
     return _HISTORY[key]
 
 
@@ -231,7 +235,7 @@ def impact(repo: Path | None, store_dir: Path | None, spec: str | None, *, workt
     """The CLI's entry: open both indexes of the range, read the history, compute."""
     a, b = open_pair(repo, store_dir, spec, worktree)
     try:
-        history = history_of(a.repo, a.commit, options.history)
+        history = history_of(a.repo, a.commit, options.history, a.store.root)
         return compute_impact(a, b, options=options, history=history)
     finally:
         a.close()

@@ -74,7 +74,7 @@ class ImpactTools:
                 base = self._base(store, root, a_ref, a_id)
                 with head.deadline(QUERY_TIMEOUT):
                     data = compute_impact(base, head, options=ImpactOptions(depth=depth, max_tests=max_tests),
-                                          history=history_of(root, base.commit, ImpactOptions.history))
+                                          history=history_of(root, base.commit, ImpactOptions.history, store.root))
                 return ImpactOut(**data, metadata=metadata_of(head))
             finally:
                 if own:
