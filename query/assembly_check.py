@@ -6,14 +6,21 @@ from __future__ import annotations
 import threading
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..errors import StoreCorrupt
 from ..format.resident import is_resident_file
 from ..store import Store
 
-if TYPE_CHECKING:
-    from .index import IndexView
+
+
+class AssemblyReader(Protocol):
+    """What `check_resident` reads of a view (query/index.py's IndexView): named here so this
+    module, which index.py imports, need not import it back."""
+
+    store: Store
+    manifest_id: str
+    path: Path
 
 
 class _Vanished(Exception):
@@ -52,7 +59,7 @@ def _check_assembly(store: Store, manifest_id: str, directory: Path,
         _verified.add(key)
 
 
-def check_resident(view: "IndexView", structure: str, manifest_id: str | None = None) -> None:
+def check_resident(view: AssemblyReader, structure: str, manifest_id: str | None = None) -> None:
     """Re-hash the resident `structure` files (format/resident.py) of the view's assembly (or
     of `manifest_id`'s: an overlay's base, `view.path.parent`) before they are mapped."""
     _check_assembly(view.store, manifest_id or view.manifest_id, view.path.parent, structure)
