@@ -1,5 +1,5 @@
 """Re-hashing an assembly's files against SUMS before a reader reads them (once per process
-and manifest), and `_Vanished`: what a reader meets when the assembly is gone."""
+and manifest); a reader meets errors.AssemblyVanished when the assembly is gone."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import StoreCorrupt
+from ..errors import AssemblyVanished, StoreCorrupt
 from ..format.resident import is_resident_file
 from ..store import Store
 
@@ -21,10 +21,6 @@ class AssemblyReader(Protocol):
     store: Store
     manifest_id: str
     path: Path
-
-
-class _Vanished(Exception):
-    """The assembled directory is gone (a newer build pruned it) or not there yet."""
 
 
 _verified: set[tuple[str, str, str]] = set()
@@ -54,7 +50,7 @@ def _check_assembly(store: Store, manifest_id: str, directory: Path,
         raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
                            hint=f"delete {directory} and run `codeagent build`")
     if damaged:
-        raise _Vanished(manifest_id)
+        raise AssemblyVanished(manifest_id)
     with _verified_lock:
         _verified.add(key)
 

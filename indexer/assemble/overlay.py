@@ -91,9 +91,9 @@ def consolidation_base(store: Store, previous_id: str) -> tuple[Manifest, str] |
 
 
 def overlay_max_bytes(deferred: bool = False) -> int:
-    """OVERLAY_MAX_BYTES (CODEAGENT_TEST_OVERLAY_MAX_BYTES in tests), times DEFERRED_FACTOR
+    """OVERLAY_MAX_BYTES (a test's store.faults may set another), times DEFERRED_FACTOR
     for a build that consolidates later."""
-    limit = int(os.environ.get("CODEAGENT_TEST_OVERLAY_MAX_BYTES") or OVERLAY_MAX_BYTES)
+    limit = faults.overlay_max_bytes(OVERLAY_MAX_BYTES)
     return limit * DEFERRED_FACTOR if deferred else limit
 
 
