@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import CodeagentError, IndexMissing
+from ..errors import CodeagentError, IndexMissing, ModeUnavailable
 from ..roles import is_code_path
 from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
@@ -34,10 +34,6 @@ class Hit:
     name: str = ""
     line_start: int = 0
     line_end: int = 0
-
-
-class ModeUnavailable(Exception):
-    """This index cannot answer the mode (no vectors for semantic, no query engine...)."""
 
 
 @dataclass(frozen=True)

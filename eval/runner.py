@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import ModeUnavailable
 from ..indexer.build import BuildOptions, build
 from .baseline import TermCountCache
 from .cases import DocSpan, EvalCase
@@ -23,7 +24,7 @@ from ..sources import read_git_blobs
 from .gitdata import (EVAL_BRANCH, git, list_tree, pin, private_clone, read_blob, rev_parse, toplevel,
                       variant_commit)
 from .mine_descriptions import scrub_copies, strip_spans
-from .retrievers import BASELINE, DEPTH, FUNCTIONS, IndexedRef, ModeUnavailable
+from .retrievers import BASELINE, DEPTH, FUNCTIONS, IndexedRef
 from .scoring import score_case
 
 Progress = Callable[[str], None]

@@ -16,12 +16,14 @@ from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
 from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
+from .assemble.plan import Assembled, Assembly
 from .budget import MemoryBudget, over_budget
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 from .secret_cache import load_secret_patterns
 
 from ..refs import WORKTREE_REF
+
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
 
@@ -118,6 +120,13 @@ class _Builder:
         self.tables: dict[str, object] = {}  # shard id -> Arrow table of shards parsed now
         self._table_bytes = 0
         self.graph_seconds = 0.0  # the second phase of an overlay published before its graph
+
+    def assembly(self, manifest: Manifest, manifest_id: str, previous: Manifest | None,
+                 previous_id: str | None, base_copy=None) -> Assembly:
+        """What this build assembles: `manifest` after the ref's readable `previous` one."""
+        return Assembly(self.store, manifest, manifest_id, memory=self.opts.memory, tables=self.tables,
+                        base_copy=base_copy, progress=self.progress,
+                        previous=Assembled(previous, previous_id) if previous is not None and previous_id else None)
 
     def known_entries(self, previous: Manifest | None) -> dict[tuple[str, str], FileEntry]:
         """The previous manifest's entries by content, unless another extractor made them (a
@@ -344,13 +353,12 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         damage = store.assembly_problems(manifest_id, trust_mtime=True) if store.is_assembled(manifest_id) else []
         if damage and manifest_id == previous_id:
             repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")
-        changed = (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
-                   or not store.has(manifest_id) or store.graph_pending(manifest_id))
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         due = False
-        if changed:
+        if _to_assemble(store, manifest_id, previous_id, damage):
             store.put(data)
-            due = _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id, base_copy)
+            due = _assemble_and_swap(builder, ref, previous_id,
+                                     builder.assembly(manifest, manifest_id, previous, previous_id, base_copy))
     phases.update(assemble=time.perf_counter() - clock - builder.graph_seconds, graph=builder.graph_seconds)
     skipped = [{"path": e.path, "reason": e.reason} for e in manifest.files if not e.indexed]
     return BuildResult(
@@ -361,6 +369,13 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         shards_written=builder.shards_written, phases=phases, repairs=repairs, consolidation_due=due,
         graph_pending=store.graph_pending(manifest_id),
     )
+
+
+def _to_assemble(store: Store, manifest_id: str, previous_id: str | None, damage: list) -> bool:
+    """Whether anything is left to store, assemble or swap: another manifest than the previous
+    one (BuildResult.changed), or the same one damaged, half-built or with its graph pending."""
+    return (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
+            or not store.has(manifest_id) or store.graph_pending(manifest_id))
 
 
 def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
@@ -429,22 +444,19 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
     return entries, need
 
 
-def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Manifest,
-                       manifest_id: str, previous: Manifest | None, previous_id: str | None,
-                       base_copy) -> bool:
+def _assemble_and_swap(builder: _Builder, ref: str, previous_id: str | None, assembly: Assembly) -> bool:
     """Assemble the new manifest (on the previous one's when readable), point `ref` at it,
-    prune assemblies neither a ref nor the previous manifest needs; True: consolidation_due."""
+    prune assemblies neither a ref nor the previous manifest (`previous_id`, read or not)
+    needs; True: consolidation_due."""
     from .assemble.graph_part import graph_phase  # pyarrow, DuckDB: not for a no-op build
     from .assemble.overlay import assemble_change, consolidation_due
     from .assemble.pipeline import prune_assembled
 
-    prev = (previous, previous_id) if previous is not None and previous_id else None
-    overlay = _overlay_wanted(builder.opts, previous)
-    assemble_change(store, manifest, manifest_id, prev, overlay=overlay,
-                    deferred=builder.opts.consolidate_later, tables=builder.tables, base_copy=base_copy,
-                    progress=builder.progress, memory=builder.opts.memory, two_phase=overlay)
-    if base_copy is not None:
-        base_copy.close()
+    store, manifest, manifest_id = assembly.store, assembly.manifest, assembly.manifest_id
+    overlay = _overlay_wanted(builder.opts, assembly.previous and assembly.previous.manifest)
+    assemble_change(assembly, overlay=overlay, deferred=builder.opts.consolidate_later, two_phase=overlay)
+    if assembly.base_copy is not None:
+        assembly.base_copy.close()
     store.set_ref(ref, manifest_id)
     if not builder.opts.graph_later and store.graph_pending(manifest_id):
         clock = time.perf_counter()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .. import format as fmt
 from ..content import looks_binary, secret_in
+from ..errors import ExtractTimeout
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ def parse_bytes(data: bytes, language: str, blob: str,
     if reason:
         return ParseResult(fmt.STATUS_SKIPPED, reason, None)
     from .extract import extract  # with pyarrow, +~120 ms: a no-op build parses nothing
-    from .extract.budget import ExtractTimeout
     from ..format.shard import encode_table
     from .shard import shard_table, table_to_ipc
 

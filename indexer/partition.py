@@ -241,7 +241,7 @@ def build_from_partitions(opts: BuildOptions, source: str) -> BuildResult:
         manifest_id = hash_bytes(data)
         store.put(data)
         if manifest_id != previous_id or not store.is_assembled(manifest_id):
-            _assemble_and_swap(builder, store, ref, manifest, manifest_id, previous, previous_id, None)
+            _assemble_and_swap(builder, ref, previous_id, builder.assembly(manifest, manifest_id, previous, previous_id))
     return BuildResult(ref=ref, commit=commit, manifest_id=manifest_id, previous_manifest_id=previous_id,
                        changed=manifest_id != previous_id, files_total=len(manifest.files),
                        files_reused=len(manifest.files),

@@ -23,11 +23,10 @@ from mcp_types import (INVALID_PARAMS, CallToolResult, SetLevelRequestParams, Te
 from pydantic import ValidationError
 
 from .. import __version__
-from ..errors import CodeagentError
+from ..errors import ArgumentError, CodeagentError, InternalError
 from ..query.freshness import one_look
 from . import icons
-from .budget import (MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, ArgumentError, Page,
-                     compact, fit)
+from .budget import MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, Page, compact, fit
 from .protocol import completer, set_level
 from .schemas import outline_schema
 from .state import ServerState
@@ -147,10 +146,6 @@ def _argument_error(exc: ValidationError) -> ArgumentError:
         f"invalid argument `{where}`: {first['msg']}"
     out.arguments = sorted({str(e["loc"][0]) for e in errors if e.get("loc")}) or [name]
     return out
-
-
-class InternalError(CodeagentError):
-    code = "internal_error"
 
 
 def _unencodable(value: Any, name: str = "") -> str | None:

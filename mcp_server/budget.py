@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidParameter
+from ..errors import ArgumentError
 
 CHARS_PER_TOKEN = 4
 DEFAULT_TOKENS = 8000
@@ -85,16 +85,6 @@ class Page:
             yield
         finally:
             _skipped.reset(token)
-
-
-class ArgumentError(InvalidParameter):
-    """An argument the tool cannot take, named so the model can correct it."""
-
-    def __init__(self, argument: str, expected: str, detail: str | None = None,
-                 hint: str | None = None) -> None:
-        super().__init__(f"invalid argument `{argument}`: {detail or 'expected ' + expected}",
-                         hint=hint or f"pass `{argument}` as {expected}")
-        self.arguments = [argument]
 
 
 def _digest(tool: str, arguments: dict[str, Any]) -> str:

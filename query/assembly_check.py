@@ -1,23 +1,26 @@
 """Re-hashing an assembly's files against SUMS before a reader reads them (once per process
-and manifest), and `_Vanished`: what a reader meets when the assembly is gone."""
+and manifest); a reader meets errors.AssemblyVanished when the assembly is gone."""
 
 from __future__ import annotations
 
 import threading
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ..errors import StoreCorrupt
+from ..errors import AssemblyVanished, StoreCorrupt
 from ..format.resident import is_resident_file
 from ..store import Store
 
-if TYPE_CHECKING:
-    from .index import IndexView
 
 
-class _Vanished(Exception):
-    """The assembled directory is gone (a newer build pruned it) or not there yet."""
+class AssemblyReader(Protocol):
+    """What `check_resident` reads of a view (query/index.py's IndexView): named here so this
+    module, which index.py imports, need not import it back."""
+
+    store: Store
+    manifest_id: str
+    path: Path
 
 
 _verified: set[tuple[str, str, str]] = set()
@@ -47,12 +50,12 @@ def _check_assembly(store: Store, manifest_id: str, directory: Path,
         raise StoreCorrupt(f"the assembled index of {manifest_id[:12]} is damaged: {damaged[0]}",
                            hint=f"delete {directory} and run `codeagent build`")
     if damaged:
-        raise _Vanished(manifest_id)
+        raise AssemblyVanished(manifest_id)
     with _verified_lock:
         _verified.add(key)
 
 
-def check_resident(view: "IndexView", structure: str, manifest_id: str | None = None) -> None:
+def check_resident(view: AssemblyReader, structure: str, manifest_id: str | None = None) -> None:
     """Re-hash the resident `structure` files (format/resident.py) of the view's assembly (or
     of `manifest_id`'s: an overlay's base, `view.path.parent`) before they are mapped."""
     _check_assembly(view.store, manifest_id or view.manifest_id, view.path.parent, structure)

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from .. import format as fmt
 from .. import refs as refnames
-from ..errors import IndexMissing
+from ..errors import AssemblyVanished, IndexMissing
 from ..format.resident import drop_mapped_pages
 from . import idle_memory
-from .assembly_check import _Vanished
 from .dirwatch import Sleeper
 from .freshness import FIRST_LOOK_WAIT, look_beside
 from .index import IndexView, open_store
@@ -78,7 +77,7 @@ class IndexFollower:
                 try:
                     fresh = IndexView(self.store, self.root, self.ref_name, mid)
                     fresh.keep_text_in_memory, fresh.freshness_wait = self.keep_text_in_memory, FIRST_LOOK_WAIT
-                except _Vanished:
+                except AssemblyVanished:
                     if attempt:
                         raise IndexMissing(f"manifest {mid[:12]} is not assembled",
                                            hint=refnames.build_hint(self.repo, self.spec)) from None

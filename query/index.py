@@ -18,12 +18,12 @@ from typing import Any
 from .. import format as fmt
 from .. import refs as refnames
 from .. import sources
-from ..errors import IndexIncompatible, IndexMissing, Timeout
+from ..errors import AssemblyVanished, IndexIncompatible, IndexMissing, Timeout
 from ..format.assembly import sql_literals, version_problem  # noqa: F401 (query's SQL callers take it from here)
 from ..format.overlay import GRAPH_TABLES, OVERLAY_DB
 from ..store import Store
 from . import idle_memory
-from .assembly_check import _Vanished, _check_assembly
+from .assembly_check import _check_assembly
 from .freshness import worktree_freshness
 from .overlay import connect_overlay, overlay_base_id, overlay_graph_db, overlay_graph_of
 from ..model import COMPLETE, Metadata
@@ -71,7 +71,7 @@ class IndexView:
         directory = store.assembled_dir(manifest_id)
         self.path = directory / fmt.DUCKDB_FILE
         if not store.is_assembled(manifest_id):
-            raise _Vanished(manifest_id)
+            raise AssemblyVanished(manifest_id)
         _check_assembly(store, manifest_id, directory)
         self.base_id = overlay_base_id(directory)  # None: a full assembly
         self._graph_db = overlay_graph_db(directory, landed := bool(self.base_id) and store.graph_landed(manifest_id))
@@ -83,12 +83,12 @@ class IndexView:
                 self.con = duckdb.connect(str(self.path), read_only=True)
             else:
                 if not store.is_assembled(self.base_id):
-                    raise _Vanished(manifest_id)
+                    raise AssemblyVanished(manifest_id)
                 _check_assembly(store, self.base_id, store.assembled_dir(self.base_id))
                 self.path = store.assembled_dir(self.base_id) / fmt.DUCKDB_FILE
                 self.con = connect_overlay(self.path.parent, directory, landed)
         except (duckdb.IOException, duckdb.CatalogException) as exc:
-            raise _Vanished(manifest_id) from exc
+            raise AssemblyVanished(manifest_id) from exc
         idle_memory.opened(self._db_key)
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -252,7 +252,7 @@ def open_index(repo: Path | None = None, store_dir: Path | None = None,
         ref_name, manifest_id = refnames.resolve(store, ref, root)
         try:
             return IndexView(store, root, ref_name, manifest_id)
-        except _Vanished:
+        except AssemblyVanished:
             if attempt:
                 raise IndexMissing(f"manifest {manifest_id[:12]} is not assembled",
                                    hint=refnames.build_hint(repo, ref)) from None

@@ -36,12 +36,12 @@ from functools import partial
 
 import numpy as np
 
-from ..errors import CodeagentError
+from ..errors import AssemblyVanished, CodeagentError
 from ..format import resident as arrays
 from ..format.manifest import paths_changed
 from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.resident import StringColumn, whole
-from .assembly_check import _Vanished, check_resident
+from .assembly_check import check_resident
 from .index import IndexView, sql_literals
 
 Key = Callable[[int], tuple]
@@ -138,7 +138,7 @@ def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dic
         return None
     try:
         check_resident(view, structure, view.base_id)
-    except _Vanished:
+    except AssemblyVanished:
         return None
     base = arrays.map_arrays(view.path.parent, structure)
     if base is None:
@@ -352,7 +352,7 @@ def overlay_names(view: IndexView) -> dict | None:
     that gained or lost a written form can change."""
     try:
         check_resident(view, "names", view.base_id)
-    except _Vanished:
+    except AssemblyVanished:
         return None
     base = arrays.map_arrays(view.path.parent, "names")
     if base is None:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
 
+from ..errors import AssemblyVanished
 from ..format import resident as arrays
 from ..format.resident import KeyIndex, StringColumn, whole
-from .assembly_check import _Vanished, check_resident
+from .assembly_check import check_resident
 from .index import IndexView
 from .names import NameIndex, SymbolRow
 from .overlay_arrays import overlay_arrays
@@ -69,7 +70,7 @@ def structure_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = 
     else:
         try:
             check_resident(view, structure)
-        except _Vanished:  # pruned since the view opened: the database is still open, read it
+        except AssemblyVanished:  # pruned since the view opened: the database is still open, read it
             pass
         else:
             mapped = arrays.map_arrays(view.path.parent, structure)

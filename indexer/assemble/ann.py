@@ -2,7 +2,7 @@
 
 Rows are the manifest's items, files in path order. Below ANN_THRESHOLD rows the query
 side searches the matrix exactly; above it a usearch HNSW index is written too.
-When the previous manifest's artifact used the same embedder, rows of unchanged paths are
+When the base's artifact (plan.py) used the same embedder, rows of unchanged paths are
 copied from it and its usearch index is patched (remove changed keys, add new ones) instead
 of rebuilt, unless too much changed or deleted slots pile up. Layout: `format.py`.
 """
@@ -20,6 +20,7 @@ from ... import format as fmt
 from ...embedding import parse_embedder_id
 from ...format.manifest import Manifest
 from ...store import Store
+from .plan import Assembly
 from .vectors import load_block
 
 ANN_THRESHOLD = 20000  # rows; CODEAGENT_ANN_THRESHOLD overrides it when the build runs
@@ -45,17 +46,17 @@ def _layout(manifest: Manifest) -> list[tuple[str, str]]:
     return [(f.path, vec_map[f.shard]) for f in manifest.files if f.shard in vec_map]
 
 
-def _previous(prev_dir: Path | None, embedder_id: str) -> dict | None:
-    """The previous artifact (meta, files, rows, matrix) when it is reusable."""
-    if prev_dir is None or not (prev_dir / fmt.VECTORS_META).exists():
+def _base_artifact(base_dir: Path | None, embedder_id: str) -> dict | None:
+    """The base's artifact (meta, files, rows, matrix) when it is reusable."""
+    if base_dir is None or not (base_dir / fmt.VECTORS_META).exists():
         return None
-    meta = json.loads((prev_dir / fmt.VECTORS_META).read_text())
-    if meta.get("embedder_id") != embedder_id or not (prev_dir / fmt.VECTOR_ROWS).exists():
+    meta = json.loads((base_dir / fmt.VECTORS_META).read_text())
+    if meta.get("embedder_id") != embedder_id or not (base_dir / fmt.VECTOR_ROWS).exists():
         return None
-    files = json.loads((prev_dir / fmt.VECTOR_FILES).read_text())["files"]
-    return {"meta": meta, "dir": prev_dir, "rows": np.load(prev_dir / fmt.VECTOR_ROWS),
+    files = json.loads((base_dir / fmt.VECTOR_FILES).read_text())["files"]
+    return {"meta": meta, "dir": base_dir, "rows": np.load(base_dir / fmt.VECTOR_ROWS),
             "spans": {(p, o): (first, count) for p, o, first, count in files},
-            "matrix": np.load(prev_dir / fmt.VECTORS_MATRIX, mmap_mode="r")}
+            "matrix": np.load(base_dir / fmt.VECTORS_MATRIX, mmap_mode="r")}
 
 
 def _ann_index(dim: int):
@@ -65,11 +66,11 @@ def _ann_index(dim: int):
                  expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
 
 
-def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
+def _assemble_rows(store: Store, manifest: Manifest, base: dict | None) -> dict:
     """Rows of the new artifact, reusing the previous one's rows and keys per unchanged file
     (also when it moved: same vector object, a path no longer there)."""
-    spans = prev["spans"] if prev else {}
-    next_key = int(prev["rows"]["key"].max()) + 1 if prev and len(prev["rows"]) else 0
+    spans = base["spans"] if base else {}
+    next_key = int(base["rows"]["key"].max()) + 1 if base and len(base["rows"]) else 0
     layout = _layout(manifest)
     used = {spans[k][0] for k in layout if k in spans}
     moved: dict[str, list[tuple[int, int]]] = {}  # object -> spans no path claims (moved files)
@@ -86,8 +87,8 @@ def _assemble_rows(store: Store, manifest: Manifest, prev: dict | None) -> dict:
         span = spans.get((path, obj)) or (moved[obj].pop() if moved.get(obj) else None)
         if span is not None:
             start, count = span
-            rows.append(prev["rows"][start:start + count])  # type: ignore[index]
-            parts.append(np.asarray(prev["matrix"][start:start + count]))  # type: ignore[index]
+            rows.append(base["rows"][start:start + count])  # type: ignore[index]
+            parts.append(np.asarray(base["matrix"][start:start + count]))  # type: ignore[index]
             kept += count
         else:
             block = load_block(store, obj, manifest.embedder_id)
@@ -114,25 +115,25 @@ def _add_threads(count: int) -> int:
     return 1 if count <= SERIAL_ADD_ROWS else (os.cpu_count() or 1)
 
 
-def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | None) -> dict:
+def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, base: dict | None) -> dict:
     """Write the usearch file when large enough; returns the meta fields it decided."""
     n = matrix.shape[0]
     if n < _threshold():
         return {"ann": False, "deleted": 0, "ann_build": "none"}
     keys = rows["rows"]["key"].astype(np.uint64)
-    prev_meta = prev["meta"] if prev else {}
-    removed = (prev_meta.get("count", 0) - rows["kept"]) if prev else 0
-    deleted = prev_meta.get("deleted", 0) + removed
-    patchable = (prev is not None and prev_meta.get("ann")
+    base_meta = base["meta"] if base else {}
+    removed = (base_meta.get("count", 0) - rows["kept"]) if base else 0
+    deleted = base_meta.get("deleted", 0) + removed
+    patchable = (base is not None and base_meta.get("ann")
                  and (removed + len(rows["added"])) < REBUILD_FRACTION * n
                  and deleted < REBUILD_FRACTION * n)
     if patchable and removed == 0 and not rows["added"]:  # same keys (moves, skipped files)
-        shutil.copyfile(prev["dir"] / fmt.ANN_FILE, work_dir / fmt.ANN_FILE)  # type: ignore[index]
+        shutil.copyfile(base["dir"] / fmt.ANN_FILE, work_dir / fmt.ANN_FILE)  # type: ignore[index]
         return {"ann": True, "deleted": deleted, "ann_build": "reused"}
     if patchable:
         index = _ann_index(matrix.shape[1])
-        index.load(str(prev["dir"] / fmt.ANN_FILE))  # type: ignore[index]
-        old_keys = prev["rows"]["key"].astype(np.uint64)  # type: ignore[index]
+        index.load(str(base["dir"] / fmt.ANN_FILE))  # type: ignore[index]
+        old_keys = base["rows"]["key"].astype(np.uint64)  # type: ignore[index]
         gone = old_keys[~np.isin(old_keys, keys)]
         if len(gone):
             index.remove(gone)
@@ -147,22 +148,23 @@ def _write_index(work_dir: Path, rows: dict, matrix: np.ndarray, prev: dict | No
     return {"ann": True, "deleted": 0, "ann_build": "full"}
 
 
-def build_vector_artifact(store: Store, manifest: Manifest, manifest_id: str, work_dir: Path,
-                          prev_dir: Path | None, memory: object = None) -> None:
-    """Write the manifest's vector files into its assembled directory (nothing without vectors;
-    `memory`, the build's budget, is not read: the vectors' count sets what this holds)."""
+def build_vector_artifact(assembly: Assembly, work_dir: Path, base_dir: Path | None) -> None:
+    """Write the manifest's vector files into its assembled directory (nothing without vectors),
+    reusing the base's (`base_dir`) rows of unchanged files; the build's memory budget is not
+    read: the vectors' count sets what this holds."""
+    store, manifest, manifest_id = assembly.store, assembly.manifest, assembly.manifest_id
     if not manifest.embedder_id or not manifest.extras.get("vectors"):
         return
 
     dim = parse_embedder_id(manifest.embedder_id)[2]
-    prev = _previous(prev_dir, manifest.embedder_id)
-    rows = _assemble_rows(store, manifest, prev)
+    base = _base_artifact(base_dir, manifest.embedder_id)
+    rows = _assemble_rows(store, manifest, base)
     matrix = (np.concatenate(rows["parts"]).astype(np.float16, copy=False) if rows["parts"]
               else np.zeros((0, dim), dtype=np.float16))
     np.save(work_dir / fmt.VECTORS_MATRIX, matrix)
     np.save(work_dir / fmt.VECTOR_ROWS, rows["rows"])
     (work_dir / fmt.VECTOR_FILES).write_text(json.dumps({"files": rows["files"]}, separators=(",", ":")))
-    decided = _write_index(work_dir, rows, matrix, prev)
+    decided = _write_index(work_dir, rows, matrix, base)
     meta = {"embedder_id": manifest.embedder_id, "dim": dim, "count": int(matrix.shape[0]),
             "threshold": _threshold(), "manifest_id": manifest_id, **decided}
     (work_dir / fmt.VECTORS_META).write_text(json.dumps(meta, sort_keys=True, indent=1))

@@ -1,5 +1,5 @@
 """An assembly's database: the writer connection and when it checkpoints, and the start of an
-incremental assembly (a verified copy of the previous manifest's database, made while the
+incremental assembly (a verified copy of its base's database (plan.py), made while the
 build parses)."""
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ def same_assembly_version(con) -> bool:
     return rows == [(str(fmt.ASSEMBLY_VERSION),)]
 
 
-def _copy_verified(prev_dir: Path, work: Path) -> dict[str, tuple[int, int, str]]:
-    """Copy the previous assembly's database (and WAL); returns name -> (size, mtime_ns,
+def _copy_verified(base_dir: Path, work: Path) -> dict[str, tuple[int, int, str]]:
+    """Copy the base assembly's database (and WAL); returns name -> (size, mtime_ns,
     blake3) of each copy, its digest taken from the verified SUMS of the original."""
     import json
 
-    sums = json.loads((prev_dir / fmt.ASSEMBLY_SUMS).read_bytes())
+    sums = json.loads((base_dir / fmt.ASSEMBLY_SUMS).read_bytes())
     copied = {}
     for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
-        if (prev_dir / name).exists():
-            shutil.copyfile(prev_dir / name, work / name)
+        if (base_dir / name).exists():
+            shutil.copyfile(base_dir / name, work / name)
             st = (work / name).stat()
             copied[name] = (st.st_size, st.st_mtime_ns, sums[name][1])
     return copied
@@ -52,15 +52,15 @@ class Base(NamedTuple):
     copied: dict[str, tuple[int, int, str]]
 
 
-def copy_base(store: Store, previous_id: str) -> Base | None:
-    """A new work directory holding a verified copy of `previous_id`'s database, or None when
+def copy_base(store: Store, base_id: str) -> Base | None:
+    """A new work directory holding a verified copy of `base_id`'s database, or None when
     that assembly is missing or damaged (never copy a damaged base)."""
-    if not store.is_assembled(previous_id) or store.assembly_problems(previous_id, trust_mtime=True):
+    if not store.is_assembled(base_id) or store.assembly_problems(base_id, trust_mtime=True):
         return None
-    work = store.tmp_dir / f"assemble-{previous_id[:16]}-{secrets.token_hex(4)}"
+    work = store.tmp_dir / f"assemble-{base_id[:16]}-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
     try:
-        return Base(work, _copy_verified(store.assembled_dir(previous_id), work))
+        return Base(work, _copy_verified(store.assembled_dir(base_id), work))
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -68,7 +68,7 @@ def copy_base(store: Store, previous_id: str) -> Base | None:
 
 class BaseCopy:
     """The I/O that starts an incremental assembly, run in threads while the build parses:
-    the previous database copied, then flushed to disk (so the ref swap's sync finds it
+    the base's database copied, then flushed to disk (so the ref swap's sync finds it
     written). (Opening the connection here too does not pay: DuckDB holds the GIL through
     most of its WAL replay, which then slows the parse's imports as much as it gains.
     Pruning old assemblies here does not either: it takes a build's worth of grace from
@@ -78,12 +78,12 @@ class BaseCopy:
     Measured on the stdlib, one changed file, fresh process, alternated with the serial
     version on a loaded machine (then with the prune here too): 0.815 -> 0.712 s (median of 5)."""
 
-    def __init__(self, store: Store, previous_id: str) -> None:
+    def __init__(self, store: Store, base_id: str) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
-        self.previous_id = previous_id
+        self.base_id = base_id
         pool = ThreadPoolExecutor(2, thread_name_prefix="base-copy")
-        self._copy = pool.submit(copy_base, store, previous_id)
+        self._copy = pool.submit(copy_base, store, base_id)
         self._flush = pool.submit(self._fsync, self._copy)
         pool.shutdown(wait=False)
 
@@ -113,10 +113,10 @@ class BaseCopy:
             self._copy.result()
         self._flush.result()
 
-    def take(self, previous_id: str) -> Base | None:
-        """The base, when it is `previous_id`'s (the caller then owns the directory)."""
+    def take(self, base_id: str) -> Base | None:
+        """The base, when it is `base_id`'s (the caller then owns the directory)."""
         base, self._copy = self._copy.result() if self._copy else None, None
-        if base is not None and previous_id != self.previous_id:
+        if base is not None and base_id != self.base_id:
             shutil.rmtree(base.work, ignore_errors=True)
             return None
         return base

@@ -36,6 +36,7 @@ from .overlay import (ONE_THREAD_PATHS, OVERLAY_BLOCK_SIZE, Previous, attach_pre
                       consolidation_base)
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import assemble
+from .plan import Assembly
 from .tables import changed_paths
 
 
@@ -45,8 +46,8 @@ def graph_phase(store: Store, manifest: Manifest, manifest_id: str, *, memory: M
     that would recompute the whole graph consolidates the manifest instead (a full assembly
     replaces the overlay). The caller writes the ref again: the commit point."""
     if not finish_graph(store, manifest, manifest_id, memory):
-        assemble(store, manifest, manifest_id, consolidation_base(store, manifest_id), tables=tables,
-                 progress=progress, memory=memory, replace=True)
+        assemble(Assembly(store, manifest, manifest_id, base=consolidation_base(store, manifest_id),
+                          tables=tables or {}, progress=progress, memory=memory), replace=True)
 
 
 def finish_graph(store: Store, manifest: Manifest, manifest_id: str,

@@ -31,7 +31,6 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,6 +45,7 @@ from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
+from .plan import Assembled, Assembly
 from .tables import changed_paths, path_table
 
 OVERLAY_MAX_FILES = 256
@@ -77,23 +77,23 @@ def full_assembly(store: Store, manifest_id: str) -> str:
     return manifest_id if base is None else base
 
 
-def consolidation_base(store: Store, previous_id: str) -> tuple[Manifest, str] | None:
-    """(manifest, id) of the full assembly beneath the overlay `previous_id` (its base), when
-    intact and readable."""
+def consolidation_base(store: Store, previous_id: str) -> Assembled | None:
+    """The full assembly beneath the overlay `previous_id` (its base), when intact and
+    readable."""
     base_id = full_assembly(store, previous_id)
     if (not base_id or not store.is_assembled(base_id) or store.assembly_base(base_id) is not None
             or store.assembly_problems(base_id, trust_mtime=True)):
         return None
     try:
-        return load_manifest(store, base_id), base_id
+        return Assembled(load_manifest(store, base_id), base_id)
     except Exception:
         return None
 
 
 def overlay_max_bytes(deferred: bool = False) -> int:
-    """OVERLAY_MAX_BYTES (CODEAGENT_TEST_OVERLAY_MAX_BYTES in tests), times DEFERRED_FACTOR
+    """OVERLAY_MAX_BYTES (a test's store.faults may set another), times DEFERRED_FACTOR
     for a build that consolidates later."""
-    limit = int(os.environ.get("CODEAGENT_TEST_OVERLAY_MAX_BYTES") or OVERLAY_MAX_BYTES)
+    limit = faults.overlay_max_bytes(OVERLAY_MAX_BYTES)
     return limit * DEFERRED_FACTOR if deferred else limit
 
 
@@ -117,58 +117,55 @@ def consolidation_due(store: Store, manifest_id: str) -> bool:
     return store.assembly_base(manifest_id) is not None and not overlay_fits(store, manifest_id)
 
 
-def assemble_change(store: Store, manifest: Manifest, manifest_id: str,
-                    previous: tuple[Manifest, str] | None, *, overlay: bool, deferred: bool = False,
-                    tables: Mapping[str, object] | None = None, base_copy=None, progress=None,
-                    memory: MemoryBudget | None = None, two_phase: bool = False) -> Path:
-    """Assemble `manifest` after `previous` (manifest, id): as an overlay on the full assembly
-    beneath it when `overlay` and the change fits one (`deferred`: the bound of a build that
-    consolidates later; `two_phase`: an overlay is published before its
+def assemble_change(assembly: Assembly, *, overlay: bool, deferred: bool = False,
+                    two_phase: bool = False) -> Path:
+    """Assemble after `assembly.previous` (its base is worked out here): as an overlay on the
+    full assembly beneath `previous` when `overlay` and the change fits one (`deferred`: the
+    bound of a build that consolidates later; `two_phase`: an overlay is published before its
     graph, see graph_part.py), else consolidated (pipeline.assemble on that full assembly's
     database)."""
-    prev = previous
-    if prev is not None and full_assembly(store, prev[1]) != prev[1]:
-        prev = consolidation_base(store, prev[1])
-    if (prev is not None and previous is not None and overlay
-            and overlay_fits(store, previous[1], overlay_max_bytes(deferred))):
-        done = assemble_overlay(store, manifest, manifest_id, prev, after=previous, tables=tables,
-                                memory=memory, two_phase=two_phase)
+    store, previous = assembly.store, assembly.previous
+    if previous is None or full_assembly(store, previous.id) == previous.id:
+        assembly = assembly.on(previous)
+    else:
+        assembly = assembly.on(consolidation_base(store, previous.id))
+    if (assembly.base is not None and previous is not None and overlay
+            and overlay_fits(store, previous.id, overlay_max_bytes(deferred))):
+        done = assemble_overlay(assembly, two_phase=two_phase)
         if done is not None:
             return done
-    return assemble(store, manifest, manifest_id, prev, tables=tables, base_copy=base_copy,
-                    progress=progress, memory=memory)
+    return assemble(assembly)
 
 
-def assemble_overlay(store: Store, manifest: Manifest, manifest_id: str, base: tuple[Manifest, str], *,
-                     after: tuple[Manifest, str] | None = None, tables: Mapping[str, object] | None = None,
-                     memory: MemoryBudget | None = None, two_phase: bool = False) -> Path | None:
-    """Build `assembled/<manifest_id>/` as an overlay on `base` (its manifest and id); None when
-    the change is too large for one (the caller consolidates). `after` (manifest, id): the
-    previous manifest, whose overlay on the same base the graph step starts from. `two_phase`:
-    the overlay carries `after`'s graph rows and is published without running the graph step
-    (the marker's "graph"; graph_part.finish_graph adds the overlay's own)."""
-
-    if manifest_id == base[1] or store.is_assembled(manifest_id):
+def assemble_overlay(assembly: Assembly, *, two_phase: bool = False) -> Path | None:
+    """Build `assembled/<manifest_id>/` as an overlay on `assembly.base`; None when the change
+    is too large for one (the caller consolidates). `assembly.previous`: the manifest whose
+    overlay on the same base the graph step starts from. `two_phase`: the overlay carries
+    `previous`'s graph rows and is published without running the graph step (the marker's
+    "graph"; graph_part.finish_graph adds the overlay's own)."""
+    store, manifest, manifest_id, base = assembly.store, assembly.manifest, assembly.manifest_id, assembly.base
+    if base is None:
+        return None  # nothing to lay it on
+    if manifest_id == base.id or store.is_assembled(manifest_id):
         return None  # an edit undone, or assembled already: the consolidated path keeps or mends it
-    if not store.is_assembled(base[1]) or store.assembly_problems(base[1], trust_mtime=True):
+    if not store.is_assembled(base.id) or store.assembly_problems(base.id, trust_mtime=True):
         return None
-    remove, insert = changed_paths(base[0], manifest)
+    remove, insert = changed_paths(base.manifest, manifest)
     masked = sorted(remove | {f.path for f in insert})
     if len(masked) > OVERLAY_MAX_FILES:
         return None
-    final = store.assembled_dir(manifest_id)
+    final = assembly.final
     work = store.tmp_dir / f"overlay-{manifest_id[:16]}-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
-    layered = _layered_on(store, after, base[1], manifest)
-    pending = _pending_graph(store, after, base[1], layered) if two_phase else None
+    layered = _layered_on(store, assembly.previous, base.id, manifest)
+    pending = _pending_graph(store, assembly.previous, base.id, layered) if two_phase else None
     try:
-        kept = _fill_overlay(store, manifest, manifest_id, base[1], work, remove, insert, masked,
-                             tables or {}, memory, layered, pending)
+        kept = _fill_overlay(assembly, work, (remove, insert, masked), layered, pending)
         if kept is None:
             shutil.rmtree(work, ignore_errors=True)
             return None
         known = _link_layers(work, kept)
-        marker = {"version": OVERLAY_VERSION, "base": base[1], LAYERS: [layer_file(i) for i in range(len(kept))]}
+        marker = {"version": OVERLAY_VERSION, "base": base.id, LAYERS: [layer_file(i) for i in range(len(kept))]}
         (work / OVERLAY_MARKER).write_text(json.dumps(marker if pending is None else {**marker, "graph": pending[0]}))
         faults.step("assemble")
         write_assembly_sums(work, known)
@@ -196,22 +193,22 @@ class Previous(NamedTuple):
         return [*(self.directory / name for name in marker_layers(self.marker)), self.top]
 
 
-def _layered_on(store: Store, after: tuple[Manifest, str] | None, base_id: str,
+def _layered_on(store: Store, previous: Assembled | None, base_id: str,
                 manifest: Manifest) -> Previous | None:
-    """`after` as a Previous when it is an intact overlay on `base_id`, else None."""
-    if after is None or after[1] == base_id or store.assembly_base(after[1]) != base_id:
+    """`previous` as a Previous when it is an intact overlay on `base_id`, else None."""
+    if previous is None or previous.id == base_id or store.assembly_base(previous.id) != base_id:
         return None
-    if not store.is_assembled(after[1]) or store.assembly_problems(after[1], trust_mtime=True):
+    if not store.is_assembled(previous.id) or store.assembly_problems(previous.id, trust_mtime=True):
         return None
-    directory = store.assembled_dir(after[1])
+    directory = store.assembled_dir(previous.id)
     try:
         marker = json.loads((directory / OVERLAY_MARKER).read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(marker, dict) or overlay_problem(marker):
         return None
-    return Previous(directory / OVERLAY_FILE, *changed_paths(after[0], manifest),
-                    own_graph(store, after[1])[0] == after[1], directory, marker)
+    return Previous(directory / OVERLAY_FILE, *changed_paths(previous.manifest, manifest),
+                    own_graph(store, previous.id)[0] == previous.id, directory, marker)
 
 
 def attach_previous(con, previous: Previous) -> list[str]:
@@ -271,23 +268,22 @@ def own_graph(store: Store, manifest_id: str) -> tuple[str, Path]:
             directory / GRAPH_PART / GRAPH_FILE if store.graph_landed(manifest_id) else directory / OVERLAY_FILE)
 
 
-def _pending_graph(store: Store, after: tuple[Manifest, str] | None, base_id: str,
+def _pending_graph(store: Store, previous: Assembled | None, base_id: str,
                    layered: Previous | None) -> tuple[str, Path | None] | None:
     """(the manifest whose graph a two-phase overlay carries until its own lands, the file of
-    that graph's rows: None for the base's); None when `after` is neither the base nor an
+    that graph's rows: None for the base's); None when `previous` is neither the base nor an
     intact overlay on it (the overlay then runs its graph step before it is published)."""
-    if after is None:
+    if previous is None:
         return None
-    if after[1] == base_id:
+    if previous.id == base_id:
         return base_id, None
-    return None if layered is None else own_graph(store, after[1])
+    return None if layered is None else own_graph(store, previous.id)
 
 
-def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: str, work: Path,
-                  remove: set[str], insert: list, masked: list[str], tables: Mapping[str, object],
-                  memory: MemoryBudget | None, layered: Previous | None,
-                  pending: tuple[str, Path | None] | None = None) -> list[Path] | None:
-    """Write work/OVERLAY_FILE, the top of a chain (format/overlay.py) whose layers beneath
+def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, list[str]],
+                  layered: Previous | None, pending: tuple[str, Path | None] | None = None) -> list[Path] | None:
+    """Write work/OVERLAY_FILE for the `change` from the base (removed paths, inserted entries,
+    the paths masked), the top of a chain (format/overlay.py) whose layers beneath
     are the previous overlay's first files (`layered`, layers_kept): the per-path rows of the
     paths changed since it and of the paths its files taken in mask (those copied from it),
     or, flattened (nothing kept), of every path that differs from the base; then the graph's
@@ -296,7 +292,9 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
     (then the overlay is not worth it). The overlay is filled in memory and written to its
     file once, without a WAL: written table by table, DuckDB logged every row and wrote the
     blocks again at the checkpoint (~8x the file's bytes)."""
-    con, spill = connect_overlay_writer(store, base_id, memory, work.name)
+    store, manifest, base_id = assembly.store, assembly.manifest, assembly.base.id
+    remove, insert, masked = change
+    con, spill = connect_overlay_writer(store, base_id, assembly.memory, work.name)
     try:
         con.execute(f"ATTACH ':memory:' AS {OVERLAY_DB}")
         con.execute(f"USE {OVERLAY_DB}")
@@ -315,7 +313,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
         if len(step) <= ONE_THREAD_PATHS:
             con.execute("SET threads = 1")
         for batch in (fresh[i:i + 512] for i in range(0, len(fresh), 512)):
-            insert_entries(con, store, batch, tables)
+            insert_entries(con, store, batch, assembly.tables)
         faults.step("assemble")  # the steps an interrupt or a kill is tested at, as a full assembly's
         path_table(con, "overlay_paths", masked)
         for table in PER_PATH_TABLES:
@@ -328,7 +326,7 @@ def _fill_overlay(store: Store, manifest: Manifest, manifest_id: str, base_id: s
             return None
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")
-        _write_meta(con, manifest, manifest_id, 0)
+        _write_meta(con, manifest, assembly.manifest_id, 0)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("overlay_version", str(OVERLAY_VERSION)), ("base_manifest_id", base_id)])
         con.execute("USE memory")

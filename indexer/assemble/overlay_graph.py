@@ -9,7 +9,7 @@ deletes the new rows matching c. So the step reads what it always reads and writ
 what it changes; the paths of the rows it deleted or inserted are the only ones compared
 with the base afterwards. modules (one row per file) is copied, as the step replaces it
 whole. A statement the rewrite does not know (a step recomputing the whole graph, any other
-change of these tables) raises Unsupported: the caller consolidates instead.
+change of these tables) raises errors.CopyOnWriteUnsupported: the caller consolidates instead.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...errors import CopyOnWriteUnsupported
 from ...format.manifest import Manifest
 from ...format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, PER_PATH_TABLES, merged_view_sql
 from .graph import LAST_TIMINGS as graph_timings, symbol_graph
@@ -34,10 +35,6 @@ _TABLES_LIST = "FROM duckdb_tables()"
 _TABLES_AND_VIEWS = ("FROM (SELECT table_name, database_name, temporary FROM duckdb_tables() UNION ALL "
                      "SELECT view_name, database_name, temporary FROM duckdb_views() "
                      f"WHERE view_name IN {tuple(COW_TABLES)})")
-
-
-class Unsupported(Exception):
-    """The graph step ran a statement the copy-on-write views cannot carry."""
 
 
 # Comments and quoted text are skipped whole: a `;`, `(` or WHERE inside them is not SQL.
@@ -83,7 +80,7 @@ def rewrite(statement: str) -> str:
         using = ""
         if head:
             if not head.upper().startswith("USING"):
-                raise Unsupported(statement)
+                raise CopyOnWriteUnsupported(statement)
             using = ", " + head[5:]
         return (f"INSERT INTO del_{table} SELECT DISTINCT {table}.rowid FROM {BASE_DB}.main.{table} "
                 f"AS {table}{using} WHERE {table}.rowid NOT IN (SELECT rid FROM del_{table}) AND ({cond});\n"
@@ -92,7 +89,7 @@ def rewrite(statement: str) -> str:
     if m:
         return statement[:m.start(2)] + "new_" + statement[m.start(2):]
     if _WRITES.search(statement):
-        raise Unsupported(statement)
+        raise CopyOnWriteUnsupported(statement)
     return statement.replace(_TABLES_LIST, _TABLES_AND_VIEWS)
 
 
@@ -160,7 +157,7 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
             FROM ({_start(table, layered)}) WHERE path IN (SELECT path FROM delta_removed)""")
     try:
         symbol_graph(CowConnection(con), manifest)
-    except Unsupported:
+    except CopyOnWriteUnsupported:
         return False
     if graph_timings.get("full"):
         return False

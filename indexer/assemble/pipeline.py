@@ -3,8 +3,9 @@ an assembly (base, rows, derived steps, artifacts, swap into place).
 
 The assembled directory is built under the store's tmp/ and renamed into
 `assembled/<manifest id>/` only when complete, so a reader following a ref never finds it
-missing or half-written. When the previous manifest of the ref is assembled, its database
-is copied (base.py) and only the changed paths are replaced (tables.py).
+missing or half-written. When the assembly has a base (plan.py: the full assembly of the
+previous manifest, or the one beneath it), the base's database is copied (base.py) and only
+the changed paths are replaced (tables.py).
 
 The tables, their DDL and versions are the format's (codeagent/format/assembly.py); the
 derived steps (DERIVED_STEPS) add the symbol graph. During the steps two temp tables name
@@ -34,8 +35,9 @@ from ...format.manifest import FileEntry, Manifest
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from .ann import build_vector_artifact
 from ..budget import MemoryBudget
-from .base import BaseCopy, checkpoint, connect, copy_base, same_assembly_version
+from .base import checkpoint, connect, copy_base, same_assembly_version
 from .graph import symbol_graph
+from .plan import Assembly
 from .resident import write_resident_arrays
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
                      insert_skipped, mark_delta)
@@ -45,9 +47,9 @@ from .term_postings import insert_postings, postings_tail
 # Derived tables computed in the database from its rows: step(con, manifest).
 DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
 # Extra artifacts written into the assembled directory (the vectors and their ANN index, the
-# arrays readers map): step(store, manifest, manifest_id, work_dir, previous_assembled_dir,
-# the build's memory budget or None).
-ARTIFACT_STEPS: tuple[Callable[[Store, Manifest, str, Path, "Path | None", "MemoryBudget | None"], None], ...] = (
+# arrays readers map): step(assembly, work_dir, the base's assembled directory when the
+# database was built on it).
+ARTIFACT_STEPS: tuple[Callable[[Assembly, Path, "Path | None"], None], ...] = (
     build_vector_artifact, write_resident_arrays)
 
 
@@ -118,42 +120,31 @@ class _Beside:
             cur.close()
 
 
-def assemble(store: Store, manifest: Manifest, manifest_id: str,
-             previous: tuple[Manifest, str] | None = None, *,
-             tables: Mapping[str, object] | None = None, base_copy: BaseCopy | None = None,
-             batch_bytes: int | None = None,
-             progress: Callable[[str, int, int], None] | None = None,
-             memory: MemoryBudget | None = None, replace: bool = False) -> Path:
-    """Build `assembled/<manifest_id>/` (idempotent); returns its path. `tables`: shard id ->
-    Arrow table of shards the caller has in memory (read instead of their Parquet);
-    `base_copy`: the previous assembly's database, already being copied; `batch_bytes`: the
-    source bytes inserted per batch (default: the budget's, else BATCH_SOURCE_BYTES);
-    `progress("assemble", done, total)` after each batch and step; `memory`: the build's
-    budget (DuckDB's memory_limit, spilling to the store's tmp/); `replace`: assemble it again
+def assemble(assembly: Assembly, *, replace: bool = False) -> Path:
+    """Build `assembled/<manifest_id>/` (idempotent) on `assembly.base` (its database copied,
+    or being copied as `base_copy`, and updated; from nothing without one); returns its path.
+    `progress("assemble", done, total)` after each batch and step; `replace`: assemble it again
     even when intact (an overlay whose graph step needs the whole graph: graph_part.py)."""
-    final = store.assembled_dir(manifest_id)
+    store, manifest_id, final = assembly.store, assembly.manifest_id, assembly.final
     if (not replace and store.is_assembled(manifest_id)
             and not store.assembly_problems(manifest_id, trust_mtime=True)):
         return final
-    steps = _Steps(progress)
-    if batch_bytes is None:
-        batch_bytes = memory.assembly_batch_bytes if memory is not None else BATCH_SOURCE_BYTES
+    steps = _Steps(assembly.progress)
     start = None
-    if previous is not None:
+    if assembly.base is not None:
         # A copy made for another manifest (the build's previous one was an overlay on this
         # base) is dropped: copy the base now rather than assemble every file again.
-        start = (base_copy.take(previous[1]) if base_copy else None) or copy_base(store, previous[1])
+        base_id = assembly.base.id
+        start = (assembly.base_copy.take(base_id) if assembly.base_copy else None) or copy_base(store, base_id)
     if start is None:
         work = store.tmp_dir / f"assemble-{manifest_id[:16]}-{secrets.token_hex(4)}"
         work.mkdir(parents=True)
     else:
         work = start.work
-    base, prev_dir = (previous[0], store.assembled_dir(previous[1])) if start else (None, None)
     try:
-        prev_dir = _fill_database(store, manifest, manifest_id, work, base, prev_dir,
-                                  tables or {}, batch_bytes, steps, memory)
+        base_dir = _fill_database(assembly.on(assembly.base if start else None), work, steps)
         for artifact in ARTIFACT_STEPS:
-            artifact(store, manifest, manifest_id, work, prev_dir, memory)
+            artifact(assembly, work, base_dir)
             steps.advance()
         write_assembly_sums(work, start.copied if start is not None else {})
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
@@ -165,12 +156,16 @@ def assemble(store: Store, manifest: Manifest, manifest_id: str,
     return final
 
 
-def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Path,
-                   base: Manifest | None, prev_dir: Path | None, tables: Mapping[str, object],
-                   batch_bytes: int, steps: _Steps, memory: MemoryBudget | None = None) -> Path | None:
+def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None:
     """Write the manifest's rows and derived tables into work/index.duckdb, on the copied
-    base's when there is one of this ASSEMBLY_VERSION; returns the previous assembly's
-    directory when the database was built on it."""
+    base's when there is one (`assembly.base`) of this ASSEMBLY_VERSION; returns the base's
+    assembled directory when the database was built on it."""
+    store, manifest, memory = assembly.store, assembly.manifest, assembly.memory
+    base = assembly.base.manifest if assembly.base is not None else None
+    base_dir = store.assembled_dir(assembly.base.id) if assembly.base is not None else None
+    batch_bytes = assembly.batch_bytes
+    if batch_bytes is None:
+        batch_bytes = memory.assembly_batch_bytes if memory is not None else BATCH_SOURCE_BYTES
     spill = (memory.duckdb_limit, store.tmp_dir / f"spill-{work.name}") if memory is not None else None
     con, merge = connect(work / fmt.DUCKDB_FILE, spill), None
     try:
@@ -179,7 +174,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             for name in (fmt.DUCKDB_FILE, fmt.DUCKDB_WAL):
                 (work / name).unlink(missing_ok=True)
             con = connect(work / fmt.DUCKDB_FILE, spill)
-            base = prev_dir = None
+            base = base_dir = None
         con.execute(TABLES_SQL if base is None else "BEGIN")
         beside = _Beside(con) if base is None else None
         remove, insert = changed_paths(base, manifest)
@@ -193,7 +188,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             steps.advance(0)
             inserted = 0
             for run in runs:
-                inserted += insert_entries(con, store, run, tables, beside=beside, spool=merge)
+                inserted += insert_entries(con, store, run, assembly.tables, beside=beside, spool=merge)
                 steps.advance()
             if memory is not None:
                 con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
@@ -209,7 +204,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             beside.wait()
         if merge is not None:
             merge.insert_into(con)
-        _write_meta(con, manifest, manifest_id, postings_tail(con, base is None, inserted))
+        _write_meta(con, manifest, assembly.manifest_id, postings_tail(con, base is None, inserted))
         if base is not None:
             con.execute("COMMIT")
         checkpoint(con)
@@ -219,7 +214,7 @@ def _fill_database(store: Store, manifest: Manifest, manifest_id: str, work: Pat
             merge.close()
         if spill is not None:
             shutil.rmtree(spill[1], ignore_errors=True)
-    return prev_dir
+    return base_dir
 
 
 def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) -> None:

@@ -212,12 +212,12 @@ def attach_vectors(store: Store, manifest: Manifest, embedder_name: str,
     """Return `manifest` with its vectors: embedder id set, objects listed in extras."""
     started = time.perf_counter()
     embedder_id = resolve_embedder_id(embedder_name)  # the model loads only if something is new
-    prev_map = _previous_map(previous, embedder_id)
+    previous_map = _previous_map(previous, embedder_id)
     stats = VectorStats()
     found: dict[str, str] = {}
     pending: list[str] = []
     for shard_id in sorted(manifest.shard_ids()):
-        object_id = prev_map.get(shard_id) or store.get_action(vectors_action_key(embedder_id, shard_id))
+        object_id = previous_map.get(shard_id) or store.get_action(vectors_action_key(embedder_id, shard_id))
         if object_id and store.has(object_id):
             found[shard_id] = object_id
             stats.shards_reused += 1
@@ -227,13 +227,13 @@ def attach_vectors(store: Store, manifest: Manifest, embedder_name: str,
     if embedder is not None and embedder.id != embedder_id:
         raise IndexIncompatible(f"embedder {embedder_name} made {embedder.id}, expected {embedder_id}")
     reuse = _Reuse(store, embedder_id)
-    if pending and previous is not None and prev_map:
+    if pending and previous is not None and previous_map:
         old_by_path = {f.path: f.shard for f in previous.files if f.shard}
         pending_set = set(pending)
         for f in manifest.files:
             old = old_by_path.get(f.path)
-            if f.shard in pending_set and old and old in prev_map:
-                reuse.add_object(prev_map[old])
+            if f.shard in pending_set and old and old in previous_map:
+                reuse.add_object(previous_map[old])
     if embedder is not None:
         found.update(_embed_shards(store, embedder, pending, reuse, stats, progress))
     objects = sorted(set(manifest.extras.get("objects", [])) | set(found.values()))

@@ -5,6 +5,3 @@ from __future__ import annotations
 
 PARSE_BUDGET_S = 5.0
 
-
-class ExtractTimeout(Exception):
-    """Raised by an extractor that ran past its time budget."""

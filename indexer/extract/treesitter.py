@@ -11,10 +11,11 @@ from functools import lru_cache
 
 from tree_sitter import Parser, Tree
 
+from ...errors import ExtractTimeout
 from ...types import Extraction
 from . import (lang_c, lang_csharp, lang_go, lang_java, lang_js, lang_kotlin, lang_php, lang_python,
                lang_ruby, lang_rust, lang_scala, lang_swift)
-from .budget import PARSE_BUDGET_S, ExtractTimeout
+from .budget import PARSE_BUDGET_S
 from .chunks import code_chunks
 from .generic import GenericRules
 from .receivers import typed_receivers

@@ -182,10 +182,11 @@ def sync(opts: SyncOptions) -> SyncResult:
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],
              result: SyncResult, progress: Progress, jobs: int) -> None:
     from ..assemble.pipeline import assemble, prune_assembled  # pyarrow, DuckDB: +250-350 ms, only to install
+    from ..assemble.plan import Assembly  # with the two above: only to install
 
     seed_actions(store, manifest)
     t0 = time.perf_counter()
-    assemble(store, manifest, mid, _assembly_base(store, manifest, local), progress=progress)
+    assemble(Assembly(store, manifest, mid, progress=progress).on(_assembly_base(store, manifest, local)))
     result.seconds_assemble = time.perf_counter() - t0
     store.set_ref(ref, mid)
     keep = set(store.list_refs().values())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -49,12 +50,22 @@ STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path)
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+def _test_faults() -> None:
+    """The process edge's one test-only entry point: the CODEAGENT_TEST_* variables a test
+    process sets become the store's fault seam (store/faults.py: from_environment)."""
+    if "codeagent.store.faults" in sys.modules or any(k.startswith("CODEAGENT_TEST_") for k in os.environ):
+        from .store import faults  # the store's imports (~35 ms) are not for `--help` or a daemon's client
+
+        faults.from_environment()
+
+
 class LazyGroup(click.Group):
     def main(self, *args, **kwargs):
         """Click's main; a Ctrl-C while click parses the arguments is held for `invoke`, so it
         ends the command as any other does, not with click's "Aborted!" and exit 1 (a watcher
         cancels a build as soon as its process is forked)."""
         interrupts.record_until_installed()
+        _test_faults()
         return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):

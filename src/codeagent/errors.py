@@ -1,7 +1,7 @@
 """Every error codeagent raises on purpose; each message says what to do next.
 
 `code` is the stable machine-readable name shared by the CLI (`--json`) and the MCP server.
-`exit_code` is what the CLI exits with (documented in the README).
+`exit_code` is what the CLI exits with (documented in the README and docs/cli/index.md).
 """
 
 from __future__ import annotations
@@ -116,3 +116,43 @@ class QualityRegression(CodeagentError):
 
     code = "quality_regression"
     exit_code = 20
+
+
+class ArgumentError(InvalidParameter):
+    """An MCP tool's argument it cannot take, named so the model can correct it
+    (`error.arguments` in the answer)."""
+
+    def __init__(self, argument: str, expected: str, detail: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(f"invalid argument `{argument}`: {detail or 'expected ' + expected}",
+                         hint=hint or f"pass `{argument}` as {expected}")
+        self.arguments = [argument]
+
+
+class InternalError(CodeagentError):
+    """What the MCP server answers for an unexpected exception: details only in its log."""
+
+    code = "internal_error"
+
+
+# Signals between modules: raised and caught inside codeagent, never shown to a user as they
+# are (no code, no exit code of their own).
+
+class ExtractTimeout(Exception):
+    """Raised by an extractor that ran past its time budget (the file becomes a
+    `parser_timeout` skip)."""
+
+
+class AssemblyVanished(Exception):
+    """The assembled directory is gone (a newer build pruned it) or not there yet: a reader
+    opens the ref's newer manifest instead."""
+
+
+class CopyOnWriteUnsupported(Exception):
+    """The overlay's graph step ran a statement its copy-on-write views cannot carry: the
+    build consolidates instead."""
+
+
+class ModeUnavailable(Exception):
+    """`codeagent eval`: this index cannot answer the mode (no vectors for semantic, no query
+    engine...); the mode is reported as not scored."""

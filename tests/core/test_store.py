@@ -15,9 +15,9 @@ from hypothesis import given, settings, strategies as st
 
 from codeagent import format as fmt
 from codeagent.store import actions as store_mod
-from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked
+from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
 from codeagent.hashing import hash_bytes
-from codeagent.store import Store, StoreLock, write_assembly_sums
+from codeagent.store import Store, StoreLock, faults, write_assembly_sums
 
 
 @pytest.fixture
@@ -103,15 +103,56 @@ def test_a_ctrl_c_inside_an_atomic_write_leaves_no_temp_file(store):
     """A Ctrl-C landing between the temp file's write and its rename (store.faults' step hook
     sends the real SIGINT there) interrupts the write and removes its temp file."""
     # A child of a background job starts with SIGINT ignored: it installs Python's handler itself.
-    script = ("import signal, sys; from codeagent.store import Store\n"
+    script = ("import signal, sys; from codeagent.store import Store, faults\n"
+              "faults.install(faults.Faults(kill_at=1, kill_signal='INT'))\n"
               "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "try:\n    Store(sys.argv[1]).put(b'object')\nexcept KeyboardInterrupt:\n    print('interrupted')\n")
-    env = {**os.environ, "CODEAGENT_TEST_KILL_AT": "1", "CODEAGENT_TEST_KILL_SIGNAL": "INT"}
     proc = subprocess.run([sys.executable, "-c", script, str(store.root)], capture_output=True,
-                          text=True, env=env, timeout=60)
+                          text=True, timeout=60)
     assert proc.stdout.strip() == "interrupted", proc.stderr
     assert not list(store.tmp_dir.iterdir())
     assert not store.has(hash_bytes(b"object"))
+
+
+
+def test_a_fault_a_test_sets_on_the_store_fails_its_writes(store, tmp_path):
+    """The seam in-process (store.faults.install): from the second write on, writes fail as a
+    full disk would and leave nothing behind; the default seam, put back, fails nothing."""
+    steps = tmp_path / "steps.log"
+    previous = faults.install(faults.Faults(fault="ENOSPC@2", steps_log=str(steps)))
+    try:
+        first = store.put(b"first")
+        with pytest.raises(StoreWriteFailed, match="No space left"):
+            store.put(b"refused")
+    finally:
+        faults.install(previous)
+    assert store.has(first) and not store.has(hash_bytes(b"refused"))
+    assert not list(store.tmp_dir.iterdir())
+    assert steps.read_text().splitlines() == [f"write {first}"]
+    assert store.has(store.put(b"accepted"))
+
+
+def test_the_process_edge_reads_the_test_variables_once():
+    """`from_environment` (called by the CLI's entry) turns CODEAGENT_TEST_* into the seam, and
+    drops a seam it installed when the next command's environment has none; no product module
+    other than store/faults.py reads those variables."""
+    previous = faults.install(faults.NONE)
+    try:
+        faults.from_environment({"CODEAGENT_TEST_KILL_AT": "3", "CODEAGENT_TEST_KILL_SIGNAL": "INT",
+                                 "CODEAGENT_TEST_NONATOMIC": "1", "CODEAGENT_TEST_OVERLAY_MAX_BYTES": "100000"})
+        assert faults.nonatomic() and faults.overlay_max_bytes(4 << 20) == 100000
+        faults.from_environment({})
+        assert not faults.nonatomic() and faults.overlay_max_bytes(4 << 20) == 4 << 20
+        mine = faults.Faults(nonatomic=True)
+        faults.install(mine)
+        faults.from_environment({})  # a seam a test installed in-process stays
+        assert faults.nonatomic()
+    finally:
+        faults.install(previous)
+    root = Path(__file__).resolve().parents[2]
+    readers = sorted(str(p.relative_to(root)) for folder in ("src", "indexer", "query", "mcp_server", "eval")
+                     for p in (root / folder).rglob("*.py") if "CODEAGENT_TEST_" in p.read_text(encoding="utf-8"))
+    assert readers == ["src/codeagent/cli.py", "src/codeagent/store/faults.py"], readers
 
 
 def _packs(store: Store) -> list[Path]:

@@ -272,6 +272,7 @@ def test_an_assembly_in_batches_has_the_same_rows_and_sorted_postings(git_repo, 
     import shutil
 
     from codeagent.indexer.assemble.pipeline import assemble
+    from codeagent.indexer.assemble.plan import Assembly
 
     git_repo.write_many({f"pkg/m{i}.py": f"from pkg import m{(i + 1) % 6}\n\n"
                          f"class Job{i}:\n    '''Runs step {i}.'''\n    def run(self):\n"
@@ -282,7 +283,7 @@ def test_an_assembly_in_batches_has_the_same_rows_and_sorted_postings(git_repo, 
     many = _build(git_repo.path, store_dir=tmp_path / "many")
     store = Store(tmp_path / "many")
     shutil.rmtree(store.assembled_dir(many.manifest_id))
-    assemble(store, load_manifest(store, many.manifest_id), many.manifest_id, batch_bytes=1)
+    assemble(Assembly(store, load_manifest(store, many.manifest_id), many.manifest_id, batch_bytes=1))
     stores = Store(git_repo.path / ".codeagent"), store
     for query in ("SELECT * FROM term_postings", "SELECT * FROM docs", "SELECT * FROM files",
                   "SELECT * FROM chunks", "SELECT * EXCLUDE (modifiers) FROM symbols",

@@ -13,7 +13,7 @@ from codeagent.indexer.extract import extract
 from codeagent.indexer.extract.treesitter import extract_tree, parse, rules_for
 from codeagent.indexer.extract.walk import walk
 from codeagent.indexer.languages import FULL_LANGUAGES
-from codeagent.indexer.extract.budget import ExtractTimeout
+from codeagent.errors import ExtractTimeout
 
 NESTED = {
     "python": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",

@@ -16,7 +16,8 @@ from codeagent import format as fmt
 from codeagent.errors import StoreCorrupt
 from codeagent.format.manifest import MANIFEST_DELTA_FORMAT, load_manifest
 from codeagent.hashing import hash_bytes
-from codeagent.indexer.assemble.overlay_graph import CowConnection, Unsupported
+from codeagent.errors import CopyOnWriteUnsupported
+from codeagent.indexer.assemble.overlay_graph import CowConnection
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import gc_store, verify_store
 from codeagent.sources import JsonCache
@@ -228,7 +229,7 @@ def test_copy_on_write_views_change_as_the_tables_would():
     assert con.execute(query).fetchall() == plain.execute(query).fetchall()
     assert con.execute("SELECT count(*) FROM base.main.edges").fetchone() == (60,)  # untouched
     for whole in ("CREATE OR REPLACE TABLE edges(a INTEGER)", "UPDATE edges SET kind = 'x'"):
-        with pytest.raises(Unsupported):
+        with pytest.raises(CopyOnWriteUnsupported):
             CowConnection(con).execute(whole)
 
 

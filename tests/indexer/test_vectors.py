@@ -14,6 +14,7 @@ from codeagent import format as fmt
 from codeagent.embedders.base import EMBED_COUNTER
 from codeagent.errors import IndexIncompatible
 from codeagent.indexer.assemble import ann
+from codeagent.indexer.assemble.plan import Assembly
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.assemble.vectors import load_block, read_shard_items
 from codeagent.format.manifest import load_manifest
@@ -117,7 +118,7 @@ def test_a_vector_object_from_another_embedder_is_refused_clearly(git_repo, tmp_
     work = tmp_path / "work"
     work.mkdir()
     with pytest.raises(IndexIncompatible) as info:
-        ann.build_vector_artifact(store, lying, lying.id, work, None)
+        ann.build_vector_artifact(Assembly(store, lying, lying.id), work, None)
     assert "hash-v1-d256" in str(info.value) and "hash-v1-d128" in str(info.value)
     assert "codeagent build --embedder" in str(info.value)
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeagent.mcp_server.budget import ArgumentError, Page, compact, fit
+from codeagent.errors import ArgumentError
+from codeagent.mcp_server.budget import Page, compact, fit
 
 MANIFEST = "ab" * 32
 METADATA = {"ref": "worktree", "manifest_id": MANIFEST, "completeness": "complete"}

@@ -173,11 +173,14 @@ def test_a_pool_a_ctrl_c_stops_in_its_start_up_is_gone_before_the_exit() -> None
     under the pool's lock, Python 3.11): now and then `OSError: [Errno 9] Bad file descriptor`
     and exit 1 instead of 130 and the one line. Now no thread of the pool outlives it."""
     script = textwrap.dedent("""
+        import sys
         import threading
         from concurrent.futures import process
         from codeagent import interrupts
         from codeagent.indexer.pool import fork_pool
-        from codeagent.store import faults  # noqa: F401 (CODEAGENT_TEST_INT_AT_FORK)
+        from codeagent.store import faults
+
+        faults.install(faults.Faults(int_at_fork=int(sys.argv[1])))
 
         interrupts.install()
         try:
@@ -188,8 +191,8 @@ def test_a_pool_a_ctrl_c_stops_in_its_start_up_is_gone_before_the_exit() -> None
             print("stopped", len(alive))
     """)
     for fork in (1, 2):
-        proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=120,
-                              start_new_session=True, env={**os.environ, "CODEAGENT_TEST_INT_AT_FORK": str(fork)})
+        proc = subprocess.run([PY, "-c", script, str(fork)], capture_output=True, text=True, timeout=120,
+                              start_new_session=True)
         assert (proc.stdout.strip(), proc.stderr, proc.returncode) == ("stopped 0", "", 0), fork
 
 
