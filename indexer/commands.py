@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
+from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command, store_for
 from ..errors import InvalidParameter
 from .budget import memory_budget
 
@@ -229,9 +229,10 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @click.command("gc")
 @REPO_ARG
 @STORE_OPT
-@click.option("--keep-refs", multiple=True, metavar="REF",
-              help="Keep only these refs (repeatable; a branch, tag, HEAD, sha or manifest-id "
-                   "prefix, as every command reads them); default: keep every ref.")
+@click.option("--keep-refs", cls=RefListOption, metavar="REF...",
+              help="Keep only these refs (`--keep-refs main v1.11.0`, or repeated; a branch, tag, "
+                   "HEAD, sha or manifest-id prefix, as every command reads them); default: keep "
+                   "every ref.")
 @click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:

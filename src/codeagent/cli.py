@@ -48,6 +48,35 @@ STORE_OPT = click.option("--store", "store_dir", type=click.Path(path_type=Path)
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+def _names_a_repository(arg: str) -> bool:
+    path = Path(arg)
+    return path.is_dir() and ((path / ".git").exists() or (path / ".codeagent").exists())
+
+
+class RefListOption(click.Option):
+    """The one grammar of a list of refs (`gc --keep-refs`, `bundle --ref`): the option takes
+    every argument after it up to the next option (`--keep-refs main v1.11.0`) and may be
+    repeated; an argument that is a repository directory ends the list (it is REPO)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, multiple=True, **kwargs)
+
+    def add_to_parser(self, parser, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            parsed = parser._long_opt.get(name) or parser._short_opt.get(name)  # click's parser
+            if parsed is not None:
+                take_one = parsed.process
+
+                def take_all(value, state, take_one=take_one) -> None:
+                    take_one(value, state)
+                    while (state.rargs and not state.rargs[0].startswith("-")
+                           and not _names_a_repository(state.rargs[0])):
+                        take_one(state.rargs.pop(0), state)
+
+                parsed.process = take_all
+
+
 class LazyGroup(click.Group):
     def main(self, *args, **kwargs):
         """Click's main; a Ctrl-C while click parses the arguments is held for `invoke`, so it

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import InvalidParameter, StoreCorrupt, StoreWriteFailed
+from ..errors import IndexMissing, InvalidParameter, StoreCorrupt, StoreWriteFailed
 from ..hashing import hash_bytes, is_object_id
 from . import faults
 from .actions import ActionsMixin, _ActionCache
@@ -44,8 +44,10 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
         if create:
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
-            raise StoreCorrupt(
-                f"no codeagent store at {self.root}",
+            # No directory at all is no index yet (exit 5, as every query says before a
+            # build), not a corrupt one; a directory without the marker is not ours to read.
+            raise IndexMissing(
+                f"no index at {self.root}",
                 hint="run `codeagent build` in the repository first, or pass --store",
             ) if not self.root.exists() else StoreCorrupt(
                 f"{self.root} exists but is not a codeagent store (no {fmt.STORE_MARKER} file)",
