@@ -394,6 +394,9 @@ def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, M
         if isinstance(exc, StoreCorrupt):
             repairs.append(f"the previous manifest {previous_id[:12]} could not be read "
                            f"({exc.message}): rebuilt from the sources")
+            # damaged bytes under its name would stop the same manifest from being written
+            for oid in store.damaged_objects([previous_id]):
+                store.delete_object(oid)
         return previous_id, None
 
 
@@ -404,7 +407,7 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
     builder.known = builder.known_entries(previous)
     lost = _forget_lost_shards(store, builder.known)
     if lost:
-        repairs.append(f"{len(lost)} files whose shards were missing from the store were parsed "
+        repairs.append(f"{len(lost)} files whose shards were missing from the store or damaged were parsed "
                        f"again ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})")
     entries, files = _only_paths(builder.opts, previous, files)
     need: list[sources.SourceFile] = []
@@ -459,12 +462,16 @@ def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
 
 def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
     """Drop known entries whose shard is gone from the store (deleted by hand, a damaged
-    disk), so their files are parsed again; returns their paths. One directory listing of
-    the objects, not a stat per file."""
+    disk) or damaged (deleted here), so their files are parsed again; returns their paths.
+    One directory listing of the objects, and a stat per shard (a re-hash only for a shard
+    whose stat changed since its last check: store/damage.py)."""
     if not known:
         return []
     present = store.present_objects()
-    lost = [key for key, e in known.items() if e.shard and e.shard not in present]
+    damaged = set(store.damaged_objects({e.shard for e in known.values() if e.shard in present}))
+    for oid in damaged:  # objects are never rewritten: the damaged bytes go, the parse writes them
+        store.delete_object(oid)
+    lost = [key for key, e in known.items() if e.shard and (e.shard not in present or e.shard in damaged)]
     return sorted(known.pop(key).path for key in lost)
 
 

@@ -1,4 +1,5 @@
-"""Store maintenance: verify (re-hash everything, find dangling names) and gc."""
+"""Store maintenance: verify (re-hash everything, find dangling names) and gc; repair.py
+re-creates what verify finds damaged."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from ..refs import resolve
 from ..store import Store, StoreLock, VerifyProblem
 
 
+REPAIR_HINT = ("run `codeagent repair` to re-create what the refs use (shards from their sources, "
+               "assembled indexes from their manifests)")
+
+
 @dataclass
 class VerifyReport:
     objects: int = 0
@@ -24,9 +29,15 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def hint(self) -> str | None:
+        """What to run about the problems (None when there are none)."""
+        return None if self.ok else REPAIR_HINT
+
     def to_dict(self) -> dict:
         return {"ok": self.ok, "objects": self.objects, "manifests": self.manifests,
-                "refs": self.refs, "problems": [p.to_dict() for p in self.problems]}
+                "refs": self.refs, "problems": [p.to_dict() for p in self.problems],
+                "hint": self.hint}
 
 
 def _is_parquet(store: Store, object_id: str) -> bool:
@@ -75,7 +86,7 @@ def verify_store(store: Store) -> VerifyReport:
         if store.is_assembled(mid):
             for why in store.assembly_problems(mid):
                 report.problems.append(VerifyProblem(
-                    "corrupt_assembly", mid, f"{why}; delete {store.assembled_dir(mid)} and build again"))
+                    "corrupt_assembly", mid, f"{why}; `codeagent repair` assembles it again"))
     for key, value in store.iter_actions():
         if is_object_id(value) and not store.has(value):
             report.problems.append(VerifyProblem("dangling_action", key, f"names absent object {value}"))

@@ -24,6 +24,7 @@ COMMANDS = {
     "build": "codeagent.indexer.commands:build_cmd",
     "status": "codeagent.query.store_commands:status_cmd",
     "verify": "codeagent.indexer.commands:verify_cmd",
+    "repair": "codeagent.indexer.commands:repair_cmd",
     "gc": "codeagent.indexer.commands:gc_cmd",
     "diff": "codeagent.query.store_commands:diff_cmd",
     "search": "codeagent.query.commands:search_cmd",

@@ -16,6 +16,7 @@ from . import faults
 from .actions import ActionsMixin, _ActionCache
 from .assembly import AssemblyMixin
 from .atomic import TMP_PREFIX, atomic_write, fsync_dir, fsync_file
+from .damage import damaged_objects
 from .refs import RefsMixin
 
 
@@ -162,7 +163,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
             except FileNotFoundError:
                 raise StoreCorrupt(
                     f"object {object_id[:12]} is missing from the store",
-                    hint="run `codeagent verify`, then rebuild or sync the index",
+                    hint="run `codeagent repair` (it re-creates it from the sources), or rebuild or sync",
                 ) from None
             if hash_bytes(data) == object_id:
                 return data
@@ -170,7 +171,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
                 time.sleep(0.01)
         raise StoreCorrupt(
             f"object {object_id[:12]} is corrupt (its bytes do not hash to its name)",
-            hint="run `codeagent verify`, delete the object and rebuild or sync",
+            hint="run `codeagent repair` (it re-creates it from the sources), or rebuild or sync",
         )
 
     def iter_objects(self) -> Iterator[str]:
@@ -196,6 +197,10 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
             except NotADirectoryError:
                 continue
         return out
+
+    def damaged_objects(self, ids) -> list[str]:
+        """The objects among `ids` whose bytes no longer hash to their names (see damage.py)."""
+        return damaged_objects(self, ids)
 
     def delete_object(self, object_id: str) -> None:
         faults.step(f"delete {object_id}")
