@@ -40,7 +40,7 @@ class VerifyReport:
                 "hint": self.hint}
 
 
-def _is_parquet(store: Store, object_id: str) -> bool:
+def is_parquet(store: Store, object_id: str) -> bool:
     """Magic bytes and a readable footer (the bytes were re-hashed already by verify)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -81,7 +81,7 @@ def verify_store(store: Store) -> VerifyReport:
         for oid in sorted(manifest.referenced_objects()):
             if not store.has(oid):
                 report.problems.append(VerifyProblem("dangling_shard", oid, f"named by manifest {mid[:12]} ({ref})"))
-            elif oid in manifest.shard_ids() and oid not in corrupt and not _is_parquet(store, oid):
+            elif oid in manifest.shard_ids() and oid not in corrupt and not is_parquet(store, oid):
                 report.problems.append(VerifyProblem("malformed_shard", oid, "not a Parquet file"))
         if store.is_assembled(mid):
             for why in store.assembly_problems(mid):

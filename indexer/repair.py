@@ -54,8 +54,8 @@ def repair_store(store: Store, repo: Path | None) -> RepairReport:
             if manifest is None:
                 rebuild.append(ref)
                 continue
-            _repair_objects(store, repo, ref, manifest, damaged, report)
-            _repair_assembly(store, ref, manifest, mid, report)
+            if _repair_objects(store, repo, ref, manifest, damaged, report):
+                _repair_assembly(store, ref, manifest, mid, report)
     for ref in rebuild:
         _rebuild(store, repo, ref, refs[ref], report)
     return report
@@ -71,8 +71,16 @@ def _readable_manifest(store: Store, mid: str) -> Manifest | None:
 
 
 def _repair_objects(store: Store, repo: Path | None, ref: str, manifest: Manifest,
-                    damaged: set[str], report: RepairReport) -> None:
+                    damaged: set[str], report: RepairReport) -> bool:
+    """Make again the objects the manifest names that are gone; True when all are there."""
+    from .maintenance import is_parquet  # pyarrow: only a repair with a readable manifest
+
     lost = sorted(o for o in manifest.referenced_objects() if not store.has(o))
+    malformed = sorted(o for o in manifest.shard_ids() if o not in lost and not is_parquet(store, o))
+    for oid in malformed:  # its bytes are the ones the manifest names: only a new manifest helps
+        report.unrepaired.append({"kind": "shard", "name": oid, "detail": (
+            f"not a Parquet file, though it hashes to its name ({ref}): run `codeagent build` "
+            "for that ref to index its files again")})
     by_shard: dict[str, list[FileEntry]] = {}
     for entry in manifest.files:
         if entry.shard in lost:
@@ -88,6 +96,7 @@ def _repair_objects(store: Store, repo: Path | None, ref: str, manifest: Manifes
             "kind": "shard" if entries else "object", "name": oid,
             "detail": (f"{how}; its source {entries[0].path} is no longer at hand ({ref})" if entries
                        else f"{how}; not a shard ({ref}): run `codeagent build` for that ref")})
+    return not malformed and all(store.has(o) for o in lost)
 
 
 def _reparse(store: Store, repo: Path | None, manifest: Manifest, entries: list[FileEntry],
