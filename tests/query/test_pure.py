@@ -152,9 +152,9 @@ def test_glob_matcher_is_linear_on_hostile_globs():
 
     from codeagent.query.globs import glob_matcher
 
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: a loaded machine stretches wall time only
     assert not glob_matcher("*a*a*a*a*a*a*a*a*a*a*b")("a" * 300)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def _osa(a: str, b: str) -> int:
