@@ -29,3 +29,25 @@ async def test_search_files_searches_or_names_the_files_the_index_skipped(git_re
         found = ok(await c.call_tool("search_files", {"pattern": "NEEDLE"}))
     assert {m["path"] for m in found["matches"]} == {"data/big.txt", "data/latin1.txt"}
     assert found["skipped"] == [{"path": "data/huge.log.txt", "reason": "too_large"}]
+
+
+GIN = {
+    "tree.go": "package gin\n\ntype node struct{ path string }\n\n"
+               "func (n *node) getValue(path string) string {\n\treturn n.path + path\n}\n",
+    "tree_test.go": "package gin\n\nimport \"testing\"\n\n"
+                    "func getValue(t *testing.T) string {\n\treturn \"fake\"\n}\n\n"
+                    "func TestGetValue(t *testing.T) {\n\t_ = (&node{}).getValue(\"x\")\n}\n",
+}
+
+
+async def test_search_code_roles_and_negated_path_filter_symbol_answers(git_repo):
+    """Issue 45 items 3 and 6 over MCP: `roles: ["test"]` put tree.go's method first, and a
+    negated path glob answered nothing."""
+    git_repo.write_many(GIN)
+    git_repo.commit("gin")
+    run_cli("build", git_repo.path)
+    async with memory_client(git_repo.path) as c:
+        tests = ok(await c.call_tool("search_code", {"query": "getValue", "roles": ["test"]}))
+        source = ok(await c.call_tool("search_code", {"query": "getValue", "path_filter": "!*_test.go"}))
+    assert tests["results"] and {r["path"] for r in tests["results"]} == {"tree_test.go"}
+    assert source["results"] and {r["path"] for r in source["results"]} == {"tree.go"}
