@@ -3,7 +3,7 @@ re-creates what verify finds damaged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import format as fmt
@@ -62,10 +62,12 @@ def verify_store(store: Store) -> VerifyReport:
     corrupt = {p.name for p in report.problems}
     refs = store.list_refs()
     report.refs = len(refs)
+    used_by: dict[str, str] = {}  # object -> what it is to which ref: named with its damage
     for ref, mid in refs.items():
         if not store.has(mid):
             report.problems.append(VerifyProblem("dangling_ref", ref, f"names absent manifest {mid}"))
             continue
+        used_by.setdefault(mid, f"the manifest of {ref}")
         if mid in corrupt:
             continue
         try:
@@ -78,6 +80,8 @@ def verify_store(store: Store) -> VerifyReport:
             report.problems.append(VerifyProblem("bad_manifest", mid, exc.message))
             continue
         report.manifests += 1
+        used_by.update({f.shard: f"the shard of {f.path} ({ref})" for f in manifest.files
+                        if f.shard in corrupt and f.shard not in used_by})
         for oid in sorted(manifest.referenced_objects()):
             if not store.has(oid):
                 report.problems.append(VerifyProblem("dangling_shard", oid, f"named by manifest {mid[:12]} ({ref})"))
@@ -90,6 +94,8 @@ def verify_store(store: Store) -> VerifyReport:
     for key, value in store.iter_actions():
         if is_object_id(value) and not store.has(value):
             report.problems.append(VerifyProblem("dangling_action", key, f"names absent object {value}"))
+    report.problems = [replace(p, detail=f"{p.detail}: {used_by[p.name]}") if p.name in used_by
+                       and p.kind == "corrupt_object" else p for p in report.problems]
     return report
 
 

@@ -86,6 +86,7 @@ def test_a_damaged_shard_is_named_by_verify_not_fresh_in_status_and_repaired(git
     _flip(store.object_path(shard))
     bad = cli("verify", git_repo.path)
     assert bad.returncode == 7 and shard in bad.stdout and "run `codeagent repair`" in bad.stdout
+    assert "the shard of b.py (worktree)" in bad.stdout
     assert json.loads(cli("verify", git_repo.path, "--json").stdout)["hint"].startswith("run `codeagent repair`")
     status = json.loads(cli("status", git_repo.path, "--json", check=True).stdout)
     assert status["worktree"]["state"] == "damaged", status["worktree"]
