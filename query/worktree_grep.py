@@ -66,8 +66,8 @@ def read_texts(sandbox: Sandbox, paths: list[str],
 def _glob_root(sandbox: Sandbox, glob: str | None) -> str:
     """The directory an anchored glob cannot leave (`json/**/*.py` -> json): the walk starts
     there instead of at the root."""
-    if not glob or "/" not in glob.strip("/"):
-        return ""
+    if not glob or "/" not in glob.strip("/") or glob.strip().startswith("!"):
+        return ""  # a negated glob selects paths everywhere
     fixed = []
     for part in glob.strip("/").split("/")[:-1]:
         if any(c in part for c in "*?[{\\"):

@@ -51,3 +51,15 @@ async def test_search_code_roles_and_negated_path_filter_symbol_answers(git_repo
         source = ok(await c.call_tool("search_code", {"query": "getValue", "path_filter": "!*_test.go"}))
     assert tests["results"] and {r["path"] for r in tests["results"]} == {"tree_test.go"}
     assert source["results"] and {r["path"] for r in source["results"]} == {"tree.go"}
+
+
+async def test_search_files_negated_glob_excludes(git_repo):
+    git_repo.write_many({"src/a.py": "NEEDLE = 1\n", "src/a_test.py": "NEEDLE = 2\n",
+                         "src/b_test.py": "NEEDLE = 3\n"})
+    git_repo.commit("files")
+    run_cli("build", git_repo.path)
+    async with memory_client(git_repo.path) as c:
+        found = ok(await c.call_tool("search_files", {"pattern": "NEEDLE", "glob": "!*_test.py"}))
+        anchored = ok(await c.call_tool("search_files", {"pattern": "NEEDLE", "glob": "!src/a*"}))
+    assert {m["path"] for m in found["matches"]} == {"src/a.py"}
+    assert {m["path"] for m in anchored["matches"]} == {"src/b_test.py"}
