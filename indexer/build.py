@@ -399,9 +399,7 @@ def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, M
         if isinstance(exc, StoreCorrupt):
             repairs.append(f"the previous manifest {previous_id[:12]} could not be read "
                            f"({exc.message}): rebuilt from the sources")
-            # damaged bytes under its name would stop the same manifest from being written
-            for oid in store.damaged_objects([previous_id]):
-                store.delete_object(oid)
+            store.drop_damaged([previous_id])  # else the same manifest could not be written again
         return previous_id, None
 
 
@@ -473,17 +471,12 @@ def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
 
 
 def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
-    """Drop known entries whose shard is gone from the store (deleted by hand, a damaged
-    disk) or damaged (deleted here), so their files are parsed again; returns their paths.
-    One directory listing of the objects, and a stat per shard (a re-hash only for a shard
-    whose stat changed since its last check: store/damage.py)."""
+    """Drop known entries whose shard is gone from the store or damaged (deleted here; see
+    store/damage.py), so their files are parsed again; returns their paths."""
     if not known:
         return []
-    present = store.present_objects()
-    damaged = set(store.damaged_objects({e.shard for e in known.values() if e.shard in present}))
-    for oid in damaged:  # objects are never rewritten: the damaged bytes go, the parse writes them
-        store.delete_object(oid)
-    lost = [key for key, e in known.items() if e.shard and (e.shard not in present or e.shard in damaged)]
+    present = store.present_objects() - store.drop_damaged({e.shard for e in known.values() if e.shard})
+    lost = [key for key, e in known.items() if e.shard and e.shard not in present]
     return sorted(known.pop(key).path for key in lost)
 
 

@@ -130,8 +130,7 @@ def _driver_options(fn):
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, no_history: bool,
-              memory: str | None,
-              partition: str | None, to_remote: str | None, from_partitions: str | None,
+              memory: str | None, partition: str | None, to_remote: str | None, from_partitions: str | None,
               progress_json: bool, consolidate: bool, consolidate_later: bool, graph_later: bool,
               paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
@@ -145,7 +144,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
 
     \b
     Exit codes: 0 done (or nothing changed), 1 unexpected error, 2 invalid argument,
-    3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
+    3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent repair`), 8 store
     locked by another build (see --wait), 9 a write failed (disk full, I/O error),
     14 a remote failed (partitioned builds: a partition is missing).
     """

@@ -44,9 +44,7 @@ def repair_store(store: Store, repo: Path | None) -> RepairReport:
         store.sweep_tmp()
         # Objects are never rewritten, and a build would reuse damaged bytes under a known
         # name: every damaged object goes first, then what the refs miss is made again.
-        damaged = set(store.damaged_objects(o for o in store.iter_objects() if is_object_id(o)))
-        for oid in damaged:
-            store.delete_object(oid)
+        damaged = store.drop_damaged(o for o in store.iter_objects() if is_object_id(o))
         refs = store.list_refs()
         report.refs = len(refs)
         for ref, mid in sorted(refs.items()):

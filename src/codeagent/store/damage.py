@@ -48,6 +48,15 @@ def damaged_objects(store, ids: Iterable[str]) -> list[str]:
     return damaged
 
 
+def drop_damaged(store, ids: Iterable[str]) -> set[str]:
+    """Delete the damaged objects among `ids` and return them: objects are never rewritten,
+    so the good bytes can only be written again once the bad ones are gone."""
+    damaged = set(damaged_objects(store, ids))
+    for oid in damaged:
+        store.delete_object(oid)
+    return damaged
+
+
 def _read(path) -> dict:
     try:
         stamps = json.loads(path.read_bytes())

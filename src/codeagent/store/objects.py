@@ -16,7 +16,7 @@ from . import faults
 from .actions import ActionsMixin, _ActionCache
 from .assembly import AssemblyMixin
 from .atomic import TMP_PREFIX, atomic_write, fsync_dir, fsync_file
-from .damage import damaged_objects
+from .damage import damaged_objects, drop_damaged
 from .refs import RefsMixin
 
 
@@ -201,6 +201,10 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
     def damaged_objects(self, ids) -> list[str]:
         """The objects among `ids` whose bytes no longer hash to their names (see damage.py)."""
         return damaged_objects(self, ids)
+
+    def drop_damaged(self, ids) -> set[str]:
+        """Delete the damaged objects among `ids` (so they can be written again); returns them."""
+        return drop_damaged(self, ids)
 
     def delete_object(self, object_id: str) -> None:
         faults.step(f"delete {object_id}")
