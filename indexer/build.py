@@ -414,6 +414,7 @@ def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, M
         if isinstance(exc, StoreCorrupt):
             repairs.append(f"the previous manifest {previous_id[:12]} could not be read "
                            f"({exc.message}): rebuilt from the sources")
+            store.drop_damaged([previous_id])  # else the same manifest could not be written again
         return previous_id, None
 
 
@@ -424,7 +425,7 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
     builder.known = builder.known_entries(previous)
     lost = _forget_lost_shards(store, builder.known)
     if lost:
-        repairs.append(f"{len(lost)} files whose shards were missing from the store were parsed "
+        repairs.append(f"{len(lost)} files whose shards were missing from the store or damaged were parsed "
                        f"again ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})")
     entries, files = _only_paths(builder.opts, previous, files)
     need: list[sources.SourceFile] = []
@@ -482,12 +483,11 @@ def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
 
 
 def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
-    """Drop known entries whose shard is gone from the store (deleted by hand, a damaged
-    disk), so their files are parsed again; returns their paths. One directory listing of
-    the objects, not a stat per file."""
+    """Drop known entries whose shard is gone from the store or damaged (deleted here; see
+    store/damage.py), so their files are parsed again; returns their paths."""
     if not known:
         return []
-    present = store.present_objects()
+    present = store.present_objects() - store.drop_damaged({e.shard for e in known.values() if e.shard})
     lost = [key for key, e in known.items() if e.shard and e.shard not in present]
     return sorted(known.pop(key).path for key in lost)
 

@@ -1,4 +1,4 @@
-"""CLI commands of the build side: build, verify, gc.
+"""CLI commands of the build side: build, verify, repair, gc.
 
 Each command imports its library inside: `codeagent --help` imports every command module
 (cli.LazyGroup.list_commands), and indexer.build alone costs it ~30 ms."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
+from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command, store_for
 from ..errors import InvalidParameter
 from .budget import memory_budget
 
@@ -130,8 +130,7 @@ def _driver_options(fn):
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
               max_file_size: int | None, lock_wait: float, embedder: str | None, no_history: bool,
-              memory: str | None,
-              partition: str | None, to_remote: str | None, from_partitions: str | None,
+              memory: str | None, partition: str | None, to_remote: str | None, from_partitions: str | None,
               progress_json: bool, consolidate: bool, consolidate_later: bool, graph_later: bool,
               paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
@@ -145,7 +144,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
 
     \b
     Exit codes: 0 done (or nothing changed), 1 unexpected error, 2 invalid argument,
-    3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent verify`), 8 store
+    3 not a repository, 4 no such ref, 7 corrupt store (run `codeagent repair`), 8 store
     locked by another build (see --wait), 9 a write failed (disk full, I/O error),
     14 a remote failed (partitioned builds: a partition is missing).
     """
@@ -199,7 +198,9 @@ def _print_build(result) -> None:
     for note in history.get("notes", []) + ([f"no history view: {history['skipped']}"] if history.get("skipped") else []):
         click.echo(f"history: {note}")
     if not result.changed:
-        click.echo(f"nothing changed: {result.ref} is still {result.manifest_id[:12]} "
+        # after a repair the index is the same one, but something under it did change
+        head = "repaired" if result.repairs else "nothing changed"
+        click.echo(f"{head}: {result.ref} is still {result.manifest_id[:12]} "
                    f"({result.files_total} files, {result.seconds:.2f}s)")
         return
     skipped = sum(result.files_skipped.values())
@@ -232,16 +233,43 @@ def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
         click.echo(f"{report.objects} objects, {report.manifests} manifests, {report.refs} refs checked")
         for p in report.problems:
             click.echo(f"  {p.kind}: {p.name} {p.detail}")
-        click.echo("ok" if report.ok else f"{len(report.problems)} problems")
+        click.echo("ok" if report.ok else f"{len(report.problems)} problems; {report.hint}")
+    sys.exit(0 if report.ok else 7)
+
+
+@click.command("repair")
+@REPO_ARG
+@STORE_OPT
+@JSON_OPT
+def repair_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
+    """Re-create every damaged or missing object the store's refs use: shards parsed again
+    from their sources, assembled indexes from their manifests, an unreadable manifest built
+    again. Exit 0 when the refs are whole again, 7 when something could not be re-created
+    (named, with what to run), 5 no index, 8 store locked."""
+    from .repair import repair_store  # parses and assembles: +~150 ms that verify need not pay
+
+    store, root = run_command(as_json, store_for, repo, store_dir)
+    report = run_command(as_json, repair_store, store, root if root.is_dir() else None)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for r in report.repaired:
+            click.echo(f"repaired {r['kind']} {r['name'][:12]}: {r['how']}")
+        for r in report.unrepaired:
+            click.echo(f"NOT repaired {r['kind']} {r['name'][:12]}: {r['detail']}")
+        click.echo(f"{report.refs} refs checked; {len(report.repaired)} repaired, "
+                   f"{len(report.unrepaired)} not" if report.repaired or report.unrepaired
+                   else f"{report.refs} refs checked; nothing to repair")
     sys.exit(0 if report.ok else 7)
 
 
 @click.command("gc")
 @REPO_ARG
 @STORE_OPT
-@click.option("--keep-refs", multiple=True, metavar="REF",
-              help="Keep only these refs (repeatable; a branch, tag, HEAD, sha or manifest-id "
-                   "prefix, as every command reads them); default: keep every ref.")
+@click.option("--keep-refs", cls=RefListOption, metavar="REF...",
+              help="Keep only these refs (`--keep-refs main v1.11.0`, or repeated; a branch, tag, "
+                   "HEAD, sha or manifest-id prefix, as every command reads them); default: keep "
+                   "every ref.")
 @click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:

@@ -1,8 +1,9 @@
-"""Store maintenance: verify (re-hash everything, find dangling names) and gc."""
+"""Store maintenance: verify (re-hash everything, find dangling names) and gc; repair.py
+re-creates what verify finds damaged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import format as fmt
@@ -11,6 +12,10 @@ from ..hashing import is_object_id
 from ..format.manifest import load_manifest
 from ..refs import resolve
 from ..store import Store, StoreLock, VerifyProblem
+
+
+REPAIR_HINT = ("run `codeagent repair` to re-create what the refs use (shards from their sources, "
+               "assembled indexes from their manifests)")
 
 
 @dataclass
@@ -24,12 +29,18 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def hint(self) -> str | None:
+        """What to run about the problems (None when there are none)."""
+        return None if self.ok else REPAIR_HINT
+
     def to_dict(self) -> dict:
         return {"ok": self.ok, "objects": self.objects, "manifests": self.manifests,
-                "refs": self.refs, "problems": [p.to_dict() for p in self.problems]}
+                "refs": self.refs, "problems": [p.to_dict() for p in self.problems],
+                "hint": self.hint}
 
 
-def _is_parquet(store: Store, object_id: str) -> bool:
+def is_parquet(store: Store, object_id: str) -> bool:
     """Magic bytes and a readable footer (the bytes were re-hashed already by verify)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -51,10 +62,12 @@ def verify_store(store: Store) -> VerifyReport:
     corrupt = {p.name for p in report.problems}
     refs = store.list_refs()
     report.refs = len(refs)
+    used_by: dict[str, str] = {}  # object -> what it is to which ref: named with its damage
     for ref, mid in refs.items():
         if not store.has(mid):
             report.problems.append(VerifyProblem("dangling_ref", ref, f"names absent manifest {mid}"))
             continue
+        used_by.setdefault(mid, f"the manifest of {ref}")
         if mid in corrupt:
             continue
         try:
@@ -67,18 +80,22 @@ def verify_store(store: Store) -> VerifyReport:
             report.problems.append(VerifyProblem("bad_manifest", mid, exc.message))
             continue
         report.manifests += 1
+        used_by.update({f.shard: f"the shard of {f.path} ({ref})" for f in manifest.files
+                        if f.shard in corrupt and f.shard not in used_by})
         for oid in sorted(manifest.referenced_objects()):
             if not store.has(oid):
                 report.problems.append(VerifyProblem("dangling_shard", oid, f"named by manifest {mid[:12]} ({ref})"))
-            elif oid in manifest.shard_ids() and oid not in corrupt and not _is_parquet(store, oid):
+            elif oid in manifest.shard_ids() and oid not in corrupt and not is_parquet(store, oid):
                 report.problems.append(VerifyProblem("malformed_shard", oid, "not a Parquet file"))
         if store.is_assembled(mid):
             for why in store.assembly_problems(mid):
                 report.problems.append(VerifyProblem(
-                    "corrupt_assembly", mid, f"{why}; delete {store.assembled_dir(mid)} and build again"))
+                    "corrupt_assembly", mid, f"{why}; `codeagent repair` assembles it again"))
     for key, value in store.iter_actions():
         if is_object_id(value) and not store.has(value):
             report.problems.append(VerifyProblem("dangling_action", key, f"names absent object {value}"))
+    report.problems = [replace(p, detail=f"{p.detail}: {used_by[p.name]}") if p.name in used_by
+                       and p.kind == "corrupt_object" else p for p in report.problems]
     return report
 
 

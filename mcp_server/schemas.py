@@ -158,6 +158,11 @@ class FileMatch(Model):
     context: SearchMatchContext
 
 
+class SkippedFile(Model):
+    path: str
+    reason: str = Field(description="Why its lines were not searched: too_large")
+
+
 class FileSearch(Response):
     matches: list[FileMatch]
     total_matches: int
@@ -165,6 +170,8 @@ class FileSearch(Response):
     files_matched: int = 0
     truncated: bool
     duration_ms: float
+    skipped: list[SkippedFile] = Field(default_factory=list,
+                                       description="Files the glob takes whose lines were not searched")
 
 
 class LanguageStat(Model):

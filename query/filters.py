@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameter
 from ..roles import ROLES
-from .globs import glob_to_regex
+from .globs import glob_to_regex, negated
 from .index import IndexView
 
 KIND_ALIASES = {
@@ -102,8 +102,9 @@ class FileFilter:
             conds.append("lower(language) = ?")
             params.append(self.language.lower())
         if self.glob:
-            conds.append("regexp_full_match(path, ?)")
-            params.append(glob_to_regex(self.glob))
+            glob, negate = negated(self.glob)
+            conds.append(("NOT " if negate else "") + "regexp_full_match(path, ?)")
+            params.append(glob_to_regex(glob))
         if self.extensions:
             conds.append("lower(regexp_extract(path, '\\.([^./]+)$', 1)) IN (SELECT unnest(?))")
             params.append(list(self.extensions))

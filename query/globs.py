@@ -1,7 +1,8 @@
 """Path globs (gitignore/ripgrep style) translated to RE2 regular expressions. Pure.
 
 `*` and `?` stay inside one path segment, `**` crosses segments, `[...]` is a class,
-`{a,b}` alternatives. The patterns are meant for RE2 (DuckDB), never for a
+`{a,b}` alternatives, and a leading `!` negates the whole glob (`!*_test.go`: every path but
+the Go tests; RE2 has no negative look-ahead, so the callers apply it: `negated`). The patterns are meant for RE2 (DuckDB), never for a
 backtracking engine. A glob without `/` matches the file name anywhere in the tree
 (`*.py`); one with `/` is anchored at the repository root (`src/**/*.ts`).
 """
@@ -84,8 +85,21 @@ def _normalize(glob: str) -> tuple[str, bool]:
     return _collapse(g.lstrip("/")), anchored
 
 
+def negated(glob: str) -> tuple[str, bool]:
+    """(the glob without a leading `!`, whether it had one: it then selects every path the
+    rest does not)."""
+    g = glob.strip()
+    if g.startswith("!"):
+        if not g[1:].strip():
+            raise InvalidParameter(f"path glob {glob!r} negates nothing",
+                                   hint="write `!PATTERN`, e.g. --path '!*_test.go'")
+        return g[1:], True
+    return g, False
+
+
 def glob_to_regex(glob: str) -> str:
-    """An RE2 pattern matching whole repository-relative paths that `glob` selects."""
+    """An RE2 pattern matching whole repository-relative paths that `glob` selects (`glob`
+    without its `!`: see `negated`)."""
     g, anchored = _normalize(glob)
     body = _translate(g)
     prefix = "" if anchored or g.startswith("**") else "(?:.*/)?"
@@ -210,6 +224,7 @@ def glob_matcher(glob: str | None):
     glob (None or "") takes every path."""
     if not glob:
         return lambda path: True
+    glob, negate = negated(glob)
     g, anchored = _normalize(glob)
     programs = []
     for alt in _expand_braces(g):
@@ -229,4 +244,4 @@ def glob_matcher(glob: str | None):
                 return True
         return False
 
-    return match
+    return (lambda path: not match(path)) if negate else match

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import InvalidParameter
 from .filters import FileFilter, make_filter
 from .index import IndexView
 from ..model import COMPLETE, SearchHit
@@ -49,3 +50,24 @@ class Candidates:
 
 
 Retriever = Callable[[IndexView, SearchRequest], Candidates]
+
+# The file filters (language, path, extension, roles) reach every retriever through
+# `SearchRequest.file_filter()`; `kind` can only apply to the retrievers that answer symbols.
+# A retriever (or the file ranking, "filerank") that cannot apply a filter the request sets
+# is left out of a fused answer, and asked alone it is an error: never unfiltered hits.
+KIND_RETRIEVERS = frozenset({"symbol", "semantic"})
+
+
+def unapplied_filters(retriever: str, req: SearchRequest) -> list[str]:
+    """The filters `req` sets that `retriever` cannot apply."""
+    return ["kind"] if req.kind and retriever not in KIND_RETRIEVERS else []
+
+
+def check_applies(retriever: str, req: SearchRequest) -> None:
+    """InvalidParameter when mode `retriever` cannot apply a filter the request sets."""
+    missing = unapplied_filters(retriever, req)
+    if missing:
+        raise InvalidParameter(
+            f"the {', '.join(missing)} filter cannot apply to mode {retriever!r} (it answers "
+            "text, lines or files, not symbols)",
+            hint="use mode symbol, semantic or auto with --kind, or drop --kind")

@@ -19,7 +19,7 @@ from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .paths import retrieve as path_retriever
 from ..model import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
-from .retrieval import Candidates, Retriever, SearchRequest
+from .retrieval import Candidates, Retriever, SearchRequest, check_applies, unapplied_filters
 from .sourcetext import window_snippets
 from .symbols import retrieve as symbol_retriever
 
@@ -57,7 +57,7 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
     completeness = COMPLETE
     weights = ranking.blend_weights(intent, req.semantic_weight)
     for name in names:
-        if weights.get(name, 0.0) <= 0:
+        if weights.get(name, 0.0) <= 0 or unapplied_filters(name, req):
             continue
         try:
             cand = RETRIEVERS[name](view, wide)
@@ -161,7 +161,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     if request.group_by == "symbol":
         cand = _functions(view, request, intent)
     elif request.mode == "auto":
-        by_file = intent in FILE_RANKED_INTENTS
+        by_file = intent in FILE_RANKED_INTENTS and not unapplied_filters("filerank", request)
         wide = replace(request, limit=max(request.limit * 3, 30)) if by_file else request
         cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
         if by_file:
@@ -169,6 +169,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     elif request.mode == "hybrid":
         cand = _fused(view, request, intent, ["symbol", "text", "semantic"])
     else:
+        check_applies(request.mode, request)
         cand = RETRIEVERS[request.mode](view, request)
     completeness = cand.completeness
     if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CodeagentError, IndexMissing
+from ..errors import CodeagentError, IndexMissing, StoreCorrupt
 from ..format.manifest import Manifest, load_manifest
 from ..refs import WORKTREE_REF
 from ..sources import git_toplevel, require_repo
@@ -71,8 +71,10 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
         try:
             m = load_manifest(store, mid)
         except CodeagentError as exc:
+            state = ({"state": "damaged", "detail": f"{exc.message}; `codeagent repair` mends it"}
+                     if isinstance(exc, StoreCorrupt) else {"state": "unknown"})
             entry.update(error=exc.to_dict(), counts={"indexed": 0, "skipped": 0},
-                         commit=None, freshness={"state": "unknown"})
+                         commit=None, freshness=state)
             refs.append(entry)
             continue
         entry.update(manifest_status(store, root, mid, m))
@@ -80,7 +82,7 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
         present = store.present_objects() if present is None else present
         damage = _damage(store, mid, m, present)
         if damage:
-            fresh.update(state="damaged", detail=f"{damage}; `codeagent build` repairs it")
+            fresh.update(state="damaged", detail=f"{damage}; `codeagent repair` mends it")
         entry["assembled"] = store.is_assembled(mid) and not damage
         if ref == WORKTREE_REF:
             worktree = fresh
@@ -97,6 +99,10 @@ def _damage(store: Store, mid: str, manifest, present: set[str]) -> str:
     missing = sorted(o for o in manifest.referenced_objects() if o not in present)
     if missing:
         return f"{len(missing)} objects it names are missing from the store"
+    damaged = store.damaged_objects([mid, *manifest.referenced_objects()])
+    if damaged:
+        return (f"{len(damaged)} objects it names are damaged (their bytes do not hash to their "
+                f"names: {', '.join(o[:12] for o in damaged[:3])})")
     if store.is_assembled(mid):
         problems = store.assembly_problems(mid, trust_mtime=True)
         if problems:

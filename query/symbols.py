@@ -12,6 +12,7 @@ qualified names come first.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..errors import InvalidParameter
 from ..tokenize import split_identifier
@@ -142,10 +143,11 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
                       include_references: bool = True) -> Candidates:
     if match not in MATCHES:
         raise InvalidParameter(f"unknown match {match!r}; choose one of {', '.join(MATCHES)}")
-    filt = filt or FileFilter()
+    # Every file filter (roles too) through `allowed_paths`, but the language on each symbol
+    # row: a file's language is not always its symbols' (embedded languages).
+    filt = replace(filt or FileFilter(), language=None)
     index = SymbolTable.load(view).names
-    c = _Collector(index, allowed_paths(view, FileFilter(None, filt.glob, filt.extensions)),
-                   kinds_for(kind), language)
+    c = _Collector(index, allowed_paths(view, filt), kinds_for(kind), language)
     _collect(index, query, match, c, limit)
     ranked = sorted(c.scored.items(), key=lambda kv: (-kv[1][0], index.rows[kv[0]].path,
                                                       index.rows[kv[0]].line_start))
@@ -155,8 +157,7 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
     total = len(ranked)
     if include_references and len(hits) < limit and not kind:
         name = re.split(r"\.|::|#|->", query.strip().removesuffix("()"))[-1]
-        refs = _reference_hits(view, name, filt if not language else make_filter(
-            language, filt.glob, ",".join(filt.extensions)), limit - len(hits))
+        refs = _reference_hits(view, name, replace(filt, language=language), limit - len(hits))
         hits.extend(refs)
         total += len(refs)
     completeness = COMPLETE if index.rows or view.count("files") == 0 else PARTIAL
@@ -183,5 +184,5 @@ def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
     """Definitions only: in fused modes, uses of a name come through the text retriever, and
     the refs scan would cost more than the whole name lookup."""
     return symbol_candidates(view, req.query, language=req.language, kind=req.kind,
-                             filt=make_filter(None, req.path, req.extension, req.roles), limit=req.limit,
+                             filt=req.file_filter(), limit=req.limit,
                              include_references=req.mode == "symbol")

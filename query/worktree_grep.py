@@ -6,12 +6,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..errors import CodeagentError
+from ..errors import CodeagentError, TooLarge
+from ..format import SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT, SKIP_TOO_LARGE
 from .freshness import worktree_freshness
 from .globs import glob_matcher
 from .grep import matching_files
 from .index import IndexView
 from .sandbox import Sandbox, looks_binary
+
+# Files the index keeps no text of although they are text a live read can search: the index
+# cannot narrow them, so they are always read (a binary or secret file is never searched).
+_UNINDEXED_TEXT = (SKIP_TOO_LARGE, SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT)
 
 
 def grep_candidates(sandbox: Sandbox, view: IndexView | None, root: Path, pattern: str, *,
@@ -29,30 +34,40 @@ def grep_candidates(sandbox: Sandbox, view: IndexView | None, root: Path, patter
                                glob=glob)
     changed = worktree_freshness(view.store, root, view.manifest_id)
     may_match.update(changed.added, changed.modified)
+    may_match.update(r[0] for r in view.sql("SELECT path FROM files WHERE reason IN (SELECT unnest(?))",
+                                            [list(_UNINDEXED_TEXT)]))
     return [p for p in live if p in may_match], len(live)
 
 
-def read_texts(sandbox: Sandbox, paths: list[str], deadline: float) -> list[tuple[str, str]]:
-    """(path, text) of the files among `paths` the sandbox serves and that are text, read
-    until `deadline` (time.monotonic)."""
-    texts = []
+def read_texts(sandbox: Sandbox, paths: list[str],
+               deadline: float) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """((path, text) of the files among `paths` the sandbox serves and that are text, read
+    until `deadline` (time.monotonic); (path, reason) of the text files left unsearched).
+
+    A file that is not valid UTF-8 is searched as read_file serves it (undecodable bytes
+    replaced); one too large to read is named with reason too_large. A withheld file stays
+    unnamed (it is never listed), a binary one too (grep tools skip them)."""
+    texts, skipped = [], []
     for path in paths:
         if time.monotonic() > deadline:
             break
         try:
             data = sandbox.read_file(path).data
+        except TooLarge:
+            skipped.append((path, SKIP_TOO_LARGE))
+            continue
         except CodeagentError:  # withheld, vanished or escaping since the walk: not served
             continue
         if not looks_binary(data):
             texts.append((path, data.decode("utf-8", errors="replace")))
-    return texts
+    return texts, skipped
 
 
 def _glob_root(sandbox: Sandbox, glob: str | None) -> str:
     """The directory an anchored glob cannot leave (`json/**/*.py` -> json): the walk starts
     there instead of at the root."""
-    if not glob or "/" not in glob.strip("/"):
-        return ""
+    if not glob or "/" not in glob.strip("/") or glob.strip().startswith("!"):
+        return ""  # a negated glob selects paths everywhere
     fixed = []
     for part in glob.strip("/").split("/")[:-1]:
         if any(c in part for c in "*?[{\\"):

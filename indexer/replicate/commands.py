@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ...cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command
+from ...cli import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command
 from ..commands import TerminalProgress
 
 JOBS_OPT = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=8,
@@ -112,8 +112,9 @@ def sync_cmd(repo: Path, source: str, ref: str | None, require_commit: str | Non
 
 @click.command("bundle")
 @REPO_ARG
-@click.option("--ref", "refs", multiple=True, metavar="REF",
-              help="Indexed ref to include (repeatable; default: the current branch's).")
+@click.option("--ref", "refs", cls=RefListOption, metavar="REF...",
+              help="Indexed refs to include (`--ref main v2`, or repeated; default: the current "
+                   "branch's).")
 @click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path),
               help="The bundle file to write (a tar), e.g. index.tar.")
 @STORE_OPT

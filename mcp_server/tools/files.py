@@ -19,7 +19,8 @@ from ...query.sandbox import Entry, looks_binary, sniff_mime
 from ...query.worktree_grep import grep_candidates, read_texts
 from ..budget import skipped
 from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
-                      FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
+                      FileSearch, LanguageStat, RepoOverview, SearchMatchContext, SkippedFile,
+                      TreeNode)
 from ..state import NoIndex, ServerState, metadata_of
 
 MAX_LIST_ENTRIES = 1000
@@ -162,7 +163,7 @@ class FileTools:
                 self.sandbox, None if isinstance(view, NoIndex) else view, self.state.root,
                 pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob)
             meta = metadata_of(view)
-        texts = read_texts(self.sandbox, paths, deadline)
+        texts, unread = read_texts(self.sandbox, paths, deadline)
         found, total, files, truncated = grep_texts(
             texts, pattern, regex=is_regex, case_sensitive=case_sensitive, context=context_lines,
             max_results=max_results + skipped(), deadline=deadline, timeout=timeout_ms / 1000)
@@ -173,6 +174,7 @@ class FileTools:
         meta.completeness = "truncated" if truncated else "complete"
         return FileSearch(matches=matches, total_matches=total, files_searched=searched,
                           files_matched=files, truncated=truncated,
+                          skipped=[SkippedFile(path=p, reason=r) for p, r in unread],
                           duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
 
     def get_repo_overview(

@@ -25,6 +25,7 @@ COMMANDS = {
     "build": "codeagent.indexer.commands:build_cmd",
     "status": "codeagent.query.store_commands:status_cmd",
     "verify": "codeagent.indexer.commands:verify_cmd",
+    "repair": "codeagent.indexer.commands:repair_cmd",
     "gc": "codeagent.indexer.commands:gc_cmd",
     "diff": "codeagent.query.store_commands:diff_cmd",
     "search": "codeagent.query.commands:search_cmd",
@@ -57,6 +58,35 @@ def _test_faults() -> None:
         from .store import faults  # the store's imports (~35 ms) are not for `--help` or a daemon's client
 
         faults.from_environment()
+
+
+def _names_a_repository(arg: str) -> bool:
+    path = Path(arg)
+    return path.is_dir() and ((path / ".git").exists() or (path / ".codeagent").exists())
+
+
+class RefListOption(click.Option):
+    """The one grammar of a list of refs (`gc --keep-refs`, `bundle --ref`): the option takes
+    every argument after it up to the next option (`--keep-refs main v1.11.0`) and may be
+    repeated; an argument that is a repository directory ends the list (it is REPO)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, multiple=True, **kwargs)
+
+    def add_to_parser(self, parser, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            parsed = parser._long_opt.get(name) or parser._short_opt.get(name)  # click's parser
+            if parsed is not None:
+                take_one = parsed.process
+
+                def take_all(value, state, take_one=take_one) -> None:
+                    take_one(value, state)
+                    while (state.rargs and not state.rargs[0].startswith("-")
+                           and not _names_a_repository(state.rargs[0])):
+                        take_one(state.rargs.pop(0), state)
+
+                parsed.process = take_all
 
 
 class LazyGroup(click.Group):

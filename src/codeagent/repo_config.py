@@ -5,6 +5,7 @@ own files."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,9 @@ CONFIG_FILE = ".codeagent.toml"
 PYPROJECT = "pyproject.toml"
 RULE_FILES = (IGNORE_FILE, CONFIG_FILE, PYPROJECT)
 _KEYS = {"include", "exclude", "max_file_size"}
+# A pyproject.toml that TOML cannot read is only ours to reject when it may hold our table.
+_MAY_HOLD_OURS = re.compile(rb"codeagent")
+_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$|\s*\(at end of document\)$")
 
 
 @dataclass(frozen=True)
@@ -48,19 +52,43 @@ def load_rules(read: Callable[[str], bytes | None]) -> IndexRules:
     sources: list[str] = []
     ignore = read(IGNORE_FILE)
     if ignore is not None:
-        lines += ignore.decode("utf-8", "replace").splitlines()
+        numbered = enumerate(ignore.decode("utf-8", "replace").splitlines(), 1)
+        lines += [(f"{IGNORE_FILE}:{n}", line) for n, line in numbered]
         sources.append(IGNORE_FILE)
     table, where = _config_table(read)
     if where:
         sources.append(where)
-    lines += _patterns(table, "exclude", where)
-    include = _patterns(table, "include", where)
+    lines += [(f"{where} exclude", p) for p in _patterns(table, "exclude", where)]
+    include = [(f"{where} include", p) for p in _patterns(table, "include", where)]
     size = table.get("max_file_size")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise InvalidParameter(f"{where}: max_file_size must be a positive number of bytes, not {size!r}")
-    return IndexRules(pathspec.GitIgnoreSpec.from_lines(lines) if lines else None,
-                      pathspec.GitIgnoreSpec.from_lines(include) if include else None,
-                      size, tuple(sources))
+    return IndexRules(_spec(lines), _spec(include), size, tuple(sources))
+
+
+def _spec(lines: list[tuple[str, str]]) -> pathspec.PathSpec | None:
+    """The gitignore spec of (where, pattern) lines; a pattern gitignore cannot read (`!`
+    alone) is an InvalidParameter naming the file and line it came from."""
+    if not lines:
+        return None
+    for where, line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, TypeError) as exc:  # GitIgnorePatternError is a ValueError
+            raise InvalidParameter(f"{where}: invalid pattern {line!r} ({exc})") from None
+    return pathspec.GitIgnoreSpec.from_lines([line for _, line in lines])
+
+
+def _toml_error(name: str, data: bytes, exc: Exception) -> InvalidParameter:
+    """`name:LINE: not valid TOML: why` (tomllib puts the place at the end of its message)."""
+    message = str(exc)
+    found = _TOML_WHERE.search(message)
+    line = ""
+    if found:
+        line = found.group(1) or str(max(data.count(b"\n"), 1))
+        message = message[:found.start()] + (f" (column {found.group(2)})" if found.group(2) else "")
+    return InvalidParameter(f"{name}:{line}: not valid TOML: {message}" if line
+                            else f"{name}: not valid TOML: {message}")
 
 
 def _config_table(read: Callable[[str], bytes | None]) -> tuple[dict, str]:
@@ -71,9 +99,10 @@ def _config_table(read: Callable[[str], bytes | None]) -> tuple[dict, str]:
         try:
             table = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            if name == PYPROJECT:
-                continue  # another tool's file: only our table is ours to reject
-            raise InvalidParameter(f"{name} is not valid TOML: {exc}") from None
+            if name == PYPROJECT and not _MAY_HOLD_OURS.search(data):
+                continue  # another tool's broken file, with no [tool.codeagent] to misread
+            # never index under rules we cannot read (an exclude would silently vanish)
+            raise _toml_error(name, data, exc) from None
         for key in path:
             table = table.get(key) if isinstance(table, dict) else None
         if not isinstance(table, dict):

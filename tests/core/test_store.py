@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from codeagent import format as fmt
 from codeagent.store import actions as store_mod
-from codeagent.errors import InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
+from codeagent.errors import IndexMissing, InvalidParameter, StoreCorrupt, StoreLocked, StoreWriteFailed
 from codeagent.hashing import hash_bytes
 from codeagent.store import Store, StoreLock, faults, write_assembly_sums
 
@@ -89,8 +89,12 @@ def test_lock_is_exclusive_with_a_clear_message(store):
 
 
 def test_opening_a_missing_store_says_what_to_do(tmp_path):
-    with pytest.raises(StoreCorrupt, match="codeagent build"):
+    """No store yet is no index (exit 5), not a corrupt one (issue 45, item 8)."""
+    with pytest.raises(IndexMissing, match="codeagent build"):
         Store(tmp_path / "nothing")
+    (tmp_path / "other").mkdir()
+    with pytest.raises(StoreCorrupt, match="not a codeagent store"):
+        Store(tmp_path / "other")
 
 
 def test_sweep_removes_leftover_temp_files(store):

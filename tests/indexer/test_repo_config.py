@@ -56,7 +56,7 @@ def test_include_and_codeagent_toml(git_repo, cli):
 
 
 @pytest.mark.parametrize("name, text, message", [
-    (".codeagent.toml", "include = [", "is not valid TOML"),
+    (".codeagent.toml", "include = [", ".codeagent.toml:1: not valid TOML"),
     (".codeagent.toml", "exclud = ['x']\n", "unknown key 'exclud'"),
     (".codeagent.toml", "max_file_size = -3\n", "max_file_size must be a positive number"),
     ("pyproject.toml", "[tool.codeagent]\nexclude = 3\n", "exclude must be a list"),
@@ -69,6 +69,27 @@ def test_malformed_rules_are_a_clear_error_and_keep_the_index(git_repo, cli, nam
     proc = cli("build", git_repo.path)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert Store(git_repo.path / ".codeagent").read_ref("worktree") == first["manifest_id"]
+
+
+@pytest.mark.parametrize("ref", [None, "main"])
+@pytest.mark.parametrize("name, text, message", [
+    (".codeagentignore", "build/\n!\n*.log\n", ".codeagentignore:2: invalid pattern '!'"),
+    ("pyproject.toml", '[project]\nname = "x"\n[tool.codeagent\nexclude = ["vendor/"]\n',
+     "pyproject.toml:3: not valid TOML"),
+    (".codeagent.toml", 'max_file_size = 10\nexclude = ["a",\n', ".codeagent.toml:2: not valid TOML"),
+    ("pyproject.toml", '[tool.codeagent]\nexclude = ["!"]\n',
+     "pyproject.toml [tool.codeagent] exclude: invalid pattern '!'"),
+])
+def test_a_broken_rule_file_is_one_line_naming_file_and_line(git_repo, cli, ref, name, text, message):
+    """Issue 45 item 5: `!` alone was a traceback and exit 1; a broken pyproject.toml holding
+    our table was ignored, and its exclude with it."""
+    git_repo.write_many(FILES)
+    git_repo.write(name, text)
+    git_repo.commit("broken rules")
+    proc = cli("build", git_repo.path, *(("--ref", ref) if ref else ()))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"error: {proc.stderr.strip().removeprefix('error: ')}"
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def test_another_tools_broken_pyproject_is_not_ours_to_reject():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import duckdb
@@ -93,11 +94,17 @@ def test_a_file_written_moments_before_a_build_is_hashed_again_by_the_next(git_r
     build past the window hashes it again (nothing changed) and keeps it."""
     git_repo.write_many(_files(3))
     past_racy_window()
-    git_repo.write("pkg/m1.py", "X = 1\n")
+    m1 = git_repo.write("pkg/m1.py", "X = 1\n")
+    # "Moments before the build" without racing the clock: a loaded machine can take longer
+    # than the window between the write and the walk, but a stat stamped later than the walk
+    # is inside it however long that takes.
+    future = time.time_ns() + 3600 * 10**9
+    os.utime(m1, ns=(future, future))
     first = build(BuildOptions(repo=git_repo.path, jobs=1))
     store = Store(git_repo.path / ".codeagent")
     assert JsonCache(store, "worktree-stat.json").get("pkg/m1.py") is None
     assert JsonCache(store, "worktree-stat.json").get("pkg/m0.py")[-1] == hash_bytes(_files(3)["pkg/m0.py"].encode())
+    os.utime(m1, ns=(time.time_ns(),) * 2)  # back to now; waiting past the window is load-safe
     past_racy_window()
     again = build(BuildOptions(repo=git_repo.path, jobs=1))
     assert not again.changed and again.manifest_id == first.manifest_id

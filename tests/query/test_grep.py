@@ -51,10 +51,10 @@ def test_result_and_byte_caps_truncate(poly):
 
 
 def test_no_catastrophic_backtracking(poly):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds (every thread's): load stretches wall time only
     grep(poly, r"(a+)+$", max_results=5)
     grep(poly, r"(x+x+)+y", max_results=5)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
 
 
 def test_bad_arguments(poly):
@@ -102,10 +102,10 @@ def test_timeout_interrupts_a_slow_scan(tmp_path):
     files = {f"big{n}.txt": line * 19000 for n in range(2)}  # ~1.9 MB each, under the size cap
     repo = build_repo(tmp_path / "repo", files)
     with open_index(repo.path, ref="main") as view:
-        started = time.perf_counter()
+        started = time.process_time()  # the work the timeout let run, not the machine's load
         with pytest.raises(Timeout):
             grep(view, r"(a|b)*a(a|b){20}x", timeout=0.001)
-        assert time.perf_counter() - started < 5
+        assert time.process_time() - started < 5
         assert grep(view, "abab", max_results=1).matches  # the view still answers afterwards
 
 

@@ -172,3 +172,10 @@ def test_damage_is_detected_reported_and_refused(repo: Path, case: str) -> None:
     if build.returncode == 0 and after.returncode != 0:
         # A no-op build does not re-hash what it does not read; the damage must stay reported.
         assert after.returncode == 7, f"{case}: verify after build exit {after.returncode}"
+    # What a build left, `repair` re-creates, or names with exit 7 (issue 45, item 4).
+    repair = codeagent("repair", repo, "--json", env=ENV)
+    assert "Traceback" not in repair.stderr and repair.returncode in (0, 7), (case, repair.stderr[-800:])
+    if repair.returncode == 0:
+        assert codeagent("verify", repo).returncode == 0, f"{case}: repair exit 0, verify still fails"
+    else:
+        assert json.loads(repair.stdout)["unrepaired"], f"{case}: repair exit 7 naming nothing"

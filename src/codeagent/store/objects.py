@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import format as fmt
-from ..errors import InvalidParameter, StoreCorrupt, StoreWriteFailed
+from ..errors import IndexMissing, InvalidParameter, StoreCorrupt, StoreWriteFailed
 from ..hashing import hash_bytes, is_object_id
 from . import faults
 from .actions import ActionsMixin, _ActionCache
 from .assembly import AssemblyMixin
 from .atomic import TMP_PREFIX, atomic_write, fsync_dir, fsync_file
+from .damage import damaged_objects, drop_damaged
 from .refs import RefsMixin
 
 
@@ -44,8 +45,10 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
         if create:
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
-            raise StoreCorrupt(
-                f"no codeagent store at {self.root}",
+            # No directory at all is no index yet (exit 5, as every query says before a
+            # build), not a corrupt one; a directory without the marker is not ours to read.
+            raise IndexMissing(
+                f"no index at {self.root}",
                 hint="run `codeagent build` in the repository first, or pass --store",
             ) if not self.root.exists() else StoreCorrupt(
                 f"{self.root} exists but is not a codeagent store (no {fmt.STORE_MARKER} file)",
@@ -160,7 +163,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
             except FileNotFoundError:
                 raise StoreCorrupt(
                     f"object {object_id[:12]} is missing from the store",
-                    hint="run `codeagent verify`, then rebuild or sync the index",
+                    hint="run `codeagent repair` (it re-creates it from the sources), or rebuild or sync",
                 ) from None
             if hash_bytes(data) == object_id:
                 return data
@@ -168,7 +171,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
                 time.sleep(0.01)
         raise StoreCorrupt(
             f"object {object_id[:12]} is corrupt (its bytes do not hash to its name)",
-            hint="run `codeagent verify`, delete the object and rebuild or sync",
+            hint="run `codeagent repair` (it re-creates it from the sources), or rebuild or sync",
         )
 
     def iter_objects(self) -> Iterator[str]:
@@ -194,6 +197,14 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
             except NotADirectoryError:
                 continue
         return out
+
+    def damaged_objects(self, ids) -> list[str]:
+        """The objects among `ids` whose bytes no longer hash to their names (see damage.py)."""
+        return damaged_objects(self, ids)
+
+    def drop_damaged(self, ids) -> set[str]:
+        """Delete the damaged objects among `ids` (so they can be written again); returns them."""
+        return drop_damaged(self, ids)
 
     def delete_object(self, object_id: str) -> None:
         faults.step(f"delete {object_id}")
