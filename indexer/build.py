@@ -18,6 +18,8 @@ from ..store import Store, StoreLock, append_log, disk_write_failure
 from .. import sources
 from .assemble.plan import Assembled, Assembly
 from .budget import MemoryBudget, over_budget
+from .embed import attach_vectors, embedder_of
+from .history import history_step
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 from .secret_cache import load_secret_patterns
@@ -295,8 +297,7 @@ def build(opts: BuildOptions) -> BuildResult:
         store.sweep_tmp()
         try:
             result = _build_locked(opts, repo, store, ref, commit)
-            if opts.history and is_git:
-                result.history = _history_step(store, repo, commit)
+            result.history = history_step(store.root, repo, commit) if opts.history and is_git else None
         except Exception as exc:
             failure = disk_write_failure(exc) or over_budget(exc, opts.memory)
             if failure is None:
@@ -341,11 +342,11 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
 
             phases["parse"] = time.perf_counter() - clock
             clock = time.perf_counter()
-            if base_copy is not None and _embedder(opts, previous):
+            if base_copy is not None and embedder_of(opts.embedder, previous):
                 base_copy.settle()  # embedding forks workers: let the I/O threads finish first
             manifest = Manifest(ref=ref, commit=commit, source="git" if is_commit else "worktree",
                                 files=tuple(sorted(entries, key=lambda e: e.path)))
-            manifest = _attach_vectors(store, manifest, opts, previous)
+            manifest = attach_vectors(store, manifest, opts.embedder, previous, opts.progress)
         phases["embed"] = time.perf_counter() - clock
         clock = time.perf_counter()
         data, manifest_id = stored_form(  # a delta only where an overlay follows the change
@@ -470,16 +471,9 @@ def _assemble_and_swap(builder: _Builder, ref: str, previous_id: str | None, ass
     return consolidation_due(store, manifest_id)
 
 
-def _history_step(store: Store, repo: Path, commit: str | None) -> dict:
-    from .history import ensure_history  # pyarrow's writer: only when a commit's view is new
-
-    done = ensure_history(store.root, repo, commit)
-    return {**done.to_dict(), "notes": done.notes}
-
-
 def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:
     """A work-tree build without vectors may be an overlay (assemble/overlay.py)."""
-    return opts.overlay and opts.rev is None and previous is not None and _embedder(opts, previous) is None
+    return opts.overlay and opts.rev is None and previous is not None and embedder_of(opts.embedder, previous) is None
 
 
 def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -> list[str]:
@@ -490,23 +484,3 @@ def _forget_lost_shards(store: Store, known: dict[tuple[str, str], FileEntry]) -
     present = store.present_objects() - store.drop_damaged({e.shard for e in known.values() if e.shard})
     lost = [key for key, e in known.items() if e.shard and e.shard not in present]
     return sorted(known.pop(key).path for key in lost)
-
-
-def _embedder(opts: BuildOptions, previous: Manifest | None) -> str | None:
-    """The embedder this build uses: --embedder, else the one the ref's previous manifest
-    used; None for none."""
-    embedder = opts.embedder or (previous.embedder_id.split("-v")[0]
-                                 if previous is not None and previous.embedder_id else None)
-    return None if not embedder or embedder == "none" else embedder
-
-
-def _attach_vectors(store: Store, manifest: Manifest, opts: BuildOptions,
-                    previous: Manifest | None) -> Manifest:
-    """Hook for the embeddings step (vectors are content-addressed objects listed in extras).
-    Without --embedder a ref keeps the embedder its previous manifest used; `none` drops it."""
-    embedder = _embedder(opts, previous)
-    if embedder is None:
-        return manifest
-    from .assemble.vectors import attach_vectors  # numpy and the embedders: only with an embedder
-
-    return attach_vectors(store, manifest, embedder, previous, opts.progress)

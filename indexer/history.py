@@ -250,6 +250,12 @@ def stored_views(store_root: Path) -> list[str]:
     return sorted(d.name for d in root.iterdir() if not d.name.startswith(".")) if root.is_dir() else []
 
 
+def history_step(store_root: Path, repo: Path, commit: str | None) -> dict:
+    """The build's history step: the view of `commit` stored, and what that cost (--json)."""
+    done = ensure_history(store_root, repo, commit)
+    return {**done.to_dict(), "notes": done.notes}
+
+
 def prune(store_root: Path, keep_commits: set[str]) -> int:
     """Remove the history views of commits no kept manifest names; the number removed."""
     root = history_root(store_root)

@@ -26,7 +26,8 @@ from ..errors import InvalidParameter, RemoteError
 from ..format.manifest import FileEntry, Manifest, shard_key
 from ..hashing import hash_bytes
 from ..store import Store, StoreLock, faults
-from .build import BuildOptions, BuildResult, _Builder, _assemble_and_swap, _attach_vectors, \
+from .embed import attach_vectors
+from .build import BuildOptions, BuildResult, _Builder, _assemble_and_swap, \
     _previous, _read_and_parse, _resolve, _reused_and_needed, _walk
 from .replicate.remote import Remote, open_remote
 from .replicate.transfer import TransferStats, fetch_into_store, upload_objects
@@ -236,7 +237,7 @@ def build_from_partitions(opts: BuildOptions, source: str) -> BuildResult:
         previous_id, previous = _previous(store, ref, repairs)
         manifest = Manifest(ref=ref, commit=commit, source="git",
                             files=tuple(sorted(entries, key=lambda e: e.path)))
-        manifest = _attach_vectors(store, manifest, opts, previous)
+        manifest = attach_vectors(store, manifest, opts.embedder, previous, opts.progress)
         data = manifest.canonical_bytes()
         manifest_id = hash_bytes(data)
         store.put(data)

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import refs as refnames
-from ..errors import CodeagentError, IndexMissing, InvalidParameter
+from ..errors import AssemblyVanished, CodeagentError, IndexMissing, InvalidParameter
 from ..roles import TEST
-from .assembly_check import _Vanished
+
 from .cochange import MAX_COMMITS, CommitRecord, cochange_scores, git_commit_records
 from .history import stored_records
 from ..format.manifest import Manifest, load_manifest
@@ -225,7 +225,7 @@ def open_pair(repo: Path | None, store_dir: Path | None, spec: str | None,
 def open_view(store, root: Path | None, ref: str | None, manifest_id: str) -> IndexView:
     try:
         return IndexView(store, root, ref, manifest_id)
-    except _Vanished:
+    except AssemblyVanished:
         raise IndexMissing(f"index {ref or manifest_id[:12]} is not assembled",
                            hint=refnames.build_hint(root, ref)) from None
 
