@@ -39,6 +39,10 @@ COMMANDS = {
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon.commands:daemon_cmd",
     "watch": "codeagent.indexer.watch_commands:watch_cmd",
+    "install": "codeagent.clients.commands:install_cmd",
+    "doctor": "codeagent.clients.commands:doctor_cmd",
+    "context": "codeagent.query.context_commands:context_cmd",
+    "hook": "codeagent.query.context_commands:hook_cmd",
 }
 
 
