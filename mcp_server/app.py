@@ -32,6 +32,7 @@ from .protocol import completer, set_level
 from .schemas import outline_schema
 from .state import ServerState
 from .tasks import TaskRegistry
+from .tools.context import ContextTools
 from .tools.engine import BuildTools, StatusTools
 from .tools.files import FileTools
 from .tools.graph import GraphTools
@@ -47,7 +48,8 @@ BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, ide
 # Long-running tools a client may call as a task (tools/call with `task`, then tasks/*).
 TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research"})
 GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
-               GraphTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX}
+               GraphTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX,
+               ContextTools: icons.SEARCH}
 
 
 
@@ -201,6 +203,7 @@ def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
         (files.search_files, "Search file contents (regex or literal)", CORE),
         (files.get_repo_overview, "Repository overview", CORE),
         (search.search_code, "Search code (hybrid)", CORE),
+        (ContextTools(state).get_context, "Task context within a token budget", CORE),
         (search.search_symbols, "Search symbols", CORE),
         (search.locate_symbol, "Locate a symbol's definitions", ALL),
         (search.lookup_symbol, "Look up a symbol by qualified name", CORE),

@@ -14,14 +14,14 @@ pytestmark = pytest.mark.anyio
 
 READ_ONLY_TOOLS = [
     "list_directory", "get_directory_tree", "list_files", "read_file", "search_files",
-    "get_repo_overview", "search_code", "search_symbols", "locate_symbol", "lookup_symbol",
-    "search_docs", "find_similar", "get_symbol", "get_source_spans", "get_file_outline",
+    "get_repo_overview", "search_code", "get_context", "search_symbols", "locate_symbol",
+    "lookup_symbol", "search_docs", "find_similar", "get_symbol", "get_source_spans", "get_file_outline",
     "get_callers", "get_callees", "get_references", "get_implementations", "get_dependencies",
     "get_dependents", "code_research", "index_status", "get_status",
 ]
 BUILD_TOOLS = ["index_repo", "sync_repo", "index_files"]
 CORE_TOOLS = ["list_directory", "read_file", "search_files", "get_repo_overview", "search_code",
-              "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
+              "get_context", "search_symbols", "lookup_symbol", "get_symbol", "get_file_outline", "get_callers",
               "get_callees", "get_references", "code_research", "index_status"]
 TOOLS_LIST_BUDGET = 25_000  # characters of a compact tools/list answer, by default
 
