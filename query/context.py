@@ -137,7 +137,8 @@ def _label(hit) -> str:
 
 
 def _add_neighbours(view: IndexView, files, found: dict[str, _Candidate]) -> None:
-    seeds = [(f, h) for f in files[:GRAPH_SEEDS] for h in f.spans[:1] if h.symbol_id]
+    seeds = [(f, h) for f in files[:GRAPH_SEEDS]
+             for h in [next((h for h in f.spans if h.symbol_id), None)] if h is not None]
     for f, hit in seeds:
         for how, walk in (("calls", callers), ("called by", callees)):
             try:
