@@ -206,3 +206,26 @@ def test_the_command_is_the_running_codeagent(monkeypatch, tmp_path):
     command = codeagent_command()
     assert os.path.isabs(command[0])
     assert listing(tmp_path)  # every client has a row, with no settings anywhere
+
+
+def test_hooks_merge_beside_other_hooks_and_refuse_a_broken_file(home, project):
+    from codeagent.clients.hooks import MATCHER
+    from codeagent.errors import ClientConfigInvalid
+    from codeagent.query.hooks import words_of
+
+    settings_file = project / ".claude" / "settings.json"
+    settings_file.parent.mkdir()
+    theirs = {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}
+    settings_file.write_text(json.dumps({"model": "x", "hooks": {"PostToolUse": [theirs]}}))
+    server, hooks = install("claude-code", None, project, hooks=True)
+    assert hooks.action == "added" and hooks.path == settings_file
+    groups = json.loads(settings_file.read_text())["hooks"]["PostToolUse"]
+    assert groups[0] == theirs and groups[1]["matcher"] == MATCHER
+    assert [c.action for c in install("claude-code", None, project, hooks=True)] == ["unchanged"] * 2
+    install("claude-code", None, project, hooks=True, uninstall=True)
+    assert json.loads(settings_file.read_text())["hooks"]["PostToolUse"] == [theirs]
+    settings_file.write_text('{"hooks": {"PostToolUse": {"not": "a list"}}}')
+    with pytest.raises(ClientConfigInvalid):
+        install("claude-code", None, project, hooks=True)
+    assert words_of("Grep", r"def\s+parse_config\(") == ["parse_config"]
+    assert words_of("Glob", "**/http/*client*.py") == ["http", "client"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ClientConfigInvalid
 from . import formats
 from .install import Change, codeagent_command, read_text
 from .registry import PROJECT, USER, home
@@ -53,6 +54,9 @@ def plan_hooks(scope: str | None, repo: Path, *, uninstall: bool = False) -> Cha
     hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
     new = old
     for event in EVENTS:
+        if not isinstance(hooks.get(event) or [], list):
+            raise ClientConfigInvalid(f"{where}: `hooks.{event}` is not a list",
+                                      hint="fix the file by hand, then run the command again")
         groups = [g for g in (hooks.get(event) or []) if not ours(g)]
         if not uninstall:
             groups.append({"matcher": MATCHER, "hooks": [
