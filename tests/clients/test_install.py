@@ -164,6 +164,7 @@ def test_bad_input_is_refused_with_its_exit_code_and_the_file_untouched(home, pr
     assert path.read_text() == '{"servers": [1, 2'
     assert cli("install", "nosuch").returncode == 2
     assert cli("install", "windsurf", "--scope", "project").returncode == 2
+    assert cli("doctor", "windsurf", "--scope", "project").returncode == 2
     assert cli("install", "cursor", "--hooks", "--repo", project).returncode == 2
     listed = json.loads(cli("install", "--list", "--json", "--repo", project, check=True).stdout)
     assert next(r for r in listed if r["client"] == "vscode" and r["scope"] == PROJECT)["state"] == "invalid"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import ClientCheckFailed, CodeagentError, IndexMissing, IndexStale, NotFound
 from . import formats
-from .install import client, read_text
+from .install import client, pick_scope, read_text
 from .registry import CLIENTS, PROJECT, SERVER_NAME, USER
 
 OLDEST_GOOD_PROTOCOL = "2025-06-18"  # tool output schemas and structuredContent
@@ -47,7 +47,7 @@ def configured(name: str, repo: Path, scope: str | None = None) -> list[tuple[st
     """(scope, settings file, server entry) of every scope that configures codeagent."""
     c = client(name)
     found = []
-    for s in ([scope] if scope else c.scopes):
+    for s in ([pick_scope(c, scope)] if scope else c.scopes):
         path = c.path(s, repo)
         text = read_text(path)
         entry = formats.entry(c.fmt, text, list(c.keys), SERVER_NAME, str(path)) if text.strip() else None
