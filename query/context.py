@@ -5,8 +5,10 @@ task in words points at, each with its best spans), widened by the call graph (w
 hits call and what calls them). No second ranker: the pack only decides how much of each
 candidate it can afford, in rank order:
 
-1. the relevant spans in full (each hit's lines; a long symbol cut to its best window),
-   while half the budget is unspent, else just the path and why;
+0. the top three candidates whole, when the file fits three quarters of what is left;
+1. the relevant spans in full (each hit's lines; a long symbol cut to its best window of
+   24-80 lines, fewer on a small budget; the last spans dropped when all do not fit),
+   while half the budget is unspent, else just the path and why (on at most 15% of it);
 2. then whole files, best first, where the whole file fits what is left;
 3. then more candidates' spans, then signatures and docstrings (the file's outline) for the
    ones still given as a path.
@@ -37,7 +39,9 @@ FILE, SPANS, OUTLINE, PATH = "file", "spans", "outline", "path"
 DETAILS = (FILE, SPANS, OUTLINE, PATH)
 MIN_BUDGET, MAX_BUDGET = 200, 200_000
 MAX_FILES = 40  # candidates taken from the file ranking
-SPAN_LINES = 80  # a longer hit is cut to its best window of this many lines
+SPAN_LINES = 80  # a longer hit is cut to its best window of this many lines,
+MIN_SPAN_LINES = 24  # or fewer on a small budget: one line for each TOKENS_PER_SPAN_LINE
+TOKENS_PER_SPAN_LINE = 40
 FIRST_PASS_SHARE = 0.5  # spans in rank order until this share of the budget is spent
 WHOLE_FIRST = 3  # the top candidates given whole when the file fits WHOLE_SHARE of what is left
 WHOLE_SHARE = 0.75
@@ -179,18 +183,23 @@ def _fill(view: IndexView, cands: list[_Candidate], lines: dict[str, list[str]],
     def paths() -> int:
         return sum(i.tokens for i in items if i.detail == PATH)
 
+    width = max(MIN_SPAN_LINES, min(SPAN_LINES, budget // TOKENS_PER_SPAN_LINE))
+
     def take(i: int, detail: str, cap: float | None = None) -> bool:
-        """Give item i this detail if it fits the budget (and costs at most `cap` more)."""
+        """Give item i this detail if it fits the budget (and costs at most `cap` more);
+        spans that do not all fit are tried without the last ones."""
         nonlocal used
         item = items[i]
-        text, shown = render(view, cands[i], detail, item.reason, lines.get(item.path, []), terms)
-        cost = count(text) + 1  # the blank line between items
-        if not text or used - item.tokens + cost > budget or (
-                cap is not None and cost - item.tokens > cap):
-            return False
-        used += cost - item.tokens
-        item.detail, item.text, item.tokens, item.lines = detail, text, cost, shown
-        return True
+        for keep in range(len(cands[i].spans) if detail == SPANS else 1, 0, -1):
+            text, shown = render(view, cands[i], detail, item.reason, lines.get(item.path, []),
+                                 terms, keep, width)
+            cost = count(text) + 1  # the blank line between items
+            if text and used - item.tokens + cost <= budget and (
+                    cap is None or cost - item.tokens <= cap):
+                used += cost - item.tokens
+                item.detail, item.text, item.tokens, item.lines = detail, text, cost, shown
+                return True
+        return False
 
     for i in range(min(WHOLE_FIRST, len(items))):
         take(i, FILE, (budget - used) * WHOLE_SHARE)
@@ -209,8 +218,9 @@ def _fill(view: IndexView, cands: list[_Candidate], lines: dict[str, list[str]],
 
 
 def render(view: IndexView, c: _Candidate, detail: str, reason: str, lines: list[str],
-           terms: set[str]) -> tuple[str, list[tuple[int, int]]]:
-    """(text, lines shown in full) of a candidate at one detail ("" when it has none)."""
+           terms: set[str], keep: int = 0, width: int = SPAN_LINES) -> tuple[str, list[tuple[int, int]]]:
+    """(text, lines shown in full) of a candidate at one detail ("" when it has none); spans:
+    its first `keep` (all when 0), each at most `width` lines."""
     if detail == PATH:
         return f"- {c.path} — {reason}", []
     head = f"## {c.path} — {reason}"
@@ -220,7 +230,7 @@ def render(view: IndexView, c: _Candidate, detail: str, reason: str, lines: list
         return f"{head}\n```{c.language}\n" + "\n".join(lines) + "\n```", [(1, len(lines))]
     if detail == OUTLINE:
         return _outline(view, c.path, head)
-    shown = _spans(c, lines, terms)
+    shown = _spans(c.spans[:keep or None], lines, terms, width)
     if not shown:
         return "", []
     body = "\n".join(f"L{s}-{e} {label}\n```{c.language}\n" + "\n".join(lines[s - 1:e]) + "\n```"
@@ -228,15 +238,16 @@ def render(view: IndexView, c: _Candidate, detail: str, reason: str, lines: list
     return f"{head}\n{body}", [(s, e) for s, e, _ in shown]
 
 
-def _spans(c: _Candidate, lines: list[str], terms: set[str]) -> list[tuple[int, int, str]]:
-    """The candidate's spans, cut to SPAN_LINES, in line order, without overlaps."""
+def _spans(spans: list[tuple[int, int, str]], lines: list[str], terms: set[str],
+           width: int) -> list[tuple[int, int, str]]:
+    """The spans, each cut to `width` lines, in line order, without overlaps."""
     out: list[tuple[int, int, str]] = []
-    for s, e, label in c.spans:
+    for s, e, label in spans:
         e = min(e, len(lines))
         if s < 1 or e < s:
             continue
-        if e - s + 1 > SPAN_LINES:
-            s, e = best_window(lines, s, e, terms, SPAN_LINES)
+        if e - s + 1 > width:
+            s, e = best_window(lines, s, e, terms, width)
         out.append((s, min(e, len(lines)), label))
     merged: list[tuple[int, int, str]] = []
     for s, e, label in sorted(out):
