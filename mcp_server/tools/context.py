@@ -46,8 +46,9 @@ class ContextTools:
     ) -> ContextPack:
         """The files and symbols that matter for a task, most relevant first, each at the
         detail the token budget allows (the whole file, its relevant spans, its signatures
-        and docstrings, or its path), with a one-line reason each. Call it first for a task
-        in words; keep `budget` under max_tokens (default 8000) so the answer is not cut."""
+        and docstrings, or its path), with a one-line reason each. Use it first for a task in
+        words (a bug report, a change to make); keep `budget` under max_tokens (default 8000)
+        so the answer is not cut."""
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             pack = build_context(view, task, budget)
             body = pack.to_dict()  # `fit` pages `files` (a cursor skips the ones sent)
