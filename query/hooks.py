@@ -62,15 +62,18 @@ def hook_answer(event: dict, repo: Path | None = None) -> dict | None:
 
 
 def _lines(root: Path, tool: str, words: list[str]) -> list[str]:
+    """One search (one lookup through the warm reader): the files it ranks, and for a Grep the
+    definitions among their spans whose names the pattern spells."""
+    mode = "path" if tool == "Glob" else "auto"
+    files = _search(root, SearchRequest(" ".join(words), mode=mode, limit=MAX_FILES, group_by="file"))
     out = []
     if tool == "Grep":
-        defs = _search(root, SearchRequest(" ".join(words[:3]), mode="symbol", limit=MAX_DEFINITIONS))
-        found = [h for h in defs.results if h.result_type == "symbol"][:MAX_DEFINITIONS]
+        named = set(words)
+        found = [h for f in files.files or [] for h in f.spans
+                 if h.result_type == "symbol" and h.name in named][:MAX_DEFINITIONS]
         if found:
             out.append("definitions: " + "; ".join(
                 f"{h.kind} {h.qualified_name or h.name} {h.path}:{h.line_start}" for h in found))
-    mode = "path" if tool == "Glob" else "auto"
-    files = _search(root, SearchRequest(" ".join(words), mode=mode, limit=MAX_FILES, group_by="file"))
     ranked = [f.path for f in files.files or []][:MAX_FILES]
     if ranked:
         out.append("files: " + ", ".join(ranked))
