@@ -108,7 +108,7 @@ def _fail(report: Report, exc: CodeagentError) -> Report:
 
 async def _speak(report: Report, command: str, args: list[str], env: dict, cwd: Path) -> None:
     from mcp import Client  # the SDK's client: only doctor needs it
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters  # as the line above
 
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(cwd))
     try:

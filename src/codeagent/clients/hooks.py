@@ -11,6 +11,7 @@ other hooks in the file are kept.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from ..errors import ClientConfigInvalid
@@ -30,13 +31,7 @@ def settings_path(scope: str, repo: Path) -> Path:
 
 def hook_command() -> str:
     parts = [*codeagent_command(), *HOOK_ARGS]
-    return "CODEAGENT_DAEMON=1 " + " ".join(_quote(p) for p in parts)
-
-
-def _quote(part: str) -> str:
-    import shlex  # only for the hook command line
-
-    return shlex.quote(part)
+    return "CODEAGENT_DAEMON=1 " + " ".join(shlex.quote(p) for p in parts)
 
 
 def ours(group) -> bool:
