@@ -12,7 +12,7 @@ import click
 from ..cli import run_command
 from .commands import _index_options, _open
 
-HOOK_CLIENTS = ("claude-code",)
+HOOK_CLIENTS = ("claude-code", "gemini")
 
 
 @click.command("context")
@@ -47,13 +47,13 @@ def context_cmd(task: str, budget: int, repo: Path, store_dir: Path | None, ref:
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Repository to answer for (default: the event's cwd).")
 def hook_cmd(client_name: str, repo: Path | None) -> None:
-    """Answer one hook event read from stdin (installed by `codeagent install claude-code
+    """Answer one hook event read from stdin (installed by `codeagent install CLIENT
     --hooks`). Prints nothing, and exits 0, when there is nothing to add or anything fails."""
     from .hooks import hook_answer  # deferred, as context_cmd's
 
     try:
         event = json.loads(sys.stdin.read() or "{}")
-        answer = hook_answer(event, repo) if isinstance(event, dict) else None
+        answer = hook_answer(event, repo, client_name) if isinstance(event, dict) else None
     except (ValueError, OSError):
         answer = None
     if answer:

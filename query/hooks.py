@@ -1,8 +1,9 @@
-"""`codeagent hook claude-code`: the index's hits for an agent's own Grep or Glob call.
+"""`codeagent hook claude-code|gemini`: the index's hits for an agent's own grep or glob call.
 
-Claude Code runs the hook with the event as JSON on stdin (`hook_event_name`, `tool_name`,
-`tool_input` with the Grep `pattern` or the Glob `pattern`, `cwd`) and reads back JSON whose
-`hookSpecificOutput.additionalContext` it shows the model beside the tool's result. We answer
+Claude Code (and Gemini CLI alike) runs the hook with the event as JSON on stdin
+(`hook_event_name`, `tool_name`, `tool_input` with the grep or glob `pattern`, `cwd`) and
+reads back JSON whose `hookSpecificOutput.additionalContext` it shows the model beside the
+tool's result. We answer
 a few lines: the definitions whose names the pattern spells, and the files the index ranks
 for it. Searches go to the daemon's warm reader when the hook runs under the daemon
 (query/warm.py), so a call costs a fork and a lookup, not an interpreter start and a cold
@@ -20,7 +21,10 @@ from .retrieval import SearchRequest
 from .search import search
 from .warm import search_warm
 
-TOOLS = ("Grep", "Glob")
+# The client's tool names -> what they are: Claude Code's Grep/Glob, Gemini CLI's grep and glob.
+TOOLS = {"Grep": "Grep", "Glob": "Glob", "search_file_content": "Grep", "grep_search": "Grep",
+         "glob": "Glob"}
+DEFAULT_EVENT = {"claude-code": "PostToolUse", "gemini": "AfterTool"}
 MAX_DEFINITIONS = 5
 MAX_FILES = 5
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -39,12 +43,12 @@ def words_of(tool: str, pattern: str) -> list[str]:
     return [w for w in dict.fromkeys(_WORD.findall(text)) if w.lower() not in _NOISE]
 
 
-def hook_answer(event: dict, repo: Path | None = None) -> dict | None:
-    """The hook's JSON answer to one Claude Code event, or None (nothing to add)."""
-    tool = event.get("tool_name")
+def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-code") -> dict | None:
+    """The hook's JSON answer to one Claude Code or Gemini CLI event, or None (nothing to add)."""
+    tool = TOOLS.get(str(event.get("tool_name")))
     tool_input = event.get("tool_input") or {}
     pattern = tool_input.get("pattern") if isinstance(tool_input, dict) else None
-    if tool not in TOOLS or not isinstance(pattern, str) or not pattern.strip():
+    if tool is None or not isinstance(pattern, str) or not pattern.strip():
         return None
     words = words_of(tool, pattern)
     if not words:
@@ -57,8 +61,8 @@ def hook_answer(event: dict, repo: Path | None = None) -> dict | None:
     if not lines:
         return None
     text = "codeagent index for " + repr(pattern) + ":\n" + "\n".join(lines)
-    return {"hookSpecificOutput": {"hookEventName": event.get("hook_event_name") or "PostToolUse",
-                                   "additionalContext": text}}
+    name = event.get("hook_event_name") or DEFAULT_EVENT.get(client, "PostToolUse")
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
 
 
 def _lines(root: Path, tool: str, words: list[str]) -> list[str]:

@@ -120,6 +120,12 @@ def test_the_claude_code_hook_adds_index_hits_to_grep(env, repo):
                           capture_output=True, text=True, env=hook_env, cwd=repo.path, timeout=120)
     assert "pkg/core.py" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
+    gemini = {"hook_event_name": "AfterTool", "tool_name": "search_file_content", "cwd": str(repo.path),
+              "tool_input": {"pattern": "helper"}, "tool_response": {"llmContent": ""}}
+    proc = cli(env, "hook", "gemini", cwd=repo.path, stdin=json.dumps(gemini))
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "AfterTool" and "pkg/core.py" in out["additionalContext"]
+
     for quiet in ({"tool_name": "Read", "tool_input": {"file_path": "x"}}, "not json"):
         proc = cli(env, "hook", "claude-code", cwd=repo.path,
                    stdin=quiet if isinstance(quiet, str) else json.dumps(quiet))

@@ -165,7 +165,7 @@ def test_bad_input_is_refused_with_its_exit_code_and_the_file_untouched(home, pr
     assert cli("install", "nosuch").returncode == 2
     assert cli("install", "windsurf", "--scope", "project").returncode == 2
     assert cli("doctor", "windsurf", "--scope", "project").returncode == 2
-    assert cli("install", "cursor", "--hooks", "--repo", project).returncode == 2
+    assert cli("install", "cursor", "--hooks", "--repo", project).returncode == 2  # no hooks API
     listed = json.loads(cli("install", "--list", "--json", "--repo", project, check=True).stdout)
     assert next(r for r in listed if r["client"] == "vscode" and r["scope"] == PROJECT)["state"] == "invalid"
     path.write_text('{"servers": "not an object"}')
@@ -229,4 +229,14 @@ def test_hooks_merge_beside_other_hooks_and_refuse_a_broken_file(home, project):
     with pytest.raises(ClientConfigInvalid):
         install("claude-code", None, project, hooks=True)
     assert words_of("Grep", r"def\s+parse_config\(") == ["parse_config"]
+
+    gemini = project / ".gemini" / "settings.json"
+    gemini.parent.mkdir()
+    gemini.write_text('{\n  // mine\n  "theme": "dark",\n}\n')
+    _, hooks = install("gemini", None, project, hooks=True)
+    text = gemini.read_text()
+    assert hooks.action == "added" and "// mine" in text
+    [group] = json5.loads(text)["hooks"]["AfterTool"]
+    assert "glob" in group["matcher"] and group["hooks"][0]["command"].endswith("hook gemini")
+    assert group["hooks"][0]["timeout"] == 5000 and group["hooks"][0]["name"] == "codeagent"
     assert words_of("Glob", "**/http/*client*.py") == ["http", "client"]

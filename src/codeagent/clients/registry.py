@@ -86,7 +86,7 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            lambda: Path(os.environ.get("CODEX_HOME") or home() / ".codex") / "config.toml",
            ".codex/config.toml", detect=lambda: Path(os.environ.get("CODEX_HOME") or home() / ".codex")),
     Client("gemini", "Gemini CLI", JSONC, ("mcpServers",), lambda: home() / ".gemini" / "settings.json",
-           ".gemini/settings.json", detect=lambda: home() / ".gemini"),
+           ".gemini/settings.json", detect=lambda: home() / ".gemini", hooks=True),
     Client("windsurf", "Windsurf", JSON, ("mcpServers",),
            lambda: home() / ".codeium" / "windsurf" / "mcp_config.json", None,
            detect=lambda: home() / ".codeium" / "windsurf"),

@@ -14,17 +14,18 @@ from .registry import CLIENTS, PROJECT, SERVER_NAME
 def install(name: str, scope: str | None = None, repo: Path | None = None, *, watch: bool = False,
             dry_run: bool = False, uninstall: bool = False, hooks: bool = False) -> list[Change]:
     """Add (or with `uninstall` remove) codeagent in one client's settings; with `hooks`, also
-    its Grep/Glob hooks (Claude Code only). Nothing is written on a dry run."""
+    its grep/glob hooks (Claude Code, Gemini CLI). Nothing is written on a dry run."""
     c = client(name)
     if hooks and not c.hooks:
         raise InvalidParameter(f"{c.title} has no hooks codeagent can install",
-                               hint="hooks are installed for claude-code")
+                               hint="hooks are installed for claude-code and gemini")
     if repo is not None and not repo.is_dir():
         raise InvalidParameter(f"--repo {repo} is not a directory")
     changes = [plan(name, scope, repo.resolve() if repo else None, watch=watch,
                     uninstall=uninstall, repo_given=repo is not None)]
     if hooks:
-        changes.append(plan_hooks(changes[0].scope, (repo or Path.cwd()).resolve(), uninstall=uninstall))
+        changes.append(plan_hooks(name, changes[0].scope, (repo or Path.cwd()).resolve(),
+                                  uninstall=uninstall))
     if not dry_run:
         for change in changes:
             apply(change)
