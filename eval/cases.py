@@ -69,6 +69,9 @@ class EvalCase:
     kind: str = "user"
     id: str = ""
     strip_docs: tuple[DocSpan, ...] = field(default=())
+    # (path, first, last line) of the parent's lines a commit changed: the functions holding
+    # them are the case's gold functions, found in the index built at the parent
+    gold_lines: tuple[tuple[str, int, int], ...] = field(default=())
 
     @property
     def case_id(self) -> str:
@@ -84,6 +87,8 @@ class EvalCase:
             d["gold_symbols"] = [g.to_dict() for g in self.gold_symbols]
         if self.strip_docs:
             d["strip_docs"] = [s.to_dict() for s in self.strip_docs]
+        if self.gold_lines:
+            d["gold_lines"] = [list(x) for x in self.gold_lines]
         return d
 
 
@@ -109,8 +114,10 @@ def case_from_dict(obj: dict, default_ref: str | None = None, where: str = "") -
         raise InvalidParameter(f"eval case needs \"gold_files\" or \"gold_symbols\"{at}")
     strip = tuple(DocSpan(s["path"], int(s["start_line"]), int(s["end_line"]), s.get("placeholder", ""))
                   for s in obj.get("strip_docs") or [])
+    lines = tuple((str(p), int(a), int(b)) for p, a, b in obj.get("gold_lines") or [])
     return EvalCase(query=query, ref=ref, gold_files=tuple(dict.fromkeys(files)), gold_symbols=symbols,
-                    kind=str(obj.get("kind", "user")), id=str(obj.get("id", "")), strip_docs=strip)
+                    kind=str(obj.get("kind", "user")), id=str(obj.get("id", "")), strip_docs=strip,
+                    gold_lines=lines)
 
 
 def load_jsonl(path: Path, default_ref: str | None = None) -> list[EvalCase]:

@@ -41,11 +41,14 @@ DATASETS_HELP = "commits | definitions | descriptions | PATH.jsonl"
 @click.option("--embedder", default="hash", show_default=True, metavar="NAME|none",
               help="Embedder for the eval indexes' vectors (semantic, hybrid); `none` builds none.")
 @click.option("--brief", is_flag=True, help="Leave the per-query records out of the JSON report.")
+@click.option("--features-out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Append each case's candidate files with the file model's features (JSONL), the "
+                   "training data of eval/train_ranker.py.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit: int | None, seed: int,
              resamples: int, out: Path | None, html_out: Path | None, old: Path | None,
              save_dir: Path | None, workdir: Path | None, embedder: str | None, brief: bool,
-             quiet: bool) -> None:
+             features_out: Path | None, quiet: bool) -> None:
     """Score retrieval quality: every mode side by side with a whole-file BM25 baseline.
 
     Datasets: `commits` (commit message -> files it modified, index at the parent),
@@ -60,7 +63,8 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
     mode_list = run_command(as_json, parse_modes, modes)
     old_report = run_command(as_json, load_report, old) if old is not None else None
     rep = run_command(as_json, evaluate, repo, datasets, mode_list, ref, limit, seed,
-                      workdir or default_workdir(repo), resamples, save_dir, quiet, embedder, not brief)
+                      workdir or default_workdir(repo), resamples, save_dir, quiet, embedder, not brief,
+                      features_out)
     _write(rep, out, html_out, as_json)
     if old_report is not None and _regressed(rep, old_report, as_json):
         sys.exit(QualityRegression.exit_code)

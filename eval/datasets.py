@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import random
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import InvalidParameter
 from .cases import EvalCase, load_jsonl
-from .gitdata import export_tree, read_commits, rev_parse, toplevel
+from .gitdata import changed_lines, export_tree, read_commits, rev_parse, toplevel
 from .mine_commits import CommitFilter, commit_cases
 from .mine_definitions import candidate_tags, definition_cases, run_ctags
 from .mine_descriptions import description_cases
@@ -28,7 +29,9 @@ def sample(cases: list[EvalCase], limit: int | None, seed: int) -> list[EvalCase
 
 def mine_commits(repo: Path, ref: str, limit: int | None, seed: int,
                  flt: CommitFilter = CommitFilter()) -> list[EvalCase]:
-    return sample(commit_cases(read_commits(repo, ref, COMMIT_SCAN), flt), limit, seed)
+    cases = sample(commit_cases(read_commits(repo, ref, COMMIT_SCAN), flt), limit, seed)
+    return [replace(c, gold_lines=changed_lines(repo, c.ref, c.id.removeprefix("commit-"), c.gold_files))
+            for c in cases]
 
 
 def _tree_tags(repo: Path, sha: str, tmp: Path):

@@ -44,12 +44,12 @@ def load_report(path: Path) -> dict:
 
 def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref: str, limit: int | None,
              seed: int, workdir: Path, resamples: int, save_dir: Path | None, quiet: bool,
-             embedder: str | None, per_query: bool = True) -> dict:
+             embedder: str | None, per_query: bool = True, features_out: Path | None = None) -> dict:
     """Mine or load each dataset, run it, and return the report."""
     top = toplevel(repo)
     embedder = None if embedder in (None, "", "none") else embedder
     opts = RunOptions(repo=top, workdir=workdir, modes=modes, embedder=embedder,
-                      progress=None if quiet else stderr_progress)
+                      progress=None if quiet else stderr_progress, features_out=features_out)
     sections = {}
     for spec in datasets:
         name, cases = load_dataset(spec, top, ref, limit, seed)

@@ -8,6 +8,7 @@ from the user's repository through alternates (no copy) and whose new objects st
 from __future__ import annotations
 
 import io
+import re
 import os
 import subprocess
 import tarfile
@@ -130,3 +131,18 @@ def variant_commit(clone: Path, base: str, edits: dict[str, bytes]) -> str:
         return run("commit-tree", new_tree, "-p", base, "-m", "codeagent eval: doc-stripped variant")
     finally:
         index.unlink(missing_ok=True)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
+
+
+def changed_lines(repo: Path, parent: str, sha: str, paths: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+    """(path, first, last) of each hunk's lines on the parent's side (an insertion: the line
+    before it), for `paths`."""
+    out = []
+    for path in paths:
+        raw = git(repo, "diff", "-U0", "--no-color", "--no-renames", parent, sha, "--", path).decode("utf-8", "replace")
+        for m in _HUNK.finditer(raw):
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            out.append((path, max(start, 1), max(start + count - 1, start, 1)))
+    return tuple(out)

@@ -9,7 +9,7 @@ BM25: source-code files only (docs, configs and data left out, as a reader would
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import format as fmt
@@ -17,9 +17,12 @@ from ..errors import CodeagentError, IndexMissing
 from ..roles import is_code_path
 from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
+from .cases import EvalCase, GoldSymbol
 
 BASELINE = "bm25-file"
-ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto")
+NO_HISTORY = "auto-no-history"  # auto without the history field: the ablation, on the same builds
+FUNCTIONS = "functions"  # auto grouped by symbol: the functions to look at (scored on gold functions)
+ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto", NO_HISTORY, FUNCTIONS)
 ALL_MODES = ENGINE_MODES + (BASELINE,)
 DEPTH = 50  # hits asked of every mode: enough distinct files for Acc@10 when hits are symbols
 
@@ -103,7 +106,9 @@ class IndexedRef:
         view = self._engine_view()
         started = time.perf_counter()
         try:
-            response = search(view, SearchRequest(query, mode=mode, limit=depth))
+            response = search(view, SearchRequest(query, mode="auto" if mode in (NO_HISTORY, FUNCTIONS) else mode,
+                                                  limit=depth, history=mode != NO_HISTORY,
+                                                  group_by="symbol" if mode == FUNCTIONS else None))
         except IndexMissing as exc:
             raise ModeUnavailable(exc.message) from None
         except CodeagentError as exc:
@@ -113,6 +118,30 @@ class IndexedRef:
         seconds = time.perf_counter() - started
         hits = [Hit(h.path, h.score, h.name, h.line_start, h.line_end) for h in response.results]
         return Answer(hits, seconds)
+
+    def gold_functions(self, case: EvalCase) -> EvalCase:
+        """`case` with its gold functions: those of this index whose lines hold a changed line."""
+        if case.gold_symbols or not case.gold_lines:
+            return case
+        from ..query.functions import FUNCTION_KINDS  # the baseline mode runs without the query engine
+        from ..query.index import sql_literals
+
+        rows = self._engine_view().sql(
+            f"SELECT path, name, start_line, end_line FROM symbols WHERE path IN ({sql_literals(case.gold_files)}) "
+            f"AND kind IN ({sql_literals(FUNCTION_KINDS)})")
+        gold = {}
+        for path, first, last in case.gold_lines:
+            for p, name, a, b in rows:
+                if p == path and a <= last and first <= b:
+                    gold.setdefault((p, name, a), GoldSymbol(p, name.rsplit(".", 1)[-1], max(a, first)))
+        return replace(case, gold_symbols=tuple(gold.values()))
+
+    def features(self, query: str, depth: int = DEPTH) -> list:
+        """The file model's candidates for `query` (query.search.file_evidence)."""
+        from ..query import SearchRequest  # the baseline mode runs without the query engine
+        from ..query.search import file_evidence
+
+        return file_evidence(self._engine_view(), SearchRequest(query, limit=depth))
 
     def close(self) -> None:
         if self._view is not None:

@@ -8,6 +8,8 @@ assembled database: hundreds of parent commits cost little more than their diffs
 
 from __future__ import annotations
 
+import json
+
 import sys
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,7 +23,7 @@ from ..sources import read_git_blobs
 from .gitdata import (EVAL_BRANCH, git, list_tree, pin, private_clone, read_blob, rev_parse, toplevel,
                       variant_commit)
 from .mine_descriptions import scrub_copies, strip_spans
-from .retrievers import BASELINE, DEPTH, IndexedRef, ModeUnavailable
+from .retrievers import BASELINE, DEPTH, FUNCTIONS, IndexedRef, ModeUnavailable
 from .scoring import score_case
 
 Progress = Callable[[str], None]
@@ -36,6 +38,7 @@ class RunOptions:
     jobs: int = 0
     embedder: str | None = None
     progress: Progress | None = None
+    features_out: Path | None = None  # append each case's file-model candidates here (JSONL)
 
 
 @dataclass(frozen=True)
@@ -169,18 +172,36 @@ def run_cases(cases: list[EvalCase], opts: RunOptions) -> RunResult:
             f"built in {seconds:.2f}s, {len(group.cases)} queries")
         indexed = IndexedRef(store_dir, clone, f"heads/{EVAL_BRANCH}", cache)
         try:
+            cases = [indexed.gold_functions(c) for c in group.cases] if FUNCTIONS in modes else group.cases
             for mode in list(modes):
                 try:
                     indexed.prepare(mode)
-                    result.records.extend(_ask(indexed, mode, case, opts.depth) for case in group.cases)
+                    result.records.extend(_ask(indexed, mode, case, opts.depth) for case in cases)
                 except ModeUnavailable as exc:
                     modes.remove(mode)
                     result.unavailable[mode] = str(exc)
                     result.records = [r for r in result.records if r.mode != mode]
                     say(f"  mode {mode} unavailable: {exc}")
+            if opts.features_out is not None:
+                _dump_features(indexed, group.cases, opts.features_out)
         finally:
             indexed.close()
     return result
+
+
+def _dump_features(indexed: IndexedRef, cases: list[EvalCase], out: Path) -> None:
+    """Each case's candidate files with the file model's features and whether each is gold."""
+    from ..query.learned import FEATURES, feature_rows  # only when training data is asked for
+
+    with open(out, "a", encoding="utf-8") as fh:
+        for case in cases:
+            cands = indexed.features(case.query)
+            if not cands:
+                continue
+            rows = feature_rows(cands)
+            fh.write(json.dumps({"id": case.case_id, "gold": list(case.gold_files), "features": FEATURES,
+                                 "paths": [c.path for c in cands],
+                                 "rows": [[round(x, 6) for x in r] for r in rows]}) + "\n")
 
 
 def stderr_progress(message: str) -> None:

@@ -43,6 +43,7 @@ class BuildOptions:
     overlay: bool = True  # work tree: small changes as an overlay (assemble/overlay.py); False: consolidate
     consolidate_later: bool = False  # the caller consolidates when idle: overlays grow further (the watcher)
     graph_later: bool = False  # a small change's overlay is published before its graph step; the next build runs it
+    history: bool = True  # store the indexed commit's history view (indexer/history.py) for ranking
 
     @property
     def store_path(self) -> Path:
@@ -72,6 +73,7 @@ class BuildResult:
     phases: dict[str, float] = field(default_factory=dict)
     consolidation_due: bool = False  # an overlay past its bound: a consolidate_later caller should now
     graph_pending: bool = False  # published before its graph step (graph_later): the next build runs it
+    history: dict | None = None  # what the history step did (HistoryResult.to_dict), None: not run
 
     def to_dict(self) -> dict:
         return {
@@ -85,6 +87,7 @@ class BuildResult:
             "seconds": round(self.seconds, 4),
             "phases": {k: round(v, 4) for k, v in self.phases.items()},
             "consolidation_due": self.consolidation_due, "graph_pending": self.graph_pending,
+            "history": self.history,
         }
 
 
@@ -283,6 +286,8 @@ def build(opts: BuildOptions) -> BuildResult:
         store.sweep_tmp()
         try:
             result = _build_locked(opts, repo, store, ref, commit)
+            if opts.history and is_git:
+                result.history = _history_step(store, repo, commit)
         except Exception as exc:
             failure = disk_write_failure(exc) or over_budget(exc, opts.memory)
             if failure is None:
@@ -450,6 +455,13 @@ def _assemble_and_swap(builder: _Builder, store: Store, ref: str, manifest: Mani
     keep = set(store.list_refs().values()) | ({previous_id} if previous_id else set())
     prune_assembled(store, keep)
     return consolidation_due(store, manifest_id)
+
+
+def _history_step(store: Store, repo: Path, commit: str | None) -> dict:
+    from .history import ensure_history  # pyarrow's writer: only when a commit's view is new
+
+    done = ensure_history(store.root, repo, commit)
+    return {**done.to_dict(), "notes": done.notes}
 
 
 def _overlay_wanted(opts: BuildOptions, previous: Manifest | None) -> bool:

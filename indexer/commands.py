@@ -80,6 +80,12 @@ def _scale_options(fn):
                              "on top (see --jobs).")(fn)
 
 
+def _history_option(fn):
+    return click.option("--no-history", "no_history", is_flag=True,
+                        help="Do not store the commit history view that ranks files by what past "
+                             "commit messages say of them (docs/history.md).")(fn)
+
+
 def _driver_options(fn):
     """build's options for a program driving it (the MCP build tools)."""
     fn = click.option("--path", "paths", multiple=True, metavar="FILE",
@@ -118,11 +124,13 @@ def _driver_options(fn):
               help="Embed symbols and chunks: static (a word-piece table shipped in the package), "
                    "hash (no model) or minilm (the neural extra); "
                    "later builds of the ref keep it, `none` drops the vectors (see README).")
+@_history_option
 @_scale_options
 @_driver_options
 @JSON_OPT
 def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
-              max_file_size: int | None, lock_wait: float, embedder: str | None, memory: str | None,
+              max_file_size: int | None, lock_wait: float, embedder: str | None, no_history: bool,
+              memory: str | None,
               partition: str | None, to_remote: str | None, from_partitions: str | None,
               progress_json: bool, consolidate: bool, consolidate_later: bool, graph_later: bool,
               paths: tuple[str, ...], as_json: bool) -> None:
@@ -150,11 +158,10 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=run_command(as_json, memory_budget, memory),
                         paths=frozenset(paths) if paths else None, overlay=not consolidate,
-                        consolidate_later=consolidate_later, graph_later=graph_later)
-    if partition is not None or to_remote is not None or from_partitions is not None:
-        result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions)
-    else:
-        result = run_command(as_json, build, opts)
+                        consolidate_later=consolidate_later, graph_later=graph_later, history=not no_history)
+    partitioned = partition is not None or to_remote is not None or from_partitions is not None
+    result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions) if partitioned \
+        else run_command(as_json, build, opts)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -188,6 +195,9 @@ def _print_build(result) -> None:
         return
     for repair in result.repairs:
         click.echo(f"repaired: {repair}")
+    history = getattr(result, "history", None) or {}
+    for note in history.get("notes", []) + ([f"no history view: {history['skipped']}"] if history.get("skipped") else []):
+        click.echo(f"history: {note}")
     if not result.changed:
         click.echo(f"nothing changed: {result.ref} is still {result.manifest_id[:12]} "
                    f"({result.files_total} files, {result.seconds:.2f}s)")

@@ -91,6 +91,7 @@ class GcReport:
     assembled_deleted: int
     refs_deleted: list[str] = field(default_factory=list)
     dry_run: bool = False
+    history_deleted: int = 0  # history views (format/history.py) of commits no kept manifest names
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -165,4 +166,13 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | N
         else:
             assembled = prune_assembled(store, ids)
             store.sweep_tmp()
-    return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run)
+        history = _prune_history(store, ids, dry_run)
+    return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run, history)
+
+
+def _prune_history(store: Store, ids: set[str], dry_run: bool) -> int:
+    """Drop the history views of commits no kept manifest names (the count, or what would go)."""
+    from .history import prune, stored_views  # only gc and builds read history views
+
+    commits = {load_manifest(store, mid).commit for mid in ids} - {None}
+    return sum(1 for c in stored_views(store.root) if c not in commits) if dry_run else prune(store.root, commits)

@@ -36,6 +36,7 @@ from .tools.context import ContextTools
 from .tools.engine import BuildTools, StatusTools
 from .tools.files import FileTools
 from .tools.graph import GraphTools
+from .tools.impact import ImpactTools
 from .tools.navigate import NavigationTools
 from .tools.search import SearchTools
 
@@ -47,9 +48,11 @@ BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, ide
                                open_world_hint=False)
 # Long-running tools a client may call as a task (tools/call with `task`, then tasks/*).
 TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research"})
+# Other names a tool answers to (not listed twice in tools/list): peers' names for the same question.
+TOOL_ALIASES = {"detect_changes": "get_impact"}
 GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
-               GraphTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX,
-               ContextTools: icons.SEARCH}
+               GraphTools: icons.GRAPH, ImpactTools: icons.GRAPH, StatusTools: icons.INDEX,
+               BuildTools: icons.INDEX, ContextTools: icons.SEARCH}
 
 
 
@@ -87,6 +90,7 @@ class CodeagentMCP(MCPServer):
                 if t.name in self.tasks.task_tools else t for t in listed]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        name = TOOL_ALIASES.get(name, name)
         tool = self._tools.get(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
@@ -219,6 +223,7 @@ def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
         (graph.get_dependencies, "Dependencies", ALL),
         (graph.get_dependents, "Dependents", ALL),
         (graph.code_research, "Multi-hop code research", CORE),
+        (ImpactTools(state).get_impact, "Impact of a change and tests to run", CORE),
         (status.index_status, "Index status", CORE),
         (status.get_status, "Engine status", ALL),
     ]

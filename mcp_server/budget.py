@@ -24,7 +24,7 @@ CHARS_PER_TOKEN = 4
 DEFAULT_TOKENS = 8000
 MIN_TOKENS, MAX_TOKENS = 256, 100_000
 # The list each paged answer is made of, by the name of its first field that holds one.
-PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops")
+PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops", "dependents")
 CUT_MARK = "…[cut]"
 CURSOR_ROOM = 120  # characters kept free in a cut list for `next_cursor` and the flags
 

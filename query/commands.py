@@ -92,9 +92,9 @@ def _search(repo: Path, store_dir: Path | None, ref: str | None, req):
                    "benchmark, example, vendored, generated, docs, translated_docs, config. "
                    "Without it every file is searched; for a task or an error in words, source "
                    "ranks above the other roles unless the query names them.")
-@click.option("--group", "group", type=click.Choice(["files"]), default=None,
+@click.option("--group", "group", type=click.Choice(["files", "symbols"]), default=None,
               help="files: answer ranked files (at most --limit), each with its best 1-3 spans "
-                   "and how it matched.")
+                   "and how it matched; symbols: the functions and methods to look at, ranked.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--case-sensitive/--ignore-case", default=True, show_default=True,
               help="Regex mode only.")
@@ -115,7 +115,7 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
                         semantic_weight=semantic_weight,
                         roles=tuple(r.strip() for r in (roles or "").split(",") if r.strip()),
-                        group_by="file" if group == "files" else None)
+                        group_by={"files": "file", "symbols": "symbol"}.get(group or ""))
 
     resp = run_command(as_json, lambda: _search(repo, store_dir, ref, req))
     if as_json:

@@ -20,6 +20,8 @@ from ..tokenize import tokenize, word_tokens
 from .doctable import chunk_docs
 from .filepostings import body_rows
 from .filters import FileFilter, allowed_paths
+from . import learned
+from .history import file_activity, history_scores
 from .index import IndexView, sql_literals
 from .ranking import BM25_B, BM25_K1
 from ..model import SearchHit
@@ -45,6 +47,7 @@ IDENTIFIER_WEIGHT = 1.6  # a query token that is a whole identifier (camelCase, 
 PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
 MENTION_BONUS = 1.0  # added to the normalised score of a file the query names
 CHUNK_WEIGHT = 0.35  # the best chunk/symbol hit of a file, at rank 0, against a top BM25 of 1
+HISTORY_WEIGHT = 0.3  # the history field's BM25 (query/history.py), against a top body BM25 of 1
 NAME_WEIGHT = 2.0  # a query term that is a word of the file's name: this many times its idf
 FILE_K1 = BM25_K1
 # Less length normalisation than for chunks: a task's file is more often a long, central one
@@ -127,9 +130,21 @@ def _stems(stem: str) -> list[str]:
     return out
 
 
+# An issue template's furniture: checklist items, HTML comments, Markdown headings. Their words
+# ("search", "documentation", "version", "behavior") are the template's, not the report's.
+_TEMPLATE = re.compile(r"^[ \t]*[-*][ \t]*\[[ xX]\].*$|^[ \t]*#{1,6}[ \t].*$", re.M)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def without_template(report: str) -> str:
+    """A bug report without its template's furniture (pure); a short query is left as it is."""
+    return _TEMPLATE.sub(" ", _COMMENT.sub(" ", report)) if len(report) > 200 else report
+
+
 def query_terms(query: str) -> QueryTerms:
     """Weighted terms of a task-like query (pure): boilerplate words weigh little, stop words
     nothing, identifiers a lot."""
+    query = without_template(query)
     weights: dict[str, float] = {}
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query):
         toks = word_tokens(word)
@@ -162,7 +177,7 @@ def chunk_terms(query: str) -> list[str]:
     """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
     dropped when others remain; of a long query (a bug report, a traceback) the
     MAX_CHUNK_TERMS that weigh most (`query_terms`), in query order (pure)."""
-    terms = list(dict.fromkeys(tokenize(query)))
+    terms = list(dict.fromkeys(tokenize(without_template(query))))
     content = [t for t in terms if t not in STOPWORDS]
     terms = content or terms
     if len(terms) > MAX_CHUNK_TERMS:
@@ -217,13 +232,16 @@ def role_prior(role: str, asked: frozenset[str]) -> float:
 
 
 def score_files(files: Sequence[FileEvidence], bm25: Mapping[str, float],
-                asked: frozenset[str]) -> list[tuple[str, float]]:
-    """Files best first: normalised BM25 plus the chunk-hit evidence, times the role prior,
-    plus the bonus of a file the query names (pure; ties by path)."""
+                asked: frozenset[str], history: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+    """Files best first: normalised BM25 of the body and of the history field plus the
+    chunk-hit evidence, times the role prior, plus the bonus of a file the query names (pure;
+    ties by path)."""
     top = max(bm25.values(), default=0.0) or 1.0
+    history = history or {}
+    htop = max(history.values(), default=0.0) or 1.0
     scored = []
     for f in files:
-        s = bm25.get(f.path, 0.0) / top
+        s = bm25.get(f.path, 0.0) / top + HISTORY_WEIGHT * history.get(f.path, 0.0) / htop
         if f.chunk_rank is not None:
             s += CHUNK_WEIGHT / (1.0 + f.chunk_rank / 3.0)
         s *= role_prior(f.role, asked)
@@ -308,6 +326,7 @@ class PathIndex:
 
     by_token: dict[str, list[str]]
     by_stem: dict[str, list[str]]
+    indexed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> "PathIndex":
@@ -319,7 +338,7 @@ class PathIndex:
             parts = path.rsplit(".", 1)[0].split("/")
             stem = parts[-2] if parts[-1] in _PACKAGE_FILES and len(parts) > 1 else parts[-1]
             by_stem.setdefault(stem, []).append(path)
-        return cls(by_token, by_stem)
+        return cls(by_token, by_stem, frozenset(paths))
 
     def named(self, mentions: Sequence[str]) -> set[str]:
         """The paths a mention names (`names_file`), found through their stems."""
@@ -389,11 +408,22 @@ def roles_of(view: IndexView, paths: list[str]) -> dict[str, str]:
 
 
 def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
-                 chunk_paths: Sequence[str] = (), limit: int = 50) -> list[tuple[str, float]]:
-    """The files of `view` ranked for `query`, best first, with their scores.
+                 chunk_paths: Sequence[str] = (), limit: int = 50,
+                 use_history: bool = True) -> list[tuple[str, float]]:
+    """The files of `view` ranked for `query`, best first, with their scores: the shipped
+    model's (query/learned.py) over each file's evidence, else the hand-set score.
 
     `chunk_paths`: the paths of the chunk/symbol hits already found, best first.
+    `use_history`: add the history field (off for the ablation).
     """
+    cands = file_candidates(view, query, filt, chunk_paths, limit, use_history)
+    return learned.rank(cands, learned.shipped_model() if use_history else None)[:limit]
+
+
+def file_candidates(view: IndexView, query: str, filt: FileFilter | None = None,
+                    chunk_paths: Sequence[str] = (), limit: int = 50,
+                    use_history: bool = True) -> list[learned.Candidate]:
+    """The files that can make the answer, each with its evidence (see `file_ranking`)."""
     qt = query_terms(query)
     if not qt.weights or not view.has_table("docs"):
         return []
@@ -417,12 +447,31 @@ def file_ranking(view: IndexView, query: str, filt: FileFilter | None = None,
     for path in paths.named(qt.mentions):
         if allowed is None or path in allowed:
             evidence.setdefault(path, FileEvidence(path, avgdl)).named = True
+    history = _history(view, qt.weights, paths, allowed) if use_history else {}
+    for path in history:
+        evidence.setdefault(path, FileEvidence(path, avgdl))
     bm25 = bm25_file_scores(list(evidence.values()), qt.weights, max(n_docs, 1), avgdl, df)
     # roles only for the files that can still make the answer: the prior at most keeps a score
-    head = sorted(evidence.values(), key=lambda f: -(bm25.get(f.path, 0.0) + (1e9 if f.named else 0)
+    top = max(bm25.values(), default=0.0) or 1.0
+    htop = max(history.values(), default=0.0) or 1.0
+    head = sorted(evidence.values(), key=lambda f: -(bm25.get(f.path, 0.0) / top + (1e9 if f.named else 0)
+                                                      + HISTORY_WEIGHT * history.get(f.path, 0.0) / htop
                                                       + (1e6 if f.chunk_rank is not None else 0)))
     keep = head[:max(limit * 4, 200)]
     roles = roles_of(view, [f.path for f in keep])
     for f in keep:
         f.role = roles.get(f.path, SOURCE)
-    return score_files(keep, bm25, qt.asked_roles)[:limit]
+    hand = dict(score_files(keep, bm25, qt.asked_roles, history))
+    activity = file_activity(view) if use_history else {}
+    return [learned.Candidate(f.path, hand[f.path], bm25.get(f.path, 0.0) / top, history.get(f.path, 0.0) / htop,
+                              f.chunk_rank, f.named, role_prior(f.role, qt.asked_roles), f.length,
+                              learned.coverage(f.tf, qt.weights), *activity.get(f.path, (None, 0)))
+            for f in keep]
+
+
+def _history(view: IndexView, weights: Mapping[str, float], paths: "PathIndex",
+             allowed: set[str] | None) -> dict[str, float]:
+    """The history field's scores of the indexed (and allowed) files."""
+    scores = history_scores(view, weights)
+    indexed = paths.indexed
+    return {p: s for p, s in scores.items() if p in indexed and (allowed is None or p in allowed)}

@@ -27,6 +27,7 @@ class SearchRequest:
     intent: str | None = None  # override classify_intent
     roles: tuple[str, ...] = ()  # only files of these roles (codeagent.roles)
     group_by: str | None = None  # "file": also answer ranked files with their best spans
+    history: bool = True  # rank files by their commit history too (off: the ablation)
 
     def file_filter(self) -> FileFilter:
         return make_filter(self.language, self.path, self.extension, self.roles)

@@ -34,7 +34,7 @@ STRONG = 0.7
 FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
 SPANS_PER_FILE = 3
 HITS_PER_FILE = 1
-GROUPS = (None, "file")
+GROUPS = (None, "file", "symbol")  # symbol: the functions and methods to look at (functions.py)
 
 
 def _semantic(view: IndexView, req: SearchRequest) -> Candidates:
@@ -88,11 +88,36 @@ def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: in
     file no hit came from is shown through its best chunk)."""
     depth = max(req.limit, 10)
     ranked = filerank.file_ranking(view, req.query, req.file_filter(),
-                                   [h.path for h in cand.hits], limit=depth)
+                                   [h.path for h in cand.hits], limit=depth, use_history=req.history)
     seen = {h.path for h in cand.hits}
     made = {h.path: h for h in filerank.file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
     hits = filerank.order_by_files(cand.hits, ranked, made, per_file)
     return Candidates(hits[:req.limit], max(cand.total, len(ranked)), cand.completeness, cand.notes)
+
+
+def file_evidence(view: IndexView, request: SearchRequest) -> list:
+    """The candidate files `auto` ranks for a task-like query, with their evidence
+    (`learned.Candidate`s), as `search` sees them; [] for other intents (training data for the
+    file model: eval/train_ranker.py)."""
+    intent = request.intent or classify_intent(request.query)
+    if intent not in FILE_RANKED_INTENTS:
+        return []
+    wide = replace(request, limit=max(request.limit * 3, 30))
+    cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
+    return filerank.file_candidates(view, request.query, request.file_filter(), [h.path for h in cand.hits],
+                                    limit=max(request.limit, 10), use_history=request.history)
+
+
+def _functions(view: IndexView, req: SearchRequest, intent: str) -> Candidates:
+    """The functions and methods of the best files (functions.py), best first."""
+    from .functions import rank_functions  # only --group symbols ranks functions
+
+    wide = replace(req, limit=max(req.limit * 3, 30))
+    cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
+    ranked = filerank.file_ranking(view, req.query, req.file_filter(), [h.path for h in cand.hits],
+                                   limit=max(req.limit, 10), use_history=req.history)
+    hits = rank_functions(view, req.query, ranked, req.limit)
+    return Candidates(hits, len(hits), cand.completeness)
 
 
 def _priority_keys(intent: str, lists: dict[str, list[str]], by_key: dict[str, SearchHit]) -> list[str]:
@@ -125,7 +150,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
         raise InvalidParameter("limit must be at least 1")
     check_roles(request.roles)
     if request.group_by not in GROUPS:
-        raise InvalidParameter(f"unknown group_by {request.group_by!r}; use 'file' or leave it out")
+        raise InvalidParameter(f"unknown group_by {request.group_by!r}; use 'file', 'symbol' or leave it out")
     request = replace(request, language=checked_language(view, request.language),
                       kind=checked_kind(view, request.kind))
     started = time.perf_counter()
@@ -133,7 +158,9 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     asked = request
     if request.group_by == "file":
         request = replace(request, limit=request.limit * SPANS_PER_FILE)
-    if request.mode == "auto":
+    if request.group_by == "symbol":
+        cand = _functions(view, request, intent)
+    elif request.mode == "auto":
         by_file = intent in FILE_RANKED_INTENTS
         wide = replace(request, limit=max(request.limit * 3, 30)) if by_file else request
         cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])

@@ -40,15 +40,13 @@ class ContextTools:
 
     def get_context(
         self, task: Annotated[str, Field(min_length=1, max_length=20_000,
-                                         description="The task, bug report or question in words")],
+                                         description="The task in words")],
         budget: Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                      description="Tokens the pack may use")] = 6000,
     ) -> ContextPack:
-        """The files and symbols that matter for a task, most relevant first, each at the
-        detail the token budget allows (the whole file, its relevant spans, its signatures
-        and docstrings, or its path), with a one-line reason each. Use it first for a task in
-        words (a bug report, a change to make); keep `budget` under max_tokens (default 8000)
-        so the answer is not cut."""
+        """A task's files and symbols, best first, each at the detail the token budget allows
+        (whole file, relevant spans, signatures, or path) with a one-line reason. Use it first
+        for a task in words; keep `budget` under max_tokens."""
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             pack = build_context(view, task, budget)
             body = pack.to_dict()  # `fit` pages `files` (a cursor skips the ones sent)

@@ -32,6 +32,7 @@ COMMANDS = {
     "callers": "codeagent.query.commands:callers_cmd",
     "callees": "codeagent.query.commands:callees_cmd",
     "refs": "codeagent.query.commands:refs_cmd",
+    "impact": "codeagent.query.impact_commands:impact_cmd",
     "serve": "codeagent.mcp_server.commands:serve_cmd",
     "publish": "codeagent.indexer.replicate.commands:publish_cmd",
     "sync": "codeagent.indexer.replicate.commands:sync_cmd",

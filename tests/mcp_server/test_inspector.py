@@ -51,6 +51,7 @@ CASES: dict[str, tuple[tuple[dict, str], tuple[dict, str]]] = {
                          ({"symbol_id": "pkg.core.main", "edge_type": "bogus"}, "invalid_parameter")),
     "get_dependents": (({"symbol_id": H}, "pkg.core.main"), ({"symbol_id": "nosuch"}, "not_found")),
     "code_research": (({"query": "helper"}, H), ({"query": "helper", "depth": "9"}, "invalid_parameter")),
+    "get_impact": (({"range": "worktree..worktree"}, '"changed"'), ({"depth": "9"}, "invalid_parameter")),
     "index_status": (({}, '"ready"'), ({"ref": "r" * 300}, "invalid_parameter")),
     "get_status": (({}, '"ready"'), ({"bogus": "1"}, "invalid_parameter")),
     "index_repo": (({}, '"unchanged"'), ({"ref": "no-such-branch"}, "not_found")),

@@ -172,3 +172,14 @@ def test_grouping_and_file_order_never_lose_a_hit(raw, order, n_ranked, per_file
     firsts = list(dict.fromkeys(h.path for h in ordered))
     ranked_present = [p for p, _ in ranked if p in firsts]
     assert firsts[:len(ranked_present)] == ranked_present
+
+
+def test_a_reports_template_furniture_weighs_nothing():
+    from codeagent.query.filerank import query_terms
+
+    report = ("Task input persisted leading to memory not being released\n### First check\n"
+              "- [X] I used the GitHub search to find a similar request\n<!-- Please describe\nthe bug -->\n"
+              "### Describe the current behavior\nThe flow keeps the dataframe alive after the task returns. " * 2)
+    weights = query_terms(report).weights
+    assert "persisted" in weights and "dataframe" in weights
+    assert not {"github", "similar", "describe", "behavior"} & set(weights)

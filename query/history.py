@@ -1,0 +1,86 @@
+"""The history field of the file ranking: what past commit messages say each file is for.
+
+The build stores the indexed commit's history view (format/history.py); here a query's terms
+are looked up in its per-file postings and each file gets a BM25 over that field. A view with
+no history (not a git repository, an old store, git could not walk it) scores nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..format.history import FILES_FILE, POSTINGS_FILE, view_dir
+from .index import IndexView, sql_literals
+
+HISTORY_K1 = 1.2
+HISTORY_B = 0.75
+
+_ROWS_SQL = "SELECT path, any_value(dl), list(term), list(tf) FROM read_parquet(?) WHERE term IN ({terms}) GROUP BY path"
+
+
+def postings_file(view: IndexView) -> Path | None:
+    """The view's history postings, or None (memoised on the view)."""
+    if "history_file" not in view.cache:
+        path = view_dir(view.store.root, view.commit) / POSTINGS_FILE if view.commit else None
+        view.cache["history_file"] = path if path is not None and path.exists() else None
+    return view.cache["history_file"]
+
+
+def _stats(view: IndexView, path: Path) -> tuple[int, float]:
+    got = view.cache.get("history_stats")
+    if got is None:
+        import pyarrow.parquet as pq  # the read side has pyarrow; only a view with history reads it
+
+        meta = pq.read_schema(path).metadata or {}
+        got = view.cache["history_stats"] = (int(meta.get(b"n_docs", b"0")), float(meta.get(b"avgdl", b"1")))
+    return got
+
+
+def bm25(rows: list[tuple[str, float, list[str], list[float]]], weights: Mapping[str, float],
+         n_docs: int, avgdl: float) -> dict[str, float]:
+    """Weighted BM25 of each path's history field (pure); df from the rows themselves."""
+    df: dict[str, int] = {}
+    for _, _, terms, _ in rows:
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    out: dict[str, float] = {}
+    avgdl = avgdl or 1.0
+    for path, dl, terms, tfs in rows:
+        norm = HISTORY_K1 * (1.0 - HISTORY_B + HISTORY_B * dl / avgdl)
+        s = 0.0
+        for term, tf in sorted(zip(terms, tfs)):
+            d = df.get(term, 1)
+            idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
+            s += weights.get(term, 0.0) * idf * tf * (HISTORY_K1 + 1.0) / (tf + norm)
+        if s > 0:
+            out[path] = s
+    return out
+
+
+def history_scores(view: IndexView, weights: Mapping[str, float]) -> dict[str, float]:
+    """path -> BM25 of its history field for the query `weights` (empty without history)."""
+    path = postings_file(view)
+    if path is None or not weights:
+        return {}
+    n_docs, avgdl = _stats(view, path)
+    rows = view.sql(_ROWS_SQL.format(terms=sql_literals(weights)), [str(path)])
+    return bm25([(p, float(dl), list(t), [float(x) for x in tf]) for p, dl, t, tf in rows],
+                weights, max(n_docs, 1), avgdl)
+
+
+def file_activity(view: IndexView) -> dict[str, tuple[int, int]]:
+    """path -> (commits since it last changed, how many commits changed it) within the
+    history window; empty without history (memoised on the view)."""
+    got = view.cache.get("history_activity")
+    if got is None:
+        path = postings_file(view)
+        got = {}
+        if path is not None and (path.parent / FILES_FILE).exists():
+            import pyarrow.parquet as pq  # see _stats
+
+            t = pq.read_table(path.parent / FILES_FILE).to_pydict()
+            got = dict(zip(t["path"], zip(t["last"], t["touches"])))
+        view.cache["history_activity"] = got
+    return got
