@@ -31,6 +31,7 @@ from .protocol import completer, set_level
 from .schemas import outline_schema
 from .state import ServerState
 from .tasks import TaskRegistry
+from .tools.context import ContextTools
 from .tools.engine import BuildTools, StatusTools
 from .tools.files import FileTools
 from .tools.graph import GraphTools
@@ -49,7 +50,8 @@ TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research
 # Other names a tool answers to (not listed twice in tools/list): peers' names for the same question.
 TOOL_ALIASES = {"detect_changes": "get_impact"}
 GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
-               GraphTools: icons.GRAPH, ImpactTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX}
+               GraphTools: icons.GRAPH, ImpactTools: icons.GRAPH, StatusTools: icons.INDEX,
+               BuildTools: icons.INDEX, ContextTools: icons.SEARCH}
 
 
 
@@ -200,6 +202,7 @@ def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
         (files.search_files, "Search file contents (regex or literal)", CORE),
         (files.get_repo_overview, "Repository overview", CORE),
         (search.search_code, "Search code (hybrid)", CORE),
+        (ContextTools(state).get_context, "Task context within a token budget", CORE),
         (search.search_symbols, "Search symbols", CORE),
         (search.locate_symbol, "Locate a symbol's definitions", ALL),
         (search.lookup_symbol, "Look up a symbol by qualified name", CORE),

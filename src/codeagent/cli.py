@@ -42,6 +42,10 @@ COMMANDS = {
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon.commands:daemon_cmd",
     "watch": "codeagent.indexer.watch_commands:watch_cmd",
+    "install": "codeagent.clients.commands:install_cmd",
+    "doctor": "codeagent.clients.commands:doctor_cmd",
+    "context": "codeagent.query.context_commands:context_cmd",
+    "hook": "codeagent.query.context_commands:hook_cmd",
 }
 
 
@@ -175,5 +179,6 @@ def main() -> None:
     `codeagent search`, serve it to agents with `codeagent serve`. Exit codes: 0 ok,
     1 unexpected error, 2 invalid argument, 3 not a repository, 4 not found, 5 no index,
     6 incompatible index, 7 corrupt store, 8 store locked, 9 write failed, 14 remote failed,
-    16 out of the memory budget, 20 eval regression, 130 interrupted (Ctrl-C).
+    16 out of the memory budget, 20 eval regression, 31 client settings unreadable (install),
+    32 client check failed, 33 stale index (doctor), 130 interrupted (Ctrl-C).
     """

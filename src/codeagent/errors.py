@@ -156,3 +156,25 @@ class CopyOnWriteUnsupported(Exception):
 class ModeUnavailable(Exception):
     """`codeagent eval`: this index cannot answer the mode (no vectors for semantic, no query
     engine...); the mode is reported as not scored."""
+
+class ClientConfigInvalid(CodeagentError):
+    """`codeagent install`/`doctor`: an MCP client's settings file cannot be read or edited
+    safely (not JSON/TOML/YAML, or the servers key holds something else); it is left as is."""
+
+    code = "client_config_invalid"
+    exit_code = 31
+
+
+class ClientCheckFailed(CodeagentError):
+    """`codeagent doctor`: the configured server command does not start, does not answer MCP,
+    or speaks a protocol version the SDK does not."""
+
+    code = "client_check_failed"
+    exit_code = 32
+
+
+class IndexStale(CodeagentError):
+    """`codeagent doctor`: the server answers, but its index is older than the work tree."""
+
+    code = "index_stale"
+    exit_code = 33

@@ -33,6 +33,8 @@ CASES: dict[str, tuple[tuple[dict, str], tuple[dict, str]]] = {
                      ({"pattern": "x", "context_lines": "99"}, "invalid_parameter")),
     "get_repo_overview": (({}, "pkg"), ({"max_depth": "9"}, "invalid_parameter")),
     "search_code": (({"query": "helper"}, H), ({"query": "helper", "mode": "bogus"}, "invalid_parameter")),
+    "get_context": (({"task": "help with x", "budget": "1000"}, "pkg/core.py"),
+                    ({"task": "x", "budget": "10"}, "invalid_parameter")),
     "search_symbols": (({"query": "helper"}, H), ({"query": "helper", "limit": "0"}, "invalid_parameter")),
     "locate_symbol": (({"name": "helper"}, "pkg/core.py"), ({"name": "x", "limit": "99"}, "invalid_parameter")),
     "lookup_symbol": (({"qualified_name": H}, H), ({"qualified_name": H, "bogus": "1"}, "invalid_parameter")),
