@@ -39,6 +39,7 @@ COMMANDS = {
     "eval": "codeagent.eval.commands:eval_cmd",
     "daemon": "codeagent.daemon.commands:daemon_cmd",
     "watch": "codeagent.indexer.watch_commands:watch_cmd",
+    "org": "codeagent.indexer.fleet.commands:org_cmd",
 }
 
 

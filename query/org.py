@@ -1,0 +1,136 @@
+"""Search across a fleet store (format/fleet.py): each repository's first ref, searched on
+its own, the answers fused into one ranking whose hits name their repository.
+
+Fusion (measured in bench/org.py, docs/org.md): `score` merges the repositories' hits by
+their own scores (each repository's corpus statistics), `rank` by reciprocal rank (1/(K+rank),
+ties by score). Rank fusion gives every repository's best hit the same weight, so which
+repository answers first is left to the tie-break; scores carry how well each repository
+matched, which is what picks the right repository.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import CodeagentError, IndexMissing, InvalidParameter
+from ..format.fleet import fleet_ref, read_listing
+from ..model import SearchHit
+from ..store import Store
+from .index import IndexView, open_store
+from .search import SearchRequest, search
+
+FUSIONS = ("score", "rank")
+RRF_K = 60  # the usual reciprocal-rank constant
+
+
+@dataclass
+class OrgHit:
+    repo: str
+    ref: str
+    hit: SearchHit
+    fused: float
+
+    def to_dict(self) -> dict:
+        return {"repo": self.repo, "ref": self.ref, **self.hit.to_dict(), "fused_score": round(self.fused, 6)}
+
+
+@dataclass
+class OrgResponse:
+    results: list[OrgHit]
+    repos: list[dict]  # {repo, ref, manifest_id, total_count, query_intent}
+    fusion: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"results": [h.to_dict() for h in self.results], "repos": self.repos,
+                "fusion": self.fusion, "notes": self.notes}
+
+
+class FleetView:
+    """Open read-only views of every repository of a fleet store (each one's first ref)."""
+
+    def __init__(self, store: Store, repos: list[str] | None = None) -> None:
+        self.store = store
+        listing = read_listing(store.root)
+        if not listing:
+            raise IndexMissing(f"{store.root} holds no fleet",
+                               hint="run `codeagent org build FLEET.toml --store DIR` first")
+        unknown = sorted(set(repos or ()) - set(listing))
+        if unknown:
+            raise InvalidParameter(f"no repository {', '.join(unknown)} in the fleet",
+                                   hint=f"its repositories: {', '.join(listing)}")
+        self.views: dict[str, IndexView] = {}
+        try:
+            for name, refs in listing.items():
+                if repos and name not in repos:
+                    continue
+                manifest_id = store.read_ref(fleet_ref(name, refs[0]))
+                if manifest_id is None:
+                    continue  # listed, not built yet (a build interrupted before its refs)
+                self.views[name] = IndexView(store, None, refs[0], manifest_id)
+        except BaseException:
+            self.close()
+            raise
+
+    def view(self, repo: str) -> IndexView:
+        if repo not in self.views:
+            raise InvalidParameter(f"no repository {repo!r} served",
+                                   hint=f"its repositories: {', '.join(self.views)}")
+        return self.views[repo]
+
+    def close(self) -> None:
+        for view in self.views.values():
+            view.close()
+        self.views = {}
+
+    def __enter__(self) -> "FleetView":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_fleet(store_dir, repos: list[str] | None = None) -> FleetView:
+    store, _ = open_store(None, store_dir)
+    return FleetView(store, repos)
+
+
+def org_search(fleet: FleetView, request: SearchRequest, repos: list[str] | None = None,
+               fusion: str = "score") -> OrgResponse:
+    """Search every served repository (or `repos`) and fuse the answers (module doc)."""
+    if fusion not in FUSIONS:
+        raise InvalidParameter(f"unknown fusion {fusion!r}; choose one of {', '.join(FUSIONS)}")
+    names = [n for n in fleet.views if not repos or n in repos]
+    if repos:
+        for name in repos:
+            fleet.view(name)
+    lists: dict[str, list[SearchHit]] = {}
+    about: list[dict] = []
+    notes: list[str] = []
+    failure: CodeagentError | None = None
+    for name in names:
+        view = fleet.views[name]
+        try:
+            resp = search(view, request)
+        except InvalidParameter as exc:  # a language or kind one repository lacks
+            failure = failure or exc
+            notes.append(f"{name}: {exc.message}")
+            continue
+        lists[name] = resp.results
+        about.append({"repo": name, "ref": view.ref, "manifest_id": view.manifest_id,
+                      "total_count": resp.total_count, "query_intent": resp.query_intent})
+    if failure is not None and not lists:
+        raise failure
+    return OrgResponse(fuse(lists, {n: fleet.views[n].ref or "" for n in lists}, request.limit, fusion),
+                       about, fusion, notes)
+
+
+def fuse(lists: dict[str, list[SearchHit]], refs: dict[str, str], limit: int, fusion: str) -> list[OrgHit]:
+    """One ranking of several repositories' ranked hits (module doc); stable for equal keys."""
+    scored: list[tuple[float, float, int, OrgHit]] = []
+    for order, (name, hits) in enumerate(lists.items()):
+        for rank, hit in enumerate(hits, 1):
+            fused = hit.score if fusion == "score" else 1.0 / (RRF_K + rank)
+            scored.append((-fused, -hit.score, order * 100000 + rank, OrgHit(name, refs[name], hit, fused)))
+    scored.sort(key=lambda t: t[:3])
+    return [t[3] for t in scored[:limit]]
