@@ -10,6 +10,7 @@ matched, which is what picks the right repository.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from ..errors import CodeagentError, IndexMissing, InvalidParameter
@@ -59,18 +60,33 @@ class FleetView:
         if unknown:
             raise InvalidParameter(f"no repository {', '.join(unknown)} in the fleet",
                                    hint=f"its repositories: {', '.join(listing)}")
+        self.only = list(repos or ())
         self.views: dict[str, IndexView] = {}
+        self._lock = threading.Lock()
         try:
-            for name, refs in listing.items():
-                if repos and name not in repos:
-                    continue
-                manifest_id = store.read_ref(fleet_ref(name, refs[0]))
-                if manifest_id is None:
-                    continue  # listed, not built yet (a build interrupted before its refs)
-                self.views[name] = IndexView(store, None, refs[0], manifest_id)
+            self.refresh(listing)
         except BaseException:
             self.close()
             raise
+
+    def refresh(self, listing: dict[str, list[str]] | None = None) -> None:
+        """Follow new builds: a repository whose ref names another manifest is reopened on it,
+        one added to the fleet is opened, one dropped is closed (a few file reads when nothing
+        changed)."""
+        listing = read_listing(self.store.root) if listing is None else listing
+        with self._lock:
+            for name in [n for n in self.views if n not in listing]:
+                self.views.pop(name).close()
+            for name, refs in listing.items():
+                if self.only and name not in self.only:
+                    continue
+                manifest_id = self.store.read_ref(fleet_ref(name, refs[0]))
+                old = self.views.get(name)
+                if manifest_id is None or (old is not None and old.manifest_id == manifest_id):
+                    continue  # unchanged, or listed and not built yet (an interrupted build)
+                self.views[name] = IndexView(self.store, None, refs[0], manifest_id)
+                if old is not None:
+                    old.close()
 
     def view(self, repo: str) -> IndexView:
         if repo not in self.views:

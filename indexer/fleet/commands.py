@@ -54,8 +54,7 @@ def run_build(fleet: Path, engine: str, address: str | None, store_dir: Path | N
 
 
 def _publish(store: Store, result, to_remote: str) -> dict:
-    # the remotes' clients: only a --to build loads them
-    from ...format.fleet import fleet_ref
+    from ...format.fleet import fleet_ref  # with the remotes' clients: only a --to build loads them
     from ..replicate.publish import PublishResult, publish_into
     from ..replicate.remote import open_remote
 

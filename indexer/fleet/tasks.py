@@ -41,8 +41,7 @@ def parse_batch(store_root: str, jobs: list[ParseJob]) -> list[tuple[str, str, i
 def assemble_manifest(store_root: str, manifest_id: str, previous_id: str | None) -> str:
     """Assemble one manifest (on its ref's previous assembly when there is one, as `codeagent
     build` does), its graph included; returns the id. Assembled already: nothing to do."""
-    # pyarrow and DuckDB: only a worker that assembles imports them
-    from ..assemble.graph_part import graph_phase
+    from ..assemble.graph_part import graph_phase  # pyarrow and DuckDB: only a worker that assembles
     from ..assemble.overlay import assemble_change
     from ..budget import MemoryBudget
 
