@@ -110,3 +110,17 @@ def _manifest(store: Store, mid: str):
     from codeagent.format.manifest import load_manifest
 
     return load_manifest(store, mid)
+
+
+def test_build_to_a_remote_publishes_every_repository_ref(fleet, tmp_path, monkeypatch):
+    from codeagent.indexer.fleet.commands import run_build
+    from codeagent.indexer.replicate.remote import open_remote
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where --to stages
+    report = run_build(fleet["file"], "local", None, None, str(tmp_path / "remote"), 1, None)
+    published = {r["ref"]: r["manifest_id"] for r in report["published"]["refs"]}
+    assert published == {fleet_ref(repo["name"], ref["ref"]): ref["manifest_id"]
+                         for repo in report["repos"] for ref in repo["refs"]}
+    with open_remote(str(tmp_path / "remote")) as remote:
+        assert remote.list_refs() == published
+        assert all(remote.has_object(mid) for mid in published.values())
