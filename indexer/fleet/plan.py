@@ -133,10 +133,31 @@ def _parse(plans: list[RefPlan], store: Store, cache: sources.JsonCache, engine:
            progress: Progress, result: FleetResult, batch_bytes: int,
            batch_files: int) -> dict[str, tuple[str, int] | None]:
     """Read every git blob a plan needs once, parse each content and language no cache maps
-    to a shard once for the fleet; git sha -> (blob id, size), None for a missing object."""
+    to a shard once for the fleet; git sha -> (blob id, size), None for a missing object.
+    Batches are sent while the blobs are read: the driver holds a few batches of bytes."""
     blobs: dict[str, tuple[str, int] | None] = {}
-    jobs: dict[tuple[str, str], ParseJob] = {}
-    for checkout, files in _unread(plans).items():
+    queued: set[tuple[str, str]] = set()
+    result.files_parsed_per_ref = sum(len(p.need) for p in plans)
+    root = store_root(store)
+    unread = _unread(plans)
+    progress("blobs to parse", 0, sum(len(shas) for shas in unread.values()))  # read, then parsed unless known
+    calls = ((root, batch) for batch in _batches(_jobs(unread, store, cache, blobs, queued, result),
+                                                 batch_bytes, batch_files))
+    done = 0
+    for answers in engine.map_unordered(parse_batch, calls):
+        for key, value, written in answers:
+            store.put_action(key, value)
+            result.shards_written += written
+        done += len(answers)
+        progress("parsed", done, len(queued))
+    result.blobs_parsed = len(queued)
+    return blobs
+
+
+def _jobs(unread: dict[Path, dict[str, list[tuple[str, str, int]]]], store: Store, cache: sources.JsonCache,
+          blobs: dict, queued: set[tuple[str, str]], result: FleetResult) -> Iterator[ParseJob]:
+    """The parse jobs of the blobs `unread` names, as they are read (filling `blobs` and `queued`)."""
+    for checkout, files in unread.items():
         for sha, data in sources.read_git_blobs(checkout, list(files)):
             result.blobs_read += 1
             if data is None:
@@ -146,20 +167,9 @@ def _parse(plans: list[RefPlan], store: Store, cache: sources.JsonCache, engine:
             blobs[sha] = (blob, len(data))
             cache.set(sha, [blob, len(data)])
             for path, language, max_bytes in files[sha]:
-                if (blob, language) not in jobs and store.get_action(shard_key(blob, language)) is None:
-                    jobs[(blob, language)] = (data, language, blob, max_bytes, path)
-    result.files_parsed_per_ref = sum(len(p.need) for p in plans)
-    progress("blobs to parse", 0, len(jobs))
-    root = store_root(store)
-    done = 0
-    for answers in engine.map_unordered(parse_batch, ((root, b) for b in _batches(jobs, batch_bytes, batch_files))):
-        for key, value, written in answers:
-            store.put_action(key, value)
-            result.shards_written += written
-        done += len(answers)
-        progress("parsed", done, len(jobs))
-    result.blobs_parsed = len(jobs)
-    return blobs
+                if (blob, language) not in queued and store.get_action(shard_key(blob, language)) is None:
+                    queued.add((blob, language))
+                    yield (data, language, blob, max_bytes, path)
 
 
 def _unread(plans: list[RefPlan]) -> dict[Path, dict[str, list[tuple[str, str, int]]]]:
@@ -179,10 +189,10 @@ def _unread(plans: list[RefPlan]) -> dict[Path, dict[str, list[tuple[str, str, i
     return out
 
 
-def _batches(jobs: dict[tuple[str, str], ParseJob], batch_bytes: int, batch_files: int) -> Iterator[list[ParseJob]]:
+def _batches(jobs: Iterator[ParseJob], batch_bytes: int, batch_files: int) -> Iterator[list[ParseJob]]:
     batch: list[ParseJob] = []
     size = 0
-    for job in jobs.values():
+    for job in jobs:
         batch.append(job)
         size += len(job[0])
         if size >= batch_bytes or len(batch) >= batch_files:
