@@ -1,0 +1,33 @@
+"""The fusion of per-repository rankings (query/org.py `fuse`), as properties."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from codeagent.model import SearchHit
+from codeagent.query.org import fuse
+
+SCORES = st.lists(st.floats(min_value=0, max_value=100, allow_nan=False), max_size=8)
+
+
+def _lists(scores: dict[str, list[float]]) -> dict[str, list[SearchHit]]:
+    """Each repository's hits best first (as a search answers them)."""
+    return {repo: [SearchHit(f"{repo}/{n}.py", 1, 1, "function", f"f{n}", f"f{n}", None, None, s, "")
+                   for n, s in enumerate(sorted(values, reverse=True))]
+            for repo, values in scores.items()}
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), SCORES, min_size=1),
+       st.integers(1, 30), st.sampled_from(["score", "rank"]))
+def test_fusion_keeps_each_repositorys_order_and_the_limit(scores, limit, fusion):
+    lists = _lists(scores)
+    fused = fuse(lists, {r: "heads/main" for r in lists}, limit, fusion)
+    assert len(fused) == min(limit, sum(map(len, lists.values())))
+    for repo, hits in lists.items():
+        mine = [h.hit for h in fused if h.repo == repo]
+        assert mine == hits[:len(mine)]  # a prefix of the repository's own ranking, in order
+    if fusion == "score":
+        assert [h.hit.score for h in fused] == sorted((h.hit.score for h in fused), reverse=True)
+    else:  # rank: no repository's n-th hit comes before another's (n-1)-th
+        ranks = [lists[h.repo].index(h.hit) for h in fused]
+        assert ranks == sorted(ranks)
