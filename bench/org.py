@@ -145,28 +145,41 @@ def fleet_way(work: Path, engine: str) -> tuple[dict, dict[str, str], int, dict]
 def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_cases: int) -> None:
     """Right repository on top, and file MRR@10 over the fleet vs the task's own repository."""
     from codeagent.eval.datasets import mine_descriptions
-    from codeagent.query.org import open_fleet, org_search
-    from codeagent.query.search import SearchRequest
+    from codeagent.query.org import fuse, open_fleet, repo_beliefs
+    from codeagent.query.search import SearchRequest, search
 
-    cases = []
-    for name in originals:
-        try:
-            cases += [(name, c) for c in mine_descriptions(repos[name], "HEAD", per_repo_cases, 7)]
-        except Exception as exc:  # a repository ctags mines nothing from
-            print(f"  {name}: no tasks ({exc})")
+    from codeagent.eval.cases import case_from_dict
+
+    saved = work / f"tasks-{per_repo_cases}.json"  # the mined tasks of this run's clones (never committed)
+    if saved.exists():
+        cases = [(name, case_from_dict(c)) for name, c in json.loads(saved.read_text())]
+    else:
+        cases = []
+        for name in originals:
+            try:
+                cases += [(name, c) for c in mine_descriptions(repos[name], "HEAD", per_repo_cases, 7)]
+            except Exception as exc:  # a repository ctags mines nothing from
+                print(f"  {name}: no tasks ({exc})")
+        saved.write_text(json.dumps([(name, c.to_dict()) for name, c in cases]))
+    fusions = ("repo", "score", "rank")
+    top = dict.fromkeys(fusions, 0.0)
+    rr = dict.fromkeys((*fusions, "own"), 0.0)
     with open_fleet(work / "org-local", originals) as fleet:
-        for fusion in ("score", "rank"):
-            top = rr_fleet = rr_own = 0.0
-            for name, case in cases:
-                req = SearchRequest(query=case.query, limit=10)
-                hits = org_search(fleet, req, originals, fusion).results
-                own = org_search(fleet, req, [name], fusion).results
-                top += bool(hits) and hits[0].repo == name
-                rr_fleet += _rr([(h.repo, h.hit.path) for h in hits], name, case.gold_files)
-                rr_own += _rr([(h.repo, h.hit.path) for h in own], name, case.gold_files)
-            n = max(len(cases), 1)
-            print(f"  fusion {fusion:<5}: {len(cases)} tasks, right repo on top {top / n:.1%}, "
-                  f"MRR@10 fleet {rr_fleet / n:.3f} vs own repo {rr_own / n:.3f} (delta {rr_own / n - rr_fleet / n:+.3f})")
+        refs = {n: v.ref or "" for n, v in fleet.views.items()}
+        for name, case in cases:  # each repository searched once a task, the answers fused three ways
+            req = SearchRequest(query=case.query, limit=10)
+            lists = {n: search(view, req).results for n, view in fleet.views.items()}
+            rr["own"] += _rr([(name, h.path) for h in lists[name]], name, case.gold_files)
+            beliefs = repo_beliefs(fleet.views, case.query)
+            for fusion in fusions:
+                hits = fuse(lists, refs, 10, fusion, beliefs)
+                top[fusion] += bool(hits) and hits[0].repo == name
+                rr[fusion] += _rr([(h.repo, h.hit.path) for h in hits], name, case.gold_files)
+    n = max(len(cases), 1)
+    print(f"  {len(cases)} tasks over {len(originals)} repositories; MRR@10 searching the task's own repository: {rr['own'] / n:.3f}")
+    for fusion in fusions:
+        print(f"  fusion {fusion:<5}: right repo on top {top[fusion] / n:.1%}, MRR@10 over the fleet "
+              f"{rr[fusion] / n:.3f} (own - fleet {(rr['own'] - rr[fusion]) / n:+.3f})")
 
 
 def _rr(hits: list[tuple[str, str]], repo: str, gold: tuple[str, ...]) -> float:
@@ -187,9 +200,13 @@ def main() -> None:
     ap.add_argument("--forks", type=int, default=4)
     ap.add_argument("--no-ray", action="store_true")
     ap.add_argument("--quality-cases", type=int, default=15, help="tasks mined per repository (0: skip)")
+    ap.add_argument("--quality-only", action="store_true", help="only the search quality, on the last run's fleet")
     args = ap.parse_args()
     names = [n for n in args.repos.split(",") if n]
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.quality_only:
+        quality(args.work, {n: args.work / "src" / n for n in names}, names, args.quality_cases)
+        return
     repos = make_fleet(args.work, names, args.forks)
     print(f"fleet: {len(repos)} repositories ({len(names)} dev-set, {args.forks} forks); load {Path('/proc/loadavg').read_text().split()[:3]}")
     single, ids, parsed = per_repo(args.work, repos)

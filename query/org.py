@@ -10,6 +10,7 @@ matched, which is what picks the right repository.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 
@@ -17,11 +18,15 @@ from ..errors import CodeagentError, IndexMissing, InvalidParameter
 from ..format.fleet import fleet_ref, read_listing
 from ..model import SearchHit
 from ..store import Store
+from .filerank import chunk_terms
 from .index import IndexView, open_store
 from .search import SearchRequest, search
 
-FUSIONS = ("score", "rank")
+FUSIONS = ("repo", "score", "rank")
 RRF_K = 60  # the usual reciprocal-rank constant
+# CORI's constants (Callan, Lu and Croft 1995; the values its evaluations settled on): the
+# default belief of a term, the df damping, and the weight of the collection in the merge.
+CORI_B, CORI_DF_BASE, CORI_DF_LEN, CORI_MERGE = 0.4, 50.0, 150.0, 0.4
 
 
 @dataclass
@@ -112,7 +117,7 @@ def open_fleet(store_dir, repos: list[str] | None = None) -> FleetView:
 
 
 def org_search(fleet: FleetView, request: SearchRequest, repos: list[str] | None = None,
-               fusion: str = "score") -> OrgResponse:
+               fusion: str = "repo") -> OrgResponse:
     """Search every served repository (or `repos`) and fuse the answers (module doc)."""
     if fusion not in FUSIONS:
         raise InvalidParameter(f"unknown fusion {fusion!r}; choose one of {', '.join(FUSIONS)}")
@@ -137,16 +142,55 @@ def org_search(fleet: FleetView, request: SearchRequest, repos: list[str] | None
                       "total_count": resp.total_count, "query_intent": resp.query_intent})
     if failure is not None and not lists:
         raise failure
-    return OrgResponse(fuse(lists, {n: fleet.views[n].ref or "" for n in lists}, request.limit, fusion),
+    beliefs = repo_beliefs({n: fleet.views[n] for n in lists}, request.query) if fusion == "repo" else None
+    return OrgResponse(fuse(lists, {n: fleet.views[n].ref or "" for n in lists}, request.limit, fusion, beliefs),
                        about, fusion, notes)
 
 
-def fuse(lists: dict[str, list[SearchHit]], refs: dict[str, str], limit: int, fusion: str) -> list[OrgHit]:
-    """One ranking of several repositories' ranked hits (module doc); stable for equal keys."""
+def repo_beliefs(views: dict[str, IndexView], query: str) -> dict[str, float]:
+    """How much each repository is about the query (CORI resource selection, from each
+    repository's document frequencies of the query's terms): a term found in few of the
+    repositories, and in many of one's files, says that one is meant."""
+    terms = chunk_terms(query)
+    if not terms or not views:
+        return dict.fromkeys(views, 1.0)
+    marks = ", ".join("?" * len(terms))
+    df: dict[str, dict[str, int]] = {}
+    files: dict[str, int] = {}
+    for name, view in views.items():
+        df[name] = dict(view.sql(f"SELECT term, count(DISTINCT path) FROM term_postings WHERE term IN ({marks}) "
+                                 "GROUP BY term", terms))
+        files[name] = max(view.count_where("files", "status = 'indexed'"), 1)
+    average = sum(files.values()) / len(files)
+    spread = {t: sum(1 for name in views if df[name].get(t)) for t in terms}
+    total = len(views)
+    beliefs = {}
+    for name in views:
+        belief = 0.0
+        for t in terms:
+            d = df[name].get(t, 0)
+            tf_part = d / (d + CORI_DF_BASE + CORI_DF_LEN * files[name] / average)
+            idf_part = math.log((total + 0.5) / max(spread[t], 1)) / math.log(total + 1.0)
+            belief += CORI_B + (1 - CORI_B) * tf_part * idf_part
+        beliefs[name] = belief / len(terms)
+    return beliefs
+
+
+def fuse(lists: dict[str, list[SearchHit]], refs: dict[str, str], limit: int, fusion: str,
+         beliefs: dict[str, float] | None = None) -> list[OrgHit]:
+    """One ranking of several repositories' ranked hits (module doc); stable for equal keys.
+    `repo` fusion: CORI's merge, a hit's score over its repository's best times the
+    repository's belief (min-max over the repositories)."""
     scored: list[tuple[float, float, int, OrgHit]] = []
+    low, high = min((beliefs or {0: 0}).values()), max((beliefs or {0: 0}).values())
     for order, (name, hits) in enumerate(lists.items()):
+        best = max((h.score for h in hits), default=0.0) or 1.0
+        weight = ((beliefs or {}).get(name, 0.0) - low) / (high - low) if high > low else 1.0
         for rank, hit in enumerate(hits, 1):
-            fused = hit.score if fusion == "score" else 1.0 / (RRF_K + rank)
+            if fusion == "repo":
+                fused = hit.score / best * (1 + CORI_MERGE * weight) / (1 + CORI_MERGE)
+            else:
+                fused = hit.score if fusion == "score" else 1.0 / (RRF_K + rank)
             scored.append((-fused, -hit.score, order * 100000 + rank, OrgHit(name, refs[name], hit, fused)))
     scored.sort(key=lambda t: t[:3])
     return [t[3] for t in scored[:limit]]
