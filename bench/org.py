@@ -145,7 +145,7 @@ def fleet_way(work: Path, engine: str) -> tuple[dict, dict[str, str], int, dict]
 def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_cases: int) -> None:
     """Right repository on top, and file MRR@10 over the fleet vs the task's own repository."""
     from codeagent.eval.datasets import mine_descriptions
-    from codeagent.query.org import fuse, open_fleet, repo_beliefs
+    from codeagent.query.org import fuse, open_fleet, repo_strengths
     from codeagent.query.search import SearchRequest, search
 
     from codeagent.eval.cases import case_from_dict
@@ -161,7 +161,7 @@ def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_c
             except Exception as exc:  # a repository ctags mines nothing from
                 print(f"  {name}: no tasks ({exc})")
         saved.write_text(json.dumps([(name, c.to_dict()) for name, c in cases]))
-    fusions = ("repo", "score", "rank")
+    fusions = ("global", "score", "rank")
     top = dict.fromkeys(fusions, 0.0)
     rr = dict.fromkeys((*fusions, "own"), 0.0)
     with open_fleet(work / "org-local", originals) as fleet:
@@ -170,9 +170,9 @@ def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_c
             req = SearchRequest(query=case.query, limit=10)
             lists = {n: search(view, req).results for n, view in fleet.views.items()}
             rr["own"] += _rr([(name, h.path) for h in lists[name]], name, case.gold_files)
-            beliefs = repo_beliefs(fleet.views, case.query)
+            strengths = repo_strengths(fleet.views, lists, case.query)
             for fusion in fusions:
-                hits = fuse(lists, refs, 10, fusion, beliefs)
+                hits = fuse(lists, refs, 10, fusion, strengths)
                 top[fusion] += bool(hits) and hits[0].repo == name
                 rr[fusion] += _rr([(h.repo, h.hit.path) for h in hits], name, case.gold_files)
     n = max(len(cases), 1)

@@ -42,7 +42,7 @@ class OrgTools:
 
     def search_code(self, query: Annotated[str, Field(min_length=1, max_length=2000)],
                     repos: list[str] | None = None, limit: Annotated[int, Field(ge=1, le=100)] = 10,
-                    fusion: Literal["score", "rank"] = "score") -> dict[str, Any]:
+                    fusion: Literal["global", "score", "rank"] = "global") -> dict[str, Any]:
         """Search code across every repository of the fleet (or only `repos`); hits best
         first, each naming its `repo`, with symbol_id handles for get_symbol."""
         with self.lock:

@@ -31,8 +31,9 @@ def run_org_search(store_dir: Path, request: SearchRequest, repos: list[str] | N
 @click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True, help="As `codeagent search`.")
 @click.option("--lang", "language", default=None, metavar="L", help="Only this language.")
 @click.option("--path", "path_glob", default=None, metavar="GLOB", help="Only files matching this glob.")
-@click.option("--fusion", type=click.Choice(FUSIONS), default="score", show_default=True,
-              help="score: merge the repositories' hits by score; rank: by reciprocal rank (docs/org.md).")
+@click.option("--fusion", type=click.Choice(FUSIONS), default="global", show_default=True,
+              help="global: each repository's hits weighed by a fleet-wide BM25 of its best file; "
+                   "score: merged by their own scores; rank: by reciprocal rank (docs/org.md).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def org_search_cmd(query: str, store_dir: Path, repos: str | None, mode: str, language: str | None,

@@ -18,11 +18,11 @@ def _lists(scores: dict[str, list[float]]) -> dict[str, list[SearchHit]]:
 
 
 @given(st.dictionaries(st.sampled_from(["a", "b", "c"]), SCORES, min_size=1),
-       st.integers(1, 30), st.sampled_from(["repo", "score", "rank"]),
+       st.integers(1, 30), st.sampled_from(["global", "score", "rank"]),
        st.lists(st.floats(min_value=0, max_value=1), min_size=3, max_size=3))
-def test_fusion_keeps_each_repositorys_order_and_the_limit(scores, limit, fusion, beliefs):
+def test_fusion_keeps_each_repositorys_order_and_the_limit(scores, limit, fusion, strengths):
     lists = _lists(scores)
-    fused = fuse(lists, {r: "heads/main" for r in lists}, limit, fusion, dict(zip("abc", beliefs)))
+    fused = fuse(lists, {r: "heads/main" for r in lists}, limit, fusion, dict(zip("abc", strengths)))
     assert len(fused) == min(limit, sum(map(len, lists.values())))
     for repo, hits in lists.items():
         mine = [h.hit for h in fused if h.repo == repo]
@@ -32,7 +32,7 @@ def test_fusion_keeps_each_repositorys_order_and_the_limit(scores, limit, fusion
     elif fusion == "rank":  # no repository's n-th hit comes before another's (n-1)-th
         ranks = [lists[h.repo].index(h.hit) for h in fused]
         assert ranks == sorted(ranks)
-    else:  # repo: of two repositories' best hits, the one of the higher belief comes first
+    else:  # global: of two repositories' best hits, the one of the stronger repository comes first
         firsts = [h.repo for h in fused if h.hit is lists[h.repo][0] and h.hit.score > 0]
-        order = [dict(zip("abc", beliefs))[r] for r in firsts]
+        order = [dict(zip("abc", strengths))[r] for r in firsts]
         assert order == sorted(order, reverse=True)
