@@ -142,7 +142,7 @@ def fleet_way(work: Path, engine: str) -> tuple[dict, dict[str, str], int, dict]
     return run, ids, report["blobs_parsed"], report
 
 
-def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_cases: int) -> None:
+def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_cases: int, seed: int = 7) -> None:
     """Right repository on top, and file MRR@10 over the fleet vs the task's own repository."""
     from codeagent.eval.datasets import mine_descriptions
     from codeagent.query.org import fuse, open_fleet, repo_strengths
@@ -150,14 +150,14 @@ def quality(work: Path, repos: dict[str, Path], originals: list[str], per_repo_c
 
     from codeagent.eval.cases import case_from_dict
 
-    saved = work / f"tasks-{per_repo_cases}.json"  # the mined tasks of this run's clones (never committed)
+    saved = work / f"tasks-{per_repo_cases}-{seed}.json"  # the mined tasks of this run's clones (never committed)
     if saved.exists():
         cases = [(name, case_from_dict(c)) for name, c in json.loads(saved.read_text())]
     else:
         cases = []
         for name in originals:
             try:
-                cases += [(name, c) for c in mine_descriptions(repos[name], "HEAD", per_repo_cases, 7)]
+                cases += [(name, c) for c in mine_descriptions(repos[name], "HEAD", per_repo_cases, seed)]
             except Exception as exc:  # a repository ctags mines nothing from
                 print(f"  {name}: no tasks ({exc})")
         saved.write_text(json.dumps([(name, c.to_dict()) for name, c in cases]))
@@ -201,11 +201,12 @@ def main() -> None:
     ap.add_argument("--no-ray", action="store_true")
     ap.add_argument("--quality-cases", type=int, default=15, help="tasks mined per repository (0: skip)")
     ap.add_argument("--quality-only", action="store_true", help="only the search quality, on the last run's fleet")
+    ap.add_argument("--seed", type=int, default=7, help="of the tasks' sample (another seed: other tasks)")
     args = ap.parse_args()
     names = [n for n in args.repos.split(",") if n]
     args.work.mkdir(parents=True, exist_ok=True)
     if args.quality_only:
-        quality(args.work, {n: args.work / "src" / n for n in names}, names, args.quality_cases)
+        quality(args.work, {n: args.work / "src" / n for n in names}, names, args.quality_cases, args.seed)
         return
     repos = make_fleet(args.work, names, args.forks)
     print(f"fleet: {len(repos)} repositories ({len(names)} dev-set, {args.forks} forks); load {Path('/proc/loadavg').read_text().split()[:3]}")
@@ -223,7 +224,7 @@ def main() -> None:
               f"per parsed file {run['cpu'] / max(n, 1) * 1000:.1f} ms CPU")
     print(f"load after: {Path('/proc/loadavg').read_text().split()[:3]}")
     if args.quality_cases:
-        quality(args.work, repos, names, args.quality_cases)
+        quality(args.work, repos, names, args.quality_cases, args.seed)
 
 
 if __name__ == "__main__":
