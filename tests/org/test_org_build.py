@@ -124,3 +124,14 @@ def test_build_to_a_remote_publishes_every_repository_ref(fleet, tmp_path, monke
     with open_remote(str(tmp_path / "remote")) as remote:
         assert remote.list_refs() == published
         assert all(remote.has_object(mid) for mid in published.values())
+
+
+def test_a_repository_named_by_url_is_mirrored_and_indexed_alike(fleet, tmp_path):
+    billing = fleet["repos"]["billing"].path
+    by_url = write_fleet(tmp_path / "url.toml", {})
+    by_url.write_text(f'[[repo]]\nname = "billing"\nurl = "file://{billing}"\nrefs = ["main"]\n')
+    by_path = write_fleet(tmp_path / "path.toml", {"billing": (billing, ["main"])})
+    first = build_fleet(load_fleet(by_url), Store(tmp_path / "u", create=True), LocalEngine(1))
+    second = build_fleet(load_fleet(by_path), Store(tmp_path / "p", create=True), LocalEngine(1))
+    assert _ids(first) == _ids(second) and len(_ids(first)) == 1
+    assert list((tmp_path / "u" / "cache" / "fleet-clones").iterdir())  # the mirror it read
