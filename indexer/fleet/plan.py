@@ -20,7 +20,7 @@ from ...errors import StoreCorrupt
 from ...format.fleet import fleet_ref, write_listing
 from ...format.manifest import FileEntry, Manifest, shard_key, stored_form
 from ...hashing import hash_bytes
-from ...store import Store, StoreLock, append_log, atomic_write
+from ...store import Store, StoreLock, append_log, atomic_write, disk_write_failure
 from ..build import BuildOptions, _Builder, _previous, _reused_and_needed, _walk
 from ..languages import detect_language
 from .engines import Engine
@@ -86,29 +86,43 @@ def build_fleet(specs: list[RepoSpec], store: Store, engine: Engine, *, progress
     result = FleetResult(engine=type(engine).__name__.removesuffix("Engine").lower(), workers=engine.workers)
     with StoreLock(store, wait=lock_wait):
         store.sweep_tmp()
-        cache = sources.JsonCache(store, "gitblobs.json")
-        clock = time.perf_counter()
-        plans = _list(specs, store, cache, progress)
-        result.phases["list"] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        with store.batched_actions():
-            blobs = _parse(plans, store, cache, engine, progress, result, batch_bytes, batch_files)
-        result.phases["parse"] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        for plan in plans:
-            _write_manifest(plan, store, blobs)
-        cache.save()
-        _assemble(plans, store, engine, progress, result)
-        result.phases["assemble"] = time.perf_counter() - clock
-        for plan in plans:
-            result.repos.setdefault(plan.repo, []).append(plan)
-        write_listing(store.root, {s.name: [p.ref for p in result.repos[s.name]] for s in specs},
-                      lambda path, data: atomic_write(path, data, store.tmp_dir, durable=True))
+        try:
+            plans = _run(specs, store, engine, progress, result, batch_bytes, batch_files)
+        except Exception as exc:  # a full disk says so (as `codeagent build` does), not a traceback
+            failure = disk_write_failure(exc)
+            if failure is None:
+                raise
+            store.sweep_tmp()
+            raise failure from exc
     result.seconds = time.perf_counter() - started
     append_log(store, "builds", {"fleet": len(specs), "refs": len(plans), "parsed": result.blobs_parsed,
                                  "engine": result.engine, "seconds": round(result.seconds, 3),
                                  "at": int(time.time())})
     return result
+
+
+def _run(specs: list[RepoSpec], store: Store, engine: Engine, progress: Progress, result: FleetResult,
+         batch_bytes: int, batch_files: int) -> list[RefPlan]:
+    """The plan's stages under the store's lock; the refs are swapped last."""
+    cache = sources.JsonCache(store, "gitblobs.json")
+    clock = time.perf_counter()
+    plans = _list(specs, store, cache, progress)
+    result.phases["list"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    with store.batched_actions():
+        blobs = _parse(plans, store, cache, engine, progress, result, batch_bytes, batch_files)
+    result.phases["parse"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    for plan in plans:
+        _write_manifest(plan, store, blobs)
+    cache.save()
+    _assemble(plans, store, engine, progress, result)
+    result.phases["assemble"] = time.perf_counter() - clock
+    for plan in plans:
+        result.repos.setdefault(plan.repo, []).append(plan)
+    write_listing(store.root, {s.name: [p.ref for p in result.repos.get(s.name, [])] for s in specs},
+                  lambda path, data: atomic_write(path, data, store.tmp_dir, durable=True))
+    return plans
 
 
 def _list(specs: list[RepoSpec], store: Store, cache: sources.JsonCache, progress: Progress) -> list[RefPlan]:
@@ -117,8 +131,12 @@ def _list(specs: list[RepoSpec], store: Store, cache: sources.JsonCache, progres
     clones = store.root / fmt.CACHE_DIR / "fleet-clones"
     for n, spec in enumerate(specs, 1):
         checkout = local_checkout(spec, clones)
+        planned: set[str] = set()
         for rev in spec.refs:
             ref, commit = sources.resolve_ref(checkout, rev)
+            if ref in planned:  # two spellings of one ref (HEAD and main)
+                continue
+            planned.add(ref)
             builder = _Builder(BuildOptions(repo=checkout, store_dir=store.root, rev=rev), checkout, store)
             _opts, files = _walk(builder, checkout, store, cache, commit)
             repairs: list[str] = []
