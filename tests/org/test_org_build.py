@@ -135,3 +135,47 @@ def test_a_repository_named_by_url_is_mirrored_and_indexed_alike(fleet, tmp_path
     second = build_fleet(load_fleet(by_path), Store(tmp_path / "p", create=True), LocalEngine(1))
     assert _ids(first) == _ids(second) and len(_ids(first)) == 1
     assert list((tmp_path / "u" / "cache" / "fleet-clones").iterdir())  # the mirror it read
+
+
+def test_build_to_s3_through_a_moto_server(fleet, tmp_path, monkeypatch):
+    """`--to s3://...`: the same publication into a real S3 API (moto's server on 127.0.0.1)."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    from pyarrow import fs as pafs
+
+    from codeagent.indexer.fleet.commands import run_build
+    from codeagent.indexer.replicate.remote import open_remote
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # until it listens (no clock: a bounded number of tries)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        for key, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+                           "XDG_CACHE_HOME": str(tmp_path / "cache")}.items():
+            monkeypatch.setenv(key, value)
+        pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", region="us-east-1",
+                          allow_bucket_creation=True).create_dir("fleet")
+        uri = f"s3://fleet/org?endpoint_override=127.0.0.1:{port}&scheme=http&region=us-east-1"
+        report = run_build(fleet["file"], "local", None, None, uri, 1, None)
+        published = {r["ref"]: r["manifest_id"] for r in report["published"]["refs"]}
+        assert len(published) == 4
+        with open_remote(uri) as remote:
+            assert remote.list_refs() == published
+            assert all(remote.has_object(mid) for mid in published.values())
+    finally:
+        server.terminate()
+        server.wait()
