@@ -57,11 +57,14 @@ def is_loopback(host: str) -> bool:
                    "it after each batch of file changes (the server stays read-only). While a "
                    "build runs index_status says `indexing`; clients subscribed to the "
                    "codeagent://index resource get notifications/resources/updated after it.")
+@click.option("--org", "org_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Serve a fleet store (`codeagent org build`) instead: search_code across its "
+                   "repositories, get_symbol and get_file_outline by repo (docs/org.md).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="warning", show_default=True, help="Log level (logs go to stderr).")
 def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: str, host: str,
               port: int, allow_remote: bool, allow_build: bool, profile: str,
-              max_frame_bytes: int, watch: bool, log_level: str) -> None:
+              max_frame_bytes: int, watch: bool, org_dir: Path | None, log_level: str) -> None:
     """Serve the repository's index to agents over MCP (stdio by default).
 
     Answers from the newest complete manifest of REF and follows it across builds without a
@@ -75,6 +78,9 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
         run_command(False, _refuse, InvalidParameter(
             f"--host {host} is not a loopback address; the server has no authentication",
             hint="bind to 127.0.0.1 (the default), or pass --allow-remote on a trusted network"))
+    if org_dir is not None:
+        _run(run_command(False, _make_org_server, org_dir), transport, host, port, max_frame_bytes, log_level)
+        return
     server = run_command(False, _make_server, repo, ref, store_dir, allow_build, profile)
     beside = run_command(False, _watching, server) if watch else None
     _run(server, transport, host, port, max_frame_bytes, log_level, beside)
@@ -128,6 +134,13 @@ async def _with_beside(serve, beside) -> None:
 
 def _refuse(exc: Exception) -> None:
     raise exc
+
+
+def _make_org_server(org_dir: Path):
+    from ..query.org import open_fleet  # the query package: not for --help
+    from .org import create_org_server  # the SDK, +~0.7 s: not for --help
+
+    return create_org_server(open_fleet(org_dir))[0]
 
 
 def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,

@@ -46,6 +46,7 @@ COMMANDS = {
     "doctor": "codeagent.clients.commands:doctor_cmd",
     "context": "codeagent.query.context_commands:context_cmd",
     "hook": "codeagent.query.context_commands:hook_cmd",
+    "org": "codeagent.indexer.fleet.commands:org_cmd",
 }
 
 

@@ -29,7 +29,7 @@ def candidate_refs(spec: str, repo: Path | None = None) -> Iterator[str]:
     the branch, tag, remote or commit it abbreviates, then (with `repo`) what git resolves it
     to, so `HEAD`, `refs/heads/main`, a short sha or `main~2` name the ref a build wrote. Git
     is asked only when the spellings before it were not enough."""
-    if spec.startswith(("heads/", "tags/", "remotes/", "commits/")) or spec == WORKTREE_REF:
+    if spec.startswith(("heads/", "tags/", "remotes/", "commits/", "repos/")) or spec == WORKTREE_REF:  # repos/: a fleet store (format/fleet.py)
         yield spec
     elif spec.startswith("refs/"):
         yield spec[len("refs/"):]
