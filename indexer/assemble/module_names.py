@@ -209,6 +209,9 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
             base = key(fm.module).split(".")
             base = base[:-1] if head == "super" else base
             full = ".".join([*base, rest] if rest else base)
+        elif fm.module and f"{key(fm.module)}.{head}" in modules:
+            # `use child::f`: a child module's file (child.rs or child/mod.rs) is a module
+            full = f"{key(fm.module)}.{full}"
     if full.endswith(".*") or full == "*":
         mod = full[:-2]
         return ImportBinding("*", mod, mod)
