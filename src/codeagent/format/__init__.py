@@ -55,7 +55,9 @@ EXTRACTOR_VERSION history:
      `#if/#elif/#else/#endif` directive lines blanked and, of a conditional whose branches
      split brackets, one branch kept (extract/preproc.py): members after such a branch keep
      their enclosing type (they were top-level or nested in the previous method). Objective-C
-     `@interface`/`@implementation` are classes holding their methods.
+     `@interface`/`@implementation` are classes holding their methods. A callee's turbofish
+     is dropped whole (`pool::spawn_blocking::<F>` was `pool.spawn_blocking.`, `Foo::<T>::new`
+     `Foo..new`: no last name to resolve).
 """
 
 from __future__ import annotations
