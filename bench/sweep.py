@@ -103,7 +103,7 @@ def run_cli(row: Row, *args: str) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except Exception as exc:  # noqa: BLE001 - what the sweep is looking for
-            import click
+            import click  # only to tell a usage error from a crash, once one happened
 
             if isinstance(exc, click.ClickException):
                 exc.show()

@@ -255,7 +255,7 @@ _WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
 
 # The keys the exact tiers 3 to 6 look up (graph_near.keyed_tier): an import binding's name
 # (re-exports followed), a wildcard import's, the file's own module's, a path-qualified target.
-_KEYS_IMPORTED = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || r.rest) AS fq
+_KEYS_IMPORTED = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, ltrim(b.fq_key || r.rest, '.')) AS fq
         FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
         LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest"""
 _KEYS_STAR = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || '.' || r.tkey) AS fq

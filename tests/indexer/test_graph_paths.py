@@ -114,3 +114,21 @@ def test_rust_use_of_a_child_module_is_relative(module: str, target: str, import
     fm = FileModule("x.rs", "rust", module, module, "::")
     modules = {"rt", "rt.runtime", "rt.runtime.context", "rt.runtime.context.runtime", "rt.runtime.blocking"}
     assert import_binding(fm, target, imported, "", modules).fq == want
+
+
+# A Go module whose root is a package, imported by its module path (with a major version
+# suffix) from its examples and by sub-package path from the root.
+GO = {
+    "go.mod": "module example.com/kit/v2\n\ngo 1.21\n",
+    "kit.go": ("package kit\n\nimport \"example.com/kit/v2/middleware\"\n\n"
+               "func NewRouter() int {\n\treturn middleware.Wrap(1)\n}\n"),
+    "middleware/wrap.go": "package middleware\n\nfunc Wrap(x int) int {\n\treturn x\n}\n",
+    "_examples/hello/main.go": ("package main\n\nimport \"example.com/kit/v2\"\n\n"
+                                "func main() {\n\tkit.NewRouter()\n}\n"),
+}
+
+
+def test_go_imports_of_the_repositorys_own_module_path_are_callers(built, cli) -> None:
+    repo = built(GO)
+    assert _call_sites(cli, repo, "NewRouter") == {("_examples/hello/main.go", 6)}
+    assert _call_sites(cli, repo, "Wrap") == {("kit.go", 6)}
