@@ -1,6 +1,6 @@
 """Path-qualified calls reach the graph (indexer/assemble/graph_paths.py): Rust `crate::`,
 `super::`, `Self::`, child-module and re-exported paths, a crate's tests naming it by its
-package name, C++ `ns::f()` and PHP `\\Ns\\f()`; checked through the real `callers` command."""
+package name, calls inside a macro's arguments, C++ `ns::f()` and PHP `\\Ns\\f()`; checked through the real `callers` command."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ RUST = {
                                            "}\n"),
     "rt/tests/smoke.rs": ("#[test]\nfn smoke() {\n"
                           "    rt_core::runtime::blocking::pool::spawn_blocking::<u8>(8);\n"
-                          "    std::thread::spawn(|| 1);\n}\n"),
+                          "    std::thread::spawn(|| 1);\n"
+                          "    assert_eq!(rt_core::runtime::blocking::pool::spawn_blocking(9), 9);\n}\n"),
 }
 
 CPP = {
@@ -86,7 +87,7 @@ def test_rust_path_qualified_calls_are_callers(built, cli) -> None:
     assert _call_sites(cli, repo, "spawn_blocking") == {
         ("rt/src/lib.rs", 5), ("rt/src/runtime/blocking/mod.rs", 4), ("rt/src/runtime/blocking/pool.rs", 9),
         ("rt/src/runtime/scheduler/worker.rs", 5), ("rt/src/runtime/scheduler/worker.rs", 6),
-        ("rt/tests/smoke.rs", 3)}
+        ("rt/tests/smoke.rs", 3), ("rt/tests/smoke.rs", 5)}   # the last inside a macro's tokens
     assert _call_sites(cli, repo, "current") == {
         ("rt/src/runtime/context/runtime.rs", 2), ("rt/src/runtime/scheduler/mod.rs", 5)}
     assert _call_sites(cli, repo, "Spawner.helper") == {("rt/src/runtime/blocking/pool.rs", 5)}
