@@ -52,6 +52,7 @@ DEV_SET = ("attrs", "rich", "black", "cobra", "chi", "echo", "clap", "hyper", "e
 TRACEBACK = "Traceback (most recent call last)"
 _COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;)")
 _SCOPE_SPLIT = re.compile(r"::|\.|/|\\")
+_ANONYMOUS = re.compile(r"AnonymousFunction|__anon")
 
 
 def documented_exits() -> set[int]:
@@ -174,8 +175,9 @@ def check_parents(row: Row, clone: Path, ref: str, sample: list[tuple], parent_n
     for _sid, _fq, path, name, name_line, parent_id in sample:
         scope, scope_kind = scopes.get((path, name, name_line), ("", ""))
         ours = parent_name.get(parent_id or "", "")
-        if not scope or (scope_kind == "package" and not ours):
-            continue   # a Go/Java file's package is its module, not an outline parent
+        if not scope or (scope_kind == "package" and not ours) or _ANONYMOUS.match(_SCOPE_SPLIT.split(scope)[-1]):
+            continue   # a Go/Java file's package is its module, not an outline parent; ctags
+            # names anonymous scopes (`AnonymousFunction1a2b`, `__anon1a2b`) no outline has
         row.parent_checked += 1
         if ours == _SCOPE_SPLIT.split(scope)[-1]:
             row.parent_ok += 1

@@ -57,7 +57,8 @@ EXTRACTOR_VERSION history:
      their enclosing type (they were top-level or nested in the previous method). Objective-C
      `@interface`/`@implementation` are classes holding their methods. A callee's turbofish
      is dropped whole (`pool::spawn_blocking::<F>` was `pool.spawn_blocking.`, `Foo::<T>::new`
-     `Foo..new`: no last name to resolve).
+     `Foo..new`: no last name to resolve). Rust calls inside a macro's arguments
+     (`assert!(f(x))`, `vec![a::g()]`) are call references.
 """
 
 from __future__ import annotations
