@@ -10,7 +10,9 @@ by date) with the real `codeagent build`, then on each index:
   - qualified names: for a random sample of definitions, `show FQ_NAME` answers with that
     symbol (or, a name defined more than once, lists it among the candidates);
   - parents: for each sampled definition universal-ctags tags at the same name and line with
-    a scope, the symbol's outline parent is named as the scope's last segment;
+    a scope (not a package, not an anonymous function), the symbol's outline parent (or, for
+    a method defined away from its type, its qualified name's owner) is named as the scope's
+    last segment;
   - callers: for sampled functions and methods whose name the repository defines once,
     the call sites `git grep -n 'name('` finds in files of the same language (definitions,
     comment lines and other-language files left out) that `callers` lists (recall);
@@ -172,14 +174,17 @@ def ctags_scopes(clone: Path, ref: str, paths: set[str]) -> dict[tuple[str, str,
 
 def check_parents(row: Row, clone: Path, ref: str, sample: list[tuple], parent_name: dict[str, str]) -> None:
     scopes = ctags_scopes(clone, ref, {s[2] for s in sample})
-    for _sid, _fq, path, name, name_line, parent_id in sample:
+    for _sid, _fq, path, name, name_line, parent_id, qualified_name in sample:
         scope, scope_kind = scopes.get((path, name, name_line), ("", ""))
-        ours = parent_name.get(parent_id or "", "")
-        if not scope or (scope_kind == "package" and not ours) or _ANONYMOUS.match(_SCOPE_SPLIT.split(scope)[-1]):
-            continue   # a Go/Java file's package is its module, not an outline parent; ctags
-            # names anonymous scopes (`AnonymousFunction1a2b`, `__anon1a2b`) no outline has
+        want = _SCOPE_SPLIT.split(scope)[-1]
+        if not scope or scope_kind == "package" or _ANONYMOUS.match(want):
+            continue   # a file's package is its module, not an outline parent; ctags names
+            # anonymous scopes (`AnonymousFunction1a2b`, `__anon1a2b`) no outline has
+        ours = _SCOPE_SPLIT.split(parent_name.get(parent_id or "", ""))[-1]
+        if not ours and _SCOPE_SPLIT.split(qualified_name)[-2:-1] == [want]:
+            ours = want   # a method defined away from its type (Go receiver, C++ `A::f`) names it
         row.parent_checked += 1
-        if ours == _SCOPE_SPLIT.split(scope)[-1]:
+        if ours == want:
             row.parent_ok += 1
         elif VERBOSE:
             print(f"  parent {row.repo} {path}:{name_line} {name}: ours {ours!r}, ctags {scope!r}", file=sys.stderr)
@@ -229,8 +234,8 @@ def sweep_ref(row: Row, clone: Path, ref: str, sample_n: int, callers_n: int, se
     con = duckdb.connect(str(db), read_only=True)
     try:
         row.files = con.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchone()[0]
-        rows = con.execute("""SELECT s.symbol_id, n.fq_name, s.path, s.name, s.name_line, s.parent_id
-                              FROM symbols s JOIN symbol_names n USING (symbol_id)
+        rows = con.execute("""SELECT s.symbol_id, n.fq_name, s.path, s.name, s.name_line, s.parent_id,
+                                     s.qualified_name FROM symbols s JOIN symbol_names n USING (symbol_id)
                               WHERE s.name <> '' ORDER BY s.symbol_id""").fetchall()
         parent_name = dict(con.execute("SELECT symbol_id, name FROM symbols").fetchall())
         row.symbols = len(rows)

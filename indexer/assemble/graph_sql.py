@@ -317,7 +317,7 @@ d AS (
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
         AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
-        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
+        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)} OR g.kind = 'method'))
     WHERE g.name IN (SELECT last FROM uk)),
 m AS (
     SELECT uk.*, d.symbol_id, d.path, d.start_line, d.qkey, d.base FROM uk

@@ -124,6 +124,10 @@ GO = {
     "kit.go": ("package kit\n\nimport \"example.com/kit/v2/middleware\"\n\n"
                "func NewRouter() int {\n\treturn middleware.Wrap(1)\n}\n"),
     "middleware/wrap.go": "package middleware\n\nfunc Wrap(x int) int {\n\treturn x\n}\n",
+    # a method defined in another file than its type: a member all the same
+    "router.go": "package kit\n\ntype Router struct{}\n",
+    "router_mount.go": "package kit\n\nfunc (r *Router) Mount() int {\n\treturn 1\n}\n",
+    "use.go": "package kit\n\nfunc Use(r *Router) int {\n\treturn r.Mount()\n}\n",
     "_examples/hello/main.go": ("package main\n\nimport \"example.com/kit/v2\"\n\n"
                                 "func main() {\n\tkit.NewRouter()\n}\n"),
 }
@@ -133,3 +137,4 @@ def test_go_imports_of_the_repositorys_own_module_path_are_callers(built, cli) -
     repo = built(GO)
     assert _call_sites(cli, repo, "NewRouter") == {("_examples/hello/main.go", 6)}
     assert _call_sites(cli, repo, "Wrap") == {("kit.go", 6)}
+    assert _call_sites(cli, repo, "Router.Mount") == {("use.go", 4)}
