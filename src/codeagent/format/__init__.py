@@ -58,7 +58,8 @@ EXTRACTOR_VERSION history:
      `@interface`/`@implementation` are classes holding their methods. A callee's turbofish
      is dropped whole (`pool::spawn_blocking::<F>` was `pool.spawn_blocking.`, `Foo::<T>::new`
      `Foo..new`: no last name to resolve). Rust calls inside a macro's arguments
-     (`assert!(f(x))`, `vec![a::g()]`) are call references.
+     (`assert!(f(x))`, `vec![a::g()]`) are call references. Kotlin: a next-line primary
+     constructor whose annotations stand on lines of their own is blanked too.
 """
 
 from __future__ import annotations
