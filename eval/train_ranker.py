@@ -7,7 +7,7 @@
 MIRROR (fetched as OWNER+NAME/repo; the list is the development set's, ../shared/devset), in
 the same work directory as the development-set script (~/.cache/codeagent-devset), and keeps
 each case's candidate files with their features. `train` fits a linear listwise model
-(softmax cross-entropy over each case's candidates, L2, full-batch Adam in numpy), reports
+(softmax cross-entropy over each case's candidates, L2 towards the hand-set score, full-batch Adam in numpy), reports
 leave-one-repository-out figures beside the hand-set score on the same cases, and with
 `--write` stores the model trained on every repository as query/file_model.json. Nothing it
 reads or writes besides that model file belongs in a commit: not the tasks, not the features.
@@ -83,12 +83,13 @@ def fit(cases: list[tuple[np.ndarray, np.ndarray]], steps: int = STEPS, l2: floa
     """Weights minimising the mean softmax cross-entropy of the gold files (cases without a
     gold candidate teach nothing and are left out)."""
     cases = [(x, y) for x, y in cases if y.any()]
-    w = np.zeros(len(FEATURES))
-    w[FEATURES.index("hand")] = 1.0
+    w0 = np.zeros(len(FEATURES))
+    w0[FEATURES.index("hand")] = 4.0  # the hand-set score alone, at a softmax temperature that fits it
+    w = w0.copy()
     m, v = np.zeros_like(w), np.zeros_like(w)
     lr, b1, b2 = 0.05, 0.9, 0.999
     for t in range(1, steps + 1):
-        grad = l2 * w
+        grad = l2 * (w - w0)  # pulled towards the hand-set score, not towards nothing
         for x, y in cases:
             s = x @ w
             p = np.exp(s - s.max())

@@ -34,13 +34,14 @@ the graph reads (_INPUTS) are the old ones, nothing is.
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 
 from ...format.manifest import Manifest
 from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
 from .graph_sql import edges_sql, kind_rows, names_sql
-from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule,
-                           file_module, import_binding, include_file, key, python_packages)
+from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule, file_module,
+                           go_import_dir, go_package, import_binding, include_file, key, python_packages)
 
 NAME_CAP = 10
 # A full recompute is cheaper when more than this share of the files (and > FULL_MIN) changed.
@@ -82,6 +83,7 @@ def _bindings(con, modules: list[tuple]) -> list[tuple]:
     if any(m[1] in FILE_IMPORTS for m in modules):
         for p in by_path:
             by_name.setdefault(posixpath.basename(p), []).append(p)
+    roots = _go_roots(con) if any(m[1] == "go" for m in modules) else []
     out = []
     for path, ordinal, target, module, alias in con.execute(
             """SELECT path, ordinal, target, module, alias FROM refs WHERE kind = 'import'
@@ -90,10 +92,28 @@ def _bindings(con, modules: list[tuple]) -> list[tuple]:
         if m is None:
             continue
         fm = FileModule(m[0], m[1], m[2], m[3], m[4])
+        if roots and fm.language == "go":
+            spec = (module or target or "").strip('"')
+            target, module, alias = go_import_dir(spec, roots), "", alias or go_package(spec)
         b = import_binding(fm, target or "", module or "", alias or "", module_keys)
         file = include_file(target or "", path, fm.language, by_name) if fm.language in FILE_IMPORTS else ""
         out.append((path, ordinal, b.local, key(b.fq) if fm.language != "go" else b.fq, b.module, file))
     return out
+
+
+_GO_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.M)
+
+
+def _go_roots(con) -> list[tuple[str, str]]:
+    """(module path, directory) of each go.mod, longest module path first: an import of the
+    repository's own module names a directory of it (the root's `github.com/go-chi/chi/v5`)."""
+    roots = []
+    for path, text in con.execute("""SELECT path, text FROM files WHERE status = 'indexed'
+            AND (path = 'go.mod' OR ends_with(path, '/go.mod')) AND text IS NOT NULL""").fetchall():
+        found = _GO_MODULE.search(text)
+        if found:
+            roots.append((found.group(1), posixpath.dirname(path)))
+    return sorted(roots, key=lambda r: -len(r[0]))
 
 
 def _register(con, name: str, columns: list[str], rows: list[tuple]) -> None:

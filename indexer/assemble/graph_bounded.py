@@ -1,6 +1,6 @@
 """The full recompute's resolution in statements DuckDB runs under a small memory limit.
 
-One statement joining all six exact tiers (graph_sql._RESOLVE) holds every tier's hash tables
+One statement joining all seven exact tiers (graph_sql._RESOLVE) holds every tier's hash tables
 at once; on the stdlib no DuckDB limit under ~150 MiB fitted them (`build --memory 256M` and
 `384M` failed there). A full recompute therefore fills the candidates one tier a statement
 and picks the best of them in another. An incremental step keeps the one statement: its
@@ -22,7 +22,7 @@ def one_tier_a_statement(resolve: str) -> str:
     tiers, rest = rest.split("\n),\n", 1)
     pick, after = rest.split(";\n", 1)
     parts = tiers.split(_TIER_SEP)
-    if len(parts) != 6 or "FROM cand)" not in pick:
+    if len(parts) != 7 or "FROM cand)" not in pick:
         raise ValueError("graph_sql._RESOLVE no longer has the shape one_tier_a_statement splits")
     fill = ("CREATE OR REPLACE TEMP TABLE g_tiers AS " + f";\nINSERT INTO g_tiers ".join(
         f"{r_cte}\n{tier}" for tier in parts) + ";\n")

@@ -2,7 +2,7 @@
 symbol_names whose name is the last segment of a reference resolved again, or whose fq_key is
 one an import, a wildcard import or the reference's own module makes of the reference.
 
-Every tier of _RESOLVE joins symbol_names on one of those (tiers 1, 2 and 6 on the name,
+Every tier of _RESOLVE joins symbol_names on one of those (tiers 1, 2, 6 and 7 on the name,
 3, 4 and 5 on such an fq_key), and the name-matched tier counts a name's definitions among the
 rows of that name, which g_cand holds whole: resolving over g_cand gives the same edges, and
 the step reads symbol_names once per resolution instead of once per tier (each read a scan
@@ -25,7 +25,8 @@ keys AS (
     LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey
     UNION
     SELECT m.mkey || '.' || r.tkey FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> '')
-SELECT * FROM symbol_names WHERE name IN (SELECT last FROM r) OR fq_key IN (SELECT k FROM keys);
+SELECT * FROM symbol_names WHERE name IN (SELECT last FROM r) OR fq_key IN (SELECT k FROM keys)
+    OR kind IN ('module', 'namespace');  -- tier 7 reads the names of modules (graph_paths.py)
 """
 
 

@@ -23,6 +23,7 @@ from .graph_ancestry import (ANCESTORS, CLASS_KINDS, DROP as DROP_INHERITS, FIRS
 from .graph_bounded import one_tier_a_statement
 from .graph_candidates import over_candidates
 from .graph_near import NAMED_PICK, keyed_tier, pick_sql
+from .graph_paths import KEYS_PATH, PATH_KEY, PATH_TAIL, STD_HEADS, tail_tier
 
 MEMBER_KINDS = ("method", "constructor", "property")
 _CALLABLE = ("function", "method", "constructor", "class", "struct", "macro", "record", "object")
@@ -160,20 +161,6 @@ def _raw_refs(where: str) -> str:
     FROM refs WHERE kind <> 'import' AND {where}"""
 
 
-# The full key a path-qualified target names (`crate::a::f`, `self::f`, `super::f` made
-# absolute from the file's Rust module; `ns::f`, `pkg.mod.f` as written), "" for a bare name.
-# Targets arrive folded (`self::f` reads `self.f`): a Rust `self.f` that no member of the
-# enclosing type resolves (tier 2 comes first) is tried as `self::f`.
-_PATH_KEY = """CASE WHEN r0.head = r0.last THEN ''
-    WHEN r0.language <> 'rust' THEN r0.tkey
-    WHEN r0.head = 'crate' THEN split_part(m.mkey, '.', 1) || substr(r0.tkey, 6)
-    WHEN r0.head = 'self' THEN m.mkey || substr(r0.tkey, 5)
-    WHEN r0.head = 'super' THEN
-        coalesce(nullif(array_to_string(string_split(m.mkey, '.')[:-2], '.'), ''), m.mkey)
-        || substr(r0.tkey, 6)
-    ELSE r0.tkey END"""
-
-
 def _project(source: str) -> str:
     """g_refs rows (resolution inputs) for the raw references in `source`; rid is the refs
     rowid (a row is projected at most once; row_number() OVER () cost ~0.3 s on the stdlib)."""
@@ -182,7 +169,7 @@ SELECT r0.*, substr(tkey, length(head) + 1) AS rest,
     coalesce(src.qkey, '') AS src_qkey, src.encl_class,
     CASE WHEN r0.kind <> 'call' THEN 'a' WHEN r0.head <> r0.last THEN 'm'
          WHEN r0.language = 'python' THEN 'f' ELSE 'a' END AS shape,
-    {_PATH_KEY} AS path_key
+    {PATH_KEY} AS path_key, {PATH_TAIL} AS path_tail
 FROM (SELECT * FROM {source} WHERE last IN (SELECT name FROM symbol_names)) r0
 LEFT JOIN g_modules m ON m.path = r0.path
 LEFT JOIN symbol_names src ON src.symbol_id = r0.source_id"""
@@ -268,7 +255,7 @@ _WEAK = ("(CASE WHEN dkind IN " + _in(_CALLED_VALUES) + " THEN 2 ELSE 0 END"
 
 # The keys the exact tiers 3 to 6 look up (graph_near.keyed_tier): an import binding's name
 # (re-exports followed), a wildcard import's, the file's own module's, a path-qualified target.
-_KEYS_IMPORTED = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || r.rest) AS fq
+_KEYS_IMPORTED = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, ltrim(b.fq_key || r.rest, '.')) AS fq
         FROM r JOIN g_local b ON b.path = r.path AND b.local = r.head
         LEFT JOIN g_export e ON e.alias = b.fq_key || r.rest"""
 _KEYS_STAR = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.fq_key || '.' || r.tkey) AS fq
@@ -276,8 +263,6 @@ _KEYS_STAR = """SELECT r.rid, r.path, r.kind, '' AS last, coalesce(e.target, b.f
         LEFT JOIN g_export e ON e.alias = b.fq_key || '.' || r.tkey"""
 _KEYS_MODULE = """SELECT r.rid, r.path, r.kind, '' AS last, m.mkey || '.' || r.tkey AS fq
         FROM r JOIN g_modules m ON m.path = r.path AND m.mkey <> ''"""
-_KEYS_PATH = """SELECT rid, path, kind, last, path_key AS fq FROM r
-        WHERE path_key <> '' AND (recv = '' OR language = 'rust')"""
 
 # Candidate targets of the references selected by $FILTER; the best exact tier wins, and of
 # equally good targets the nearest (graph_near.py). (r is
@@ -312,7 +297,9 @@ cand AS (
     UNION ALL
     {keyed_tier(5, _KEYS_MODULE, _WEAK, "d.path <> k.path")}
     UNION ALL
-    {keyed_tier(6, _KEYS_PATH, _WEAK, "d.name = k.last")}
+    {keyed_tier(6, KEYS_PATH, _WEAK, "d.name = k.last")}
+    UNION ALL
+    {tail_tier(7)}
 ){pick_sql("cand", _WEAK)};
 CREATE OR REPLACE TEMP TABLE g_named AS
 WITH u AS (
@@ -321,7 +308,8 @@ WITH u AS (
       AND NOT EXISTS (SELECT 1 FROM g_local b WHERE b.path = r.path AND NOT b.internal
                       AND ((b.local = r.head AND r.recv = '')
                            OR (r.rtype <> '' AND b.local = split_part(r.rtype, '.', 1))))
-      AND r.rtype NOT IN {_in(BUILTIN_TYPES)}),
+      AND r.rtype NOT IN {_in(BUILTIN_TYPES)}
+      AND NOT (r.language = 'rust' AND r.head IN {STD_HEADS} AND r.head <> r.last)),
 uk AS (SELECT DISTINCT path AS upath, kind, shape, last FROM u),
 d AS (
     SELECT g.symbol_id, g.path, g.start_line, g.name, g.qkey, split_part(g.path, '/', -1) AS base, k.ref_kind,
@@ -329,7 +317,7 @@ d AS (
     FROM symbol_names g JOIN g_kinds k ON k.sym_kind = g.kind
         AND NOT (k.ref_kind = 'call' AND g.kind IN {_in(_CALLED_VALUES)})
     JOIN (VALUES ('a'), ('m'), ('f')) sh(shape) ON sh.shape = 'a' OR (k.ref_kind = 'call'
-        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)}))
+        AND (sh.shape = 'm') = (g.parent_kind IN {_in(CLASS_KINDS)} OR g.kind = 'method'))
     WHERE g.name IN (SELECT last FROM uk)),
 m AS (
     SELECT uk.*, d.symbol_id, d.path, d.start_line, d.qkey, d.base FROM uk

@@ -161,6 +161,26 @@ class ImportBinding:
     module: str
 
 
+_GO_MAJOR = re.compile(r"v[0-9]+")
+
+
+def go_package(spec: str) -> str:
+    """The package name a Go import path binds: its last segment, but a major version's
+    (`github.com/go-chi/chi/v5` is package chi)."""
+    parts = spec.split("/")
+    return parts[-2] if len(parts) > 1 and _GO_MAJOR.fullmatch(parts[-1]) else parts[-1]
+
+
+def go_import_dir(spec: str, roots: list[tuple[str, str]]) -> str:
+    """The repository directory a Go import path names when it starts with the module path a
+    go.mod declares (`roots`: (module path, its directory), longest first); else `spec`."""
+    for module, directory in roots:
+        if spec == module or spec.startswith(module + "/"):
+            return posixpath.join(directory, spec[len(module):].lstrip("/")).rstrip("/") if directory \
+                else spec[len(module):].lstrip("/")
+    return spec
+
+
 def _suffix_match(spec: str, modules: set[str]) -> str:
     parts = spec.split("/")
     for i in range(len(parts)):
@@ -197,8 +217,9 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
             return ImportBinding(alias or mod.rsplit("/", 1)[-1], mod, mod)
         return ImportBinding(alias or target, f"{mod}.{target}", mod)
     if lang == "go":
-        mod = _suffix_match((module or target).strip('"'), modules)
-        return ImportBinding(alias or mod.rsplit("/", 1)[-1], mod, mod)
+        spec = (module or target).strip('"')
+        mod = _suffix_match(spec, modules)
+        return ImportBinding(alias or go_package(spec), mod, mod)
     full = key(target if not module or key(target).startswith(key(module)) else f"{module}.{target}")
     if lang == "rust":
         crate = key(fm.module).split(".", 1)[0] if fm.module else "crate"
@@ -209,6 +230,9 @@ def import_binding(fm: FileModule, target: str, module: str, alias: str,
             base = key(fm.module).split(".")
             base = base[:-1] if head == "super" else base
             full = ".".join([*base, rest] if rest else base)
+        elif fm.module and f"{key(fm.module)}.{head}" in modules:
+            # `use child::f`: a child module's file (child.rs or child/mod.rs) is a module
+            full = f"{key(fm.module)}.{full}"
     if full.endswith(".*") or full == "*":
         mod = full[:-2]
         return ImportBinding("*", mod, mod)

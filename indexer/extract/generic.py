@@ -20,7 +20,7 @@ _KIND_WORDS = (
     ("const", "constant"), ("field", "field"), ("property", "property"), ("variable", "variable"),
     ("value", "variable"), ("var", "variable"), ("let", "variable"),
 )
-_SUFFIX = re.compile(r"(_definition|_declaration|_declaration_statement|_item|_specifier|_decl|"
+_SUFFIX = re.compile(r"(_definition|_declaration|_interface|_implementation|_declaration_statement|_item|_specifier|_decl|"
                      r"_binding|_statement|_signature|Decl|Proto|Def|_def)$")
 _BARE = frozenset({"function", "message", "service", "rpc", "enum", "class", "module", "method"})
 _NAME_FIELDS = ("name", "function", "variable", "pattern")

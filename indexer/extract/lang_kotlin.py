@@ -11,10 +11,11 @@ from .rules import SOURCE, Def, Ref, Rules, callee_name, text
 # A primary constructor on the line after its class's name (`class FileSpec\nprivate
 # constructor(...)`, the official style for long headers): the grammar ends the class at the
 # newline and reads its body as statements. Its modifiers and keyword (group 1), blanked,
-# leave `class FileSpec\n    (...)`, which parses as the class it is.
+# leave `class FileSpec\n    (...)`, which parses as the class it is. Its annotations may
+# stand on lines of their own (`class Reader\n  @JvmOverloads\n  constructor(`).
 _CONSTRUCTOR_NEXT_LINE = re.compile(
     rb"\b(?:class|object)[ \t]+\w+(?:[ \t]*<[^{}()\n]*>)?[ \t]*\r?\n[ \t]*"
-    rb"((?:@[\w.]+(?:\([^()\n]*\))?[ \t]+)*(?:(?:private|internal|protected|public)[ \t]+)?constructor)[ \t]*\(")
+    rb"((?:@[\w.]+(?:\([^()\n]*\))?\s+)*(?:(?:private|internal|protected|public)[ \t]+)?constructor)[ \t]*\(")
 
 
 def _child(node: Node, *types: str) -> Node | None:

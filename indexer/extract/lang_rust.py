@@ -53,6 +53,38 @@ def _use_refs(arg: Node) -> list[Ref]:
     return out
 
 
+# Tokens a callee path inside a macro's token tree is made of (`a::b(`, `self.x.f(`, `te(h).f(`).
+_PATH_TOKENS = frozenset({"identifier", "self", "crate", "super", "::", "."})
+
+
+def _macro_calls(tree: Node) -> list[Ref]:
+    """Calls inside a macro invocation's token trees (`assert!(f(x))`, `vec![a::g()]`): the
+    grammar leaves them tokens, an identifier followed by a parenthesised tree; a callee's
+    path is read back over `::`/`.` and argument trees (dropped, as callee_name drops them)."""
+    out: list[Ref] = []
+    stack = [tree]
+    while stack:
+        kids = stack.pop().children
+        for i, k in enumerate(kids):
+            if k.type != "token_tree":
+                continue
+            stack.append(k)
+            if i == 0 or kids[i - 1].type != "identifier" or not k.child_count or k.children[0].type != "(" \
+                    or (i > 1 and kids[i - 2].type == "fn"):
+                continue
+            j = i - 1
+            while j > 0 and (kids[j - 1].type in _PATH_TOKENS or kids[j - 1].type == "token_tree"
+                             and kids[j].type == "." and kids[j - 1].children[0].type == "("):
+                j -= 1
+            while kids[j].type in ("::", ".", "token_tree"):
+                j += 1   # a path starts with a name
+            path = "".join(text(t) for t in kids[j:i] if t.type != "token_tree")
+            name = callee_name(path)
+            if name:
+                out.append(Ref("call", name, kids[i - 1]))
+    return out
+
+
 # Nodes whose children are items: where a macro invocation may stand for items.
 _ITEM_HOLDERS = frozenset({"source_file", "declaration_list", "mod_item", "impl_item", "trait_item"})
 
@@ -153,7 +185,8 @@ class RustRules(Rules):
             return _use_refs(arg) if arg is not None else []
         if t == "macro_invocation":
             mac = node.child_by_field_name("macro")
-            return [Ref("call", callee_name(text(mac)) + "!", mac)] if mac is not None else []
+            calls = [Ref("call", callee_name(text(mac)) + "!", mac)] if mac is not None else []
+            return calls + _macro_calls(node)
         if t == "impl_item":
             trait = node.child_by_field_name("trait")
             return [Ref("implement", callee_name(text(trait)), trait)] if trait is not None else []

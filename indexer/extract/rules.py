@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 SEP = "."
-_ARGS = re.compile(r"\([^()]*\)|<[^<>()]*>|\[[^\[\]()]*\]")
+_ARGS = re.compile(r"\([^()]*\)|(?:::)?<[^<>()]*>|\[[^\[\]()]*\]")
 _DOT_WS = re.compile(r"\s*\.\s*")
 _PLAIN_NAME = re.compile(r"[\w.]*")  # nothing for callee_name to strip
 MAX_SIGNATURE = 300

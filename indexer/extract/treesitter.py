@@ -14,7 +14,7 @@ from tree_sitter import Parser, Tree
 from ...errors import ExtractTimeout
 from ...types import Extraction
 from . import (lang_c, lang_csharp, lang_go, lang_java, lang_js, lang_kotlin, lang_php, lang_python,
-               lang_ruby, lang_rust, lang_scala, lang_swift)
+               lang_ruby, lang_rust, lang_scala, lang_swift, preproc)
 from .budget import PARSE_BUDGET_S
 from .chunks import code_chunks
 from .generic import GenericRules
@@ -116,6 +116,14 @@ def _unwrap_item_macros(tree: Tree, source: bytes, language: str, rules: Rules) 
     return tree
 
 
+def _one_branch_each(tree: Tree, source: bytes, language: str) -> tuple[Tree, bytes]:
+    """The tree of `source` with one branch of each `#if` kept when that has fewer errors
+    (preproc.py says why), and the bytes it parsed."""
+    if not tree.root_node.has_error or language not in preproc.LANGUAGES:
+        return tree, source
+    return preproc.resolve(tree, source, lambda blanked: parse(blanked, language))
+
+
 def extract_tree(source: bytes, language: str) -> Extraction | None:
     """Definitions, references and syntax-aware chunks of `source`, or None without a grammar."""
     language = lang_c.grammar_of(source, language)
@@ -123,7 +131,8 @@ def extract_tree(source: bytes, language: str) -> Extraction | None:
     if tree is None:
         return None
     rules = rules_for(language)
-    tree = _unwrap_item_macros(tree, source, language, rules)
+    tree, parsed = _one_branch_each(tree, source, language)
+    tree = _unwrap_item_macros(tree, parsed, language, rules)
     token = SOURCE.set(source)
     try:
         walked = walk(tree.root_node, rules, tree.language)

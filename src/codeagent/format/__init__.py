@@ -51,12 +51,21 @@ EXTRACTOR_VERSION history:
      private constructor(...)`) no longer ends the class at the name: its modifiers and
      keyword are blanked in a tree with errors and the file parsed again (the class's members
      were read as top-level statements, and some definitions after it were lost).
+ 10: C, C++, C#, Swift, Objective-C: a file whose tree has errors is parsed again with its
+     `#if/#elif/#else/#endif` directive lines blanked and, of a conditional whose branches
+     split brackets, one branch kept (extract/preproc.py): members after such a branch keep
+     their enclosing type (they were top-level or nested in the previous method). Objective-C
+     `@interface`/`@implementation` are classes holding their methods. A callee's turbofish
+     is dropped whole (`pool::spawn_blocking::<F>` was `pool.spawn_blocking.`, `Foo::<T>::new`
+     `Foo..new`: no last name to resolve). Rust calls inside a macro's arguments
+     (`assert!(f(x))`, `vec![a::g()]`) are call references. Kotlin: a next-line primary
+     constructor whose annotations stand on lines of their own is blanked too.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "9"
+EXTRACTOR_VERSION = "10"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
