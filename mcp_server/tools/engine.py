@@ -25,8 +25,8 @@ from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
-RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref; "
-                                     "default: the ref the server follows")]
+RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or store ref "
+                                     "(default: the one served)")]
 
 
 class StatusTools:
@@ -35,7 +35,8 @@ class StatusTools:
 
     def index_status(self, ref: RefArg = None) -> Status:
         """Index health: manifest, commit, counts, languages, work-tree freshness, refs
-        and recent builds. Use it when answers look stale or an index is missing."""
+        and recent builds (also callable as get_status). Use it when answers look stale or
+        an index is missing."""
         try:
             if ref is None:
                 with self.state.view() as view:
@@ -47,11 +48,6 @@ class StatusTools:
             return self._unindexed("not_indexed", exc)
         except IndexIncompatible as exc:
             return self._unindexed("incompatible", exc)
-
-    def get_status(self) -> Status:
-        """Index health of the ref the server follows (same answer as index_status).
-        Use it when answers look stale or an index is missing."""
-        return self.index_status(None)
 
     def _status(self, view) -> Status:
         m = served_status(view, self.state.root)

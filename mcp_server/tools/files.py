@@ -4,6 +4,7 @@ the query engine's RE2 grep. Each method is one MCP tool; its signature is the i
 from __future__ import annotations
 
 import base64
+import json
 import posixpath
 import time
 from datetime import datetime, timezone
@@ -17,7 +18,7 @@ from ...query.globs import glob_matcher
 from ...query.overview import overview
 from ...query.sandbox import Entry, looks_binary, sniff_mime
 from ...query.worktree_grep import grep_candidates, read_texts
-from ..budget import skipped
+from ..budget import budget_chars, cursor_at, skipped
 from ..schemas import (DirectoryListing, DirectoryTree, DirEntry, FileContent, FileList, FileMatch,
                       FileSearch, LanguageStat, RepoOverview, SearchMatchContext, TreeNode)
 from ..state import NoIndex, ServerState, metadata_of
@@ -25,6 +26,7 @@ from ..state import NoIndex, ServerState, metadata_of
 MAX_LIST_ENTRIES = 1000
 MAX_READ_LINES = 10_000
 DEFAULT_READ_BYTES = 500_000
+READ_OVERHEAD = 880  # characters of a read_file answer besides its content (metadata, fields)
 
 RepoPath = Annotated[str, Field(description="Repository-relative path; \"\" or \".\" is the root",
                                 max_length=4096)]
@@ -120,27 +122,40 @@ class FileTools:
     ) -> FileContent:
         """Read a file, or a line range of it (line_start/line_end). Use it after a search
         or outline told you where to look; binary files need encoding=base64, secrets are
-        withheld, long files are cut at a whole line (`truncated`, `line_end`)."""
+        withheld. A long file comes in whole lines that fit max_tokens (`line_end`), with a
+        next_cursor for the rest."""
         if line_start and line_end and line_end < line_start:
             raise InvalidParameter(f"line_end ({line_end}) is before line_start ({line_start})")
         fb = self.sandbox.read_file(path)
         mime = sniff_mime(fb.resolved, fb.data)
+        meta = self._metadata()
         common = dict(path=fb.path, resolved_path=fb.resolved, size=fb.size, mime_type=mime,
                       modified_at=iso(fb.mtime))
+        room = max(64, budget_chars() - READ_OVERHEAD)  # the content is in the text block too
         if encoding == "base64":
-            cut = fb.data[:max_bytes]
-            truncated = len(cut) < len(fb.data)
+            start = skipped()
+            cut = fb.data[start:start + min(max_bytes, room * 3 // 8)]
+            truncated = start + len(cut) < len(fb.data)
+            meta.completeness = "truncated" if truncated else "complete"
             return FileContent(content=base64.b64encode(cut).decode("ascii"), encoding="base64",
-                               truncated=truncated, **common,
-                               metadata=self._metadata("truncated" if truncated else "complete"))
+                               truncated=truncated, **common, metadata=meta,
+                               next_cursor=cursor_at(start + len(cut), meta.manifest_id)
+                               if truncated and cut else None)
         if looks_binary(fb.data):
             raise BinaryFile(f"{fb.path} is a binary file ({mime})",
                              hint="pass encoding='base64' to read its bytes")
+        first = skipped() + 1 if skipped() else line_start
         text, first, last, total, truncated = _slice_lines(
-            fb.data.decode("utf-8", errors="replace"), line_start, line_end, max_bytes)
+            fb.data.decode("utf-8", errors="replace"), first, line_end, max_bytes, room)
+        meta.completeness = "truncated" if truncated else "complete"
+        rest = min(line_end or total, total)
+        omitted = (f"lines {last + 1}-{rest} of {total}: pass next_cursor as `cursor`, or raise "
+                   "max_tokens" if truncated and rest > last else None)
         return FileContent(content=text, encoding="utf-8", total_lines=total, line_start=first,
-                           line_end=last, truncated=truncated, **common,
-                           metadata=self._metadata("truncated" if truncated else "complete"))
+                           line_end=last, truncated=truncated, **common, metadata=meta,
+                           omitted=omitted,
+                           next_cursor=cursor_at(last, meta.manifest_id)
+                           if truncated and last >= first else None)
 
     def search_files(
         self,
@@ -173,7 +188,7 @@ class FileTools:
         meta.completeness = "truncated" if truncated else "complete"
         return FileSearch(matches=matches, total_matches=total, files_searched=searched,
                           files_matched=files, truncated=truncated,
-                          duration_ms=round((time.perf_counter() - started) * 1000, 3), metadata=meta)
+                          duration_ms=int(round((time.perf_counter() - started) * 1000)), metadata=meta)
 
     def get_repo_overview(
         self, max_depth: Annotated[int, Field(ge=1, le=5)] = 2, include_stats: bool = True,
@@ -194,20 +209,29 @@ class FileTools:
 
 
 def _slice_lines(text: str, line_start: int | None, line_end: int | None,
-                 max_bytes: int) -> tuple[str, int, int, int, bool]:
-    """(content, first line, last line, total lines, truncated) for a 1-based inclusive range."""
+                 max_bytes: int, room: int) -> tuple[str, int, int, int, bool]:
+    """(content, first line, last line, total lines, truncated) for a 1-based inclusive range:
+    whole lines while they fit `max_bytes` and `room` (characters of the answer, the line
+    counted as the JSON and the text block carry it); the first line always, cut if alone
+    it is over."""
     lines = text.splitlines(keepends=True)
     total = len(lines)
     first = line_start or 1
     if first > max(total, 1):
         raise InvalidParameter(f"line_start {first} is past the end of the file ({total} lines)")
     last = min(line_end or total, total)
-    out, used, truncated = [], 0, False
+    out, used, chars, truncated = [], 0, 0, False
     for i in range(first - 1, last):
         size = len(lines[i].encode("utf-8"))
-        if len(out) >= MAX_READ_LINES or used + size > max_bytes:
+        cost = len(json.dumps(lines[i], ensure_ascii=False)) + len(lines[i])
+        if len(out) >= MAX_READ_LINES or used + size > max_bytes or (out and chars + cost > room):
+            truncated = True
+            break
+        if not out and (cost > room or size > max_bytes):  # one line over the budget: its start
+            out.append(lines[i][:min(room // 3, max_bytes)])
             truncated = True
             break
         out.append(lines[i])
         used += size
+        chars += cost
     return "".join(out), first, first + len(out) - 1 if out else first - 1, total, truncated

@@ -35,12 +35,21 @@ FOCUS = {
 
 
 def graph_out(resp, view) -> Graph:
-    return Graph(root=symbol_of(resp.root) if resp.root else None,
+    root = symbol_of(resp.root) if resp.root else None
+    if root is not None:  # get_symbol has it whole; here it names what the nodes are of
+        root.doc = first_line(root.doc)
+        root.signature = first_line(root.signature, 160)
+    return Graph(root=root,
                  direction=resp.direction,
                  nodes=[Node.model_validate(n.to_dict()) for n in resp.nodes],
                  edges=[Edge.model_validate(e.to_dict()) for e in resp.edges],
                  truncated=resp.truncated,
                  metadata=metadata_of(view, "truncated" if resp.truncated else resp.metadata.completeness))
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 class GraphTools:
