@@ -110,7 +110,8 @@ class CodeagentMCP(MCPServer):
                 result = await super().call_tool(name, arguments, context)
             if result.is_error or result.structured_content is None:
                 return result
-            body = slim(result.structured_content, tool.fn_metadata.output_model)
+            body = result.structured_content if fmt == "json" else \
+                slim(result.structured_content, tool.fn_metadata.output_model)
             body["metadata"] = self._metadata(body.get("metadata"), ignored)
             body, text = shaped(body, page, fmt)
             return CallToolResult(content=[TextContent(type="text", text=text)],

@@ -29,7 +29,7 @@ MIN_TOKENS, MAX_TOKENS = 256, 100_000
 PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops", "dependents")
 CUT_MARK = "…[cut]"
 LONG_TEXT = 400  # characters a nested text keeps when an answer is cut (a doc, a long snippet)
-CURSOR_ROOM = 120  # characters kept free in a cut list for `next_cursor` and the flags
+CURSOR_ROOM = 220  # characters kept free in a cut list for `next_cursor`, `omitted` and the flags
 
 _skipped: contextvars.ContextVar[int] = contextvars.ContextVar("codeagent_mcp_skipped", default=0)
 _current: contextvars.ContextVar["Page | None"] = contextvars.ContextVar("codeagent_mcp_page",

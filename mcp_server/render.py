@@ -1,8 +1,8 @@
 """The text block of a tool answer: a compact human-readable rendering of the structured
 content (a few lines per hit, the handles kept), not a second copy of its JSON.
 
-`format: "json"` asks for the compact JSON instead (what clients that parse the text read);
-"human" (the default) and "toon" give this rendering. Every line a model may act on keeps the
+`format: "json"` asks for the compact JSON instead (what clients that parse the text read),
+and for every field, defaults included; "human" (the default) and "toon" give this rendering. Every line a model may act on keeps the
 handle to pass on (symbol_id, path:line), and the last lines say what was left out and how to
 get the rest (`next_cursor`).
 """
@@ -90,6 +90,9 @@ def _items(key: str, items: list[dict], edges: list[dict]) -> list[str]:
             out.append(f"hop {item.get('hop')} ({item.get('description')}): "
                        f"{len(item.get('nodes') or [])} nodes")
             out += ["  " + _item_line(n) for n in item.get("nodes") or []]
+            continue
+        if not any(item.get(k) for k in ("path", "qualified_name", "name")):
+            out.append(_short(compact(item), 200))
             continue
         indent = "  " * depth_of.get(item.get("symbol_id"), 0)
         prefix = f"{i}. " if key in ("results", "seeds", "files") and "score" in item else ""

@@ -225,7 +225,13 @@ Symbol = projection("Symbol", SymbolInfo, {
 }, left_out="col_start col_end name_line body_hash fq_name")
 
 Span = projection("Span", SourceSpan)
-SymbolDetailOut = projection("SymbolDetailOut", SymbolDetail, base=Response)
+SymbolDetailOut = projection("SymbolDetailOut", SymbolDetail, {
+    # seed 000's facts about the symbol, read off its declaration (mcp_server/facts.py)
+    **{flag: (bool, False) for flag in ("is_public_api", "is_static", "is_abstract", "is_async",
+                                        "is_override", "is_deprecated", "has_doc_comment")},
+    "parameter_signature": (str | None, None), "parameter_count": (int | None, None),
+    "return_type": (str | None, None),
+}, base=Response)
 
 
 class SpanList(Response):
@@ -286,6 +292,8 @@ class Status(Response):
     recent_builds: list[BuildRecord] = Field(default_factory=list)
     active_job: dict[str, Any] | None = Field(None, description="A build this server is running")
     build_tools_enabled: bool = False
+    watcher_active: bool = Field(False, description="serve --watch keeps the work-tree index current")
+    embeddings_count: int | None = Field(0, description="Vectors in the index (0 without an embedder)")
 
 
 class FileState(Model):

@@ -18,7 +18,6 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
-from ...query import open_index
 from ...query.status import file_states, served_status
 from .files import iso
 from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
@@ -38,11 +37,7 @@ class StatusTools:
         and recent builds (also callable as get_status). Use it when answers look stale or
         an index is missing."""
         try:
-            if ref is None:
-                with self.state.view() as view:
-                    return self._status(view)
-
-            with open_index(self.state.root, self.state.store_dir, ref) as view:
+            with self.state.view(ref) as view:
                 return self._status(view)
         except IndexMissing as exc:
             return self._unindexed("not_indexed", exc)
@@ -63,6 +58,8 @@ class StatusTools:
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
                       active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
+                      watcher_active=self.state.watch is not None,
+                      embeddings_count=_embeddings(view) if m["embedder_id"] else 0,
                       metadata=metadata_of(view).model_copy(
                           update={"freshness": m["freshness"]["state"]}))
 
@@ -75,6 +72,16 @@ class StatusTools:
                       active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
                       metadata=ResponseMetadata(schema_status=schema))
+
+
+def _embeddings(view) -> int | None:
+    """How many vectors the index holds (None when they cannot be read)."""
+    from ...query.semantic import vector_artifact  # numpy: only for an index with vectors
+
+    try:
+        return len(vector_artifact(view))
+    except CodeagentError:
+        return None
 
 
 class BuildTools:

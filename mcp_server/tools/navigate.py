@@ -8,7 +8,8 @@ from typing import Annotated
 from pydantic import Field
 
 from ...errors import InvalidParameter
-from ...query import file_outline, get_symbol, resolve_symbol, source_spans
+from ...query import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
+from ..facts import symbol_facts
 from ..schemas import FileOutline, Span, SpanList, Symbol, SymbolDetailOut, symbol_of
 from ..state import ServerState, metadata_of
 from .graph import first_line
@@ -74,7 +75,12 @@ class NavigationTools:
                 c.doc, c.signature = first_line(c.doc), first_line(c.signature, 160)
                 if c.path == d.symbol.path:
                     c.path = c.language = ""
-            return SymbolDetailOut(symbol=symbol_of(d.symbol), children=children,
+            sym = symbol_of(d.symbol)
+            header = sym.signature
+            if header.endswith("…") or ("(" in header and ")" not in header):  # cut when stored
+                header = read_lines(view, d.symbol.path, d.symbol.line_start,
+                                    min(d.symbol.line_end, d.symbol.line_start + 40))
+            return SymbolDetailOut(symbol=sym, children=children, **symbol_facts(sym, header),
                                    spans=[span(s, include_source) for s in d.spans],
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 

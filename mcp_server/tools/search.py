@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ...errors import IndexMissing
 from ...query import SearchRequest, find_symbols, read_lines, search, search_text
+from ...query.filters import checked_kind, checked_language
 from ..budget import skipped
 from ..schemas import FileHit, Hit, NextAction, SearchResults
 from ..state import ServerState, metadata_of
@@ -157,6 +158,7 @@ class SearchTools:
         Use it when you know (part of) a function, class or method name."""
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
+            language, kind = checked_language(view, language), checked_kind(view, kind)
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
                                 path=path_filter, limit=limit + skipped(), include_references=False)
             return search_results(resp, view, started=started)
@@ -168,6 +170,7 @@ class SearchTools:
         qualified name. Use it to jump to where something is defined or used."""
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
+            language, kind = checked_language(view, language), checked_kind(view, kind)
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
                                 limit=limit + skipped(), include_references=True)
             return search_results(resp, view, started=started)
