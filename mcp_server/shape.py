@@ -32,16 +32,16 @@ def slim(body: dict[str, Any], model: Any) -> dict[str, Any]:
 
 def shaped(body: dict[str, Any], page: Page, fmt: str) -> tuple[dict[str, Any], str]:
     """(structured content, text) that together fit the page's budget, cut on whole items."""
-    if not page.offset:
-        text = render(body, fmt)
-        if len(text) + len(compact(body)) <= page.max_chars:
-            return body, text
+    out = fit(body, page)
+    text = render(out, fmt)
+    if len(text) + len(compact(out)) <= page.max_chars:
+        return out, text
     share = int(page.max_chars * (JSON_SHARE if fmt == "json" else TEXT_SHARE))
-    for _ in range(4):
+    for _ in range(8):
         out = fit(body, page.within(max(share, MIN_STRUCTURED)))
         text = render(out, fmt)
         over = len(text) + len(compact(out)) - page.max_chars
         if over <= 0 or share <= MIN_STRUCTURED:
             break
-        share -= over // 2 + 32 if fmt != "json" else over // 2 + 16
+        share = min(share, len(compact(out))) - (over // 2 + 16 if fmt == "json" else over)
     return out, text

@@ -15,6 +15,7 @@ from pydantic import Field
 from ...errors import BinaryFile, InvalidParameter
 from ...query import grep_texts
 from ...query.globs import glob_matcher
+from ...query.freshness import worktree_freshness
 from ...query.overview import overview
 from ...query.sandbox import Entry, looks_binary, sniff_mime
 from ...query.worktree_grep import grep_candidates, read_texts
@@ -49,10 +50,27 @@ class FileTools:
         with self.state.optional_view() as view:
             return metadata_of(view, completeness)
 
+    def _withheld(self) -> frozenset[str]:
+        """Files read_file withholds for their content (a key saved as notes.txt): those the
+        served index skipped as secrets, and of the files changed since its build, those the
+        detector refuses now; without an index, every file the detector refuses."""
+        with self.state.optional_view() as view:
+            if isinstance(view, NoIndex):
+                changed = self.sandbox.visible_files()
+                known: set[str] = set()
+            else:
+                known = {p for (p,) in view.sql(
+                    "SELECT path FROM files WHERE status = 'skipped' AND reason = 'secret'")}
+                changed = ()
+                if view.ref == "worktree":
+                    look = worktree_freshness(view.store, view.repo, view.manifest_id)
+                    changed = (*look.added, *look.modified)
+        return frozenset(known | {p for p in changed if self.sandbox.withheld_by_content(p)})
+
     def list_directory(self, path: RepoPath = "") -> DirectoryListing:
         """Files and directories directly inside one directory ("" is the root). Use it to
         look around one level at a time; ignored files, secrets and .git are not listed."""
-        rel, entries = self.sandbox.list_dir(path)
+        rel, entries = self.sandbox.list_dir(path, hide=self._withheld())
         truncated = len(entries) > MAX_LIST_ENTRIES
         return DirectoryListing(path=rel, entries=[dir_entry(e) for e in entries[:MAX_LIST_ENTRIES]],
                                 truncated=truncated,
@@ -62,7 +80,7 @@ class FileTools:
         nodes = {root: TreeNode(name=posixpath.basename(root) or ".", path=root, type="directory",
                                 children=[])}
         count, truncated = 0, False
-        for e, _level in self.sandbox.walk(root, max_depth=depth):
+        for e, _level in self.sandbox.walk(root, max_depth=depth, hide=self._withheld()):
             parent = nodes.get(posixpath.dirname(e.path))
             if parent is None:
                 continue
@@ -102,7 +120,7 @@ class FileTools:
         match = glob_matcher(pattern)
         out, total = [], 0
         for e, _level in self.sandbox.walk(directory, max_depth=max_depth,
-                                           include_hidden=include_hidden):
+                                           include_hidden=include_hidden, hide=self._withheld()):
             if not match(e.path):
                 continue
             total += 1
@@ -196,7 +214,8 @@ class FileTools:
         """Top directories, file counts and languages of the repository. Use it first
         in an unfamiliar repository."""
         tree, _count, truncated = self._tree("", max_depth, MAX_LIST_ENTRIES)
-        entries = (e for e, _level in self.sandbox.walk("")) if include_stats else ()
+        entries = (e for e, _level in self.sandbox.walk("", hide=self._withheld())) \
+            if include_stats else ()
         with self.state.optional_view() as view:
             o = overview(entries, None if isinstance(view, NoIndex) else view)
             meta = metadata_of(view, "truncated" if truncated else "complete")
