@@ -44,6 +44,7 @@ class BuildOptions:
     consolidate_later: bool = False  # the caller consolidates when idle: overlays grow further (the watcher)
     graph_later: bool = False  # a small change's overlay is published before its graph step; the next build runs it
     history: bool = True  # store the indexed commit's history view (indexer/history.py) for ranking
+    force: bool = False  # ignore the stat cache: every file is read and hashed again
 
     @property
     def store_path(self) -> Path:
@@ -306,6 +307,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     clock = time.perf_counter()
     is_commit = opts.rev is not None
     cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
+    if opts.force:  # nothing the cache remembers is trusted; it is written anew
+        cache.data.clear()
     builder.progress("walk", 0, 0)
     opts, files = _walk(builder, repo, store, cache, commit)
     repairs: list[str] = []

@@ -51,7 +51,8 @@ BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, ide
 # Long-running tools a client may call as a task (tools/call with `task`, then tasks/*).
 TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research"})
 # Other names a tool answers to (not listed twice in tools/list): peers' names for the same question.
-TOOL_ALIASES = {"detect_changes": "get_impact", "get_status": "index_status"}  # seed 000's name
+TOOL_ALIASES = {"detect_changes": "get_impact", "get_status": "index_status",  # seeds' names:
+                "index_codebase": "index_repo", "index_repository": "index_repo"}  # docs/seeds.md
 GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
                GraphTools: icons.GRAPH, ImpactTools: icons.GRAPH, StatusTools: icons.INDEX, BuildTools: icons.INDEX}
 
@@ -95,7 +96,7 @@ class CodeagentMCP(MCPServer):
                 if t.name in self.tasks.task_tools else t for t in listed]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        name = name if name in self._tools else TOOL_ALIASES.get(name, name)
+        called, name = name, name if name in self._tools else TOOL_ALIASES.get(name, name)
         tool = self._tools.get(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
@@ -103,7 +104,7 @@ class CodeagentMCP(MCPServer):
         arguments = dict(arguments or {})
         try:
             fmt = _take_format(arguments)
-            ignored = translate(name, arguments, str(self.state.root))
+            ignored = translate(called, arguments, str(self.state.root))
             page = Page.take(name, arguments)
             check_arguments(tool, arguments)
             with page.active(), one_look():

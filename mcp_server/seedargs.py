@@ -41,6 +41,11 @@ class Ignored:
     why: str
 
 
+@dataclass(frozen=True)
+class RootPath:
+    """The repository to work on: must be the one served ("." or its path)."""
+
+
 NODE = {"node_id": Alias("symbol_id")}
 PROJECT = {"project_id": Ignored(str, "one repository per server")}
 SEARCH = {"path": Scope(), "directory": Scope(), "file_type": FileType(),
@@ -53,11 +58,15 @@ SEED_ARGUMENTS: dict[str, dict[str, Any]] = {
     "code_research": {"path": Scope()},
     "search_symbols": {**PROJECT, "node_type": Alias("kind")},
     "lookup_symbol": PROJECT,
+    # seed 001's and seed 002's names of index_repo (app.TOOL_ALIASES)
+    "index_codebase": {"path": RootPath()},
+    "index_repository": {"path": RootPath(), "force_reindex": Alias("force"),
+                         "name": Ignored(str, "one repository per server")},
     **{tool: NODE for tool in ("find_similar", "get_symbol", "get_source_spans", "get_callers",
                                "get_callees", "get_implementations", "get_references",
                                "get_dependencies", "get_dependents")},
 }
-SCHEMA = {Scope: {"type": "string"}, FileType: {"type": "string"}}
+SCHEMA = {Scope: {"type": "string"}, FileType: {"type": "string"}, RootPath: {"type": "string"}}
 
 
 def seed_properties(tool: str) -> dict[str, dict]:
@@ -90,6 +99,11 @@ def translate(tool: str, arguments: dict[str, Any], root: str) -> list[str]:
             arguments[spec.target] = value
         elif isinstance(spec, FileType):
             _file_type(arguments, name, value)
+        elif isinstance(spec, RootPath):
+            if not isinstance(value, str) or posixpath.normpath(value.rstrip("/") or ".") not in (
+                    ".", posixpath.normpath(root)):
+                raise ArgumentError(name, "this server's repository (\".\" or its path)",
+                                    "names another repository than the one this server serves")
         else:
             _scope(arguments, name, value, root)
     return ignored

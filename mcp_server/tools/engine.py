@@ -24,6 +24,7 @@ from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
+Force = Annotated[bool, Field(description="Read and hash every file again (no stat cache)")]
 RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or store ref "
                                      "(default: the one served)")]
 
@@ -89,10 +90,10 @@ class BuildTools:
         self.state = state
 
     async def _build(self, ctx: Context, mode: str, ref: str | None,
-                     paths: list[str] = ()) -> BuildJob:
+                     paths: list[str] = (), force: bool = False) -> BuildJob:
         root, store = self.state.root, self.state.store_dir
         cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--progress-json",
-               "--store", str(store)]
+               "--store", str(store), *(["--force"] if force else [])]
         if ref:
             cmd += ["--ref", ref]
         for path in paths:
@@ -128,16 +129,16 @@ class BuildTools:
                         files_total=result.get("files_total"), files_parsed=result.get("files_parsed"),
                         duration_ms=round(ms, 1), metadata=meta)
 
-    async def index_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+    async def index_repo(self, ctx: Context, ref: RefArg = None, force: Force = False) -> BuildJob:
         """Build (or incrementally rebuild) the index in a separate process; unchanged
         files are reused. Use it when index_missing is answered. Reports progress in files;
         cancelling kills the build and keeps the previous index."""
-        return await self._build(ctx, "full", ref or self._git_ref())
+        return await self._build(ctx, "full", ref or self._git_ref(), force=force)
 
-    async def sync_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+    async def sync_repo(self, ctx: Context, ref: RefArg = None, force: Force = False) -> BuildJob:
         """Bring the index up to date with the work tree (or `ref`); only changed files
         are parsed. Use it after edits when freshness is `stale`."""
-        return await self._build(ctx, "incremental", ref or self._git_ref())
+        return await self._build(ctx, "incremental", ref or self._git_ref(), force=force)
 
     async def index_files(
         self, ctx: Context,
