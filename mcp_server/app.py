@@ -95,6 +95,15 @@ class CodeagentMCP(MCPServer):
         return [t.model_copy(update={"execution": ToolExecution(task_support="optional")})
                 if t.name in self.tasks.task_tools else t for t in listed]
 
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Any = None) -> Any:
+        """An unknown prompt is invalid params (-32602), as the spec asks (the SDK answered
+        a ValueError, which went out as code 0)."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}",
+                           data={"arguments": ["name"]})
+        return await super().get_prompt(name, arguments, context)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         called, name = name, name if name in self._tools else TOOL_ALIASES.get(name, name)
         tool = self._tools.get(name)

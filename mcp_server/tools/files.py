@@ -29,6 +29,15 @@ MAX_READ_LINES = 10_000
 DEFAULT_READ_BYTES = 500_000
 READ_OVERHEAD = 880  # characters of a read_file answer besides its content (metadata, fields)
 
+# search_files leaves these out unless `glob` is given (seed 004's excludes that are never
+# sources: installed packages, minified bundles, lock files, source maps)
+_EXCLUDED_NAMES = glob_matcher("{*.min.js,*.min.css,package-lock.json,yarn.lock,pnpm-lock.yaml,*.map}")
+_EXCLUDED_DIRS = glob_matcher("**/node_modules/**")
+
+
+def excluded_by_default(path: str) -> bool:
+    return _EXCLUDED_NAMES(path) or _EXCLUDED_DIRS(path)
+
 RepoPath = Annotated[str, Field(description="Repository-relative path; \"\" or \".\" is the root",
                                 max_length=4096)]
 
@@ -186,8 +195,9 @@ class FileTools:
         timeout_ms: Annotated[int, Field(ge=10, le=60_000)] = 5000,
     ) -> FileSearch:
         """Grep the work tree for a literal string or an RE2 regex; returns matching
-        lines with context. Use it for exact text (error messages, TODOs, config keys);
-        prefer search_code for concepts and identifiers."""
+        lines with context (node_modules/, minified and lock files only when `glob` asks).
+        Use it for exact text (error messages, TODOs, config keys); prefer search_code for
+        concepts and identifiers."""
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_ms / 1000
         with self.state.optional_view() as view:
@@ -195,6 +205,8 @@ class FileTools:
                 self.sandbox, None if isinstance(view, NoIndex) else view, self.state.root,
                 pattern, regex=is_regex, case_sensitive=case_sensitive, glob=glob)
             meta = metadata_of(view)
+        if glob is None:  # what a client rarely greps for: only when its glob asks
+            paths = [p for p in paths if not excluded_by_default(p)]
         texts = read_texts(self.sandbox, paths, deadline)
         found, total, files, truncated = grep_texts(
             texts, pattern, regex=is_regex, case_sensitive=case_sensitive, context=context_lines,
