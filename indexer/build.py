@@ -302,13 +302,20 @@ def build(opts: BuildOptions) -> BuildResult:
     return result
 
 
+def _file_cache(store: Store, is_commit: bool, force: bool) -> sources.JsonCache:
+    """The stat (work tree) or blob (commit) cache; with `force` empty, so every file is read
+    and hashed again, and the cache written anew."""
+    cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
+    if force:
+        cache.data.clear()
+    return cache
+
+
 def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit: str | None) -> BuildResult:
     builder = _Builder(opts, repo, store)
     clock = time.perf_counter()
     is_commit = opts.rev is not None
-    cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
-    if opts.force:  # nothing the cache remembers is trusted; it is written anew
-        cache.data.clear()
+    cache = _file_cache(store, is_commit, opts.force)
     builder.progress("walk", 0, 0)
     opts, files = _walk(builder, repo, store, cache, commit)
     repairs: list[str] = []

@@ -58,7 +58,8 @@ GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTool
 
 
 SEED_FORMAT_TOOLS = frozenset({"search_code", "search_docs"})  # seed 001 names `format` there
-PROTOCOL_VERSION = "1.0"  # of the answers' shape (metadata, handles, cursors): docs/seeds.md
+# metadata.protocol_version: the version of the answers' shape (metadata, handles, cursors)
+ANSWER_SHAPE = "1.0"
 
 
 def error_result(exc: CodeagentError, metadata: dict | None = None) -> CallToolResult:
@@ -151,7 +152,7 @@ class CodeagentMCP(MCPServer):
         indexing = "indexing" if self.state.running_build() else "ready"
         if meta.get("schema_status") != "compatible":
             indexing = "not_indexed" if meta.get("schema_status") == "not_indexed" else "failed"
-        meta.update(protocol_version=PROTOCOL_VERSION, indexing_status=indexing)
+        meta.update(protocol_version=ANSWER_SHAPE, indexing_status=indexing)
         if ignored:
             meta["ignored_arguments"] = ignored
         return meta

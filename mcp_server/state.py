@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CodeagentError, IndexIncompatible, IndexMissing
-from ..sources import resolve_ref
 from ..query import IndexFollower, IndexView, open_index
 from ..query.memtext import resident_texts
 from ..query.symbol_table import SymbolTable
@@ -105,10 +104,10 @@ class ServerState:
         to the commit the served index is of."""
         if ref.upper() == "HEAD":
             return True
+        sha = self.sandbox.commit_of(ref)
         try:
-            _, sha = resolve_ref(self.root, ref)
             with self.follower().view() as v:
-                return v.commit == sha
+                return sha is not None and v.commit == sha
         except CodeagentError:
             return False
 

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from .. import sources
 from ..content import SECRET_PATTERNS, is_secret, looks_binary, secret_in  # noqa: F401 (re-exported)
-from ..errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
+from ..errors import CodeagentError, InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
 
 INTERNAL_DIRS = (".git", ".codeagent")
 MAX_PATH_CHARS = 4096
@@ -358,6 +358,14 @@ class Sandbox:
 
     def visible_files(self) -> frozenset[str]:
         return self._visible()[0]
+
+    def commit_of(self, rev: str) -> str | None:
+        """The commit a git revision names in this repository (HEAD, a short sha, a tag,
+        origin/x: the resolver the CLI uses), or None."""
+        try:
+            return sources.resolve_ref(Path(self.root), rev)[1]
+        except (CodeagentError, OSError):
+            return None
 
     def withheld_by_content(self, rel: str) -> bool:
         """Does read_file refuse this visible file for what it holds (a key in notes.txt, an
