@@ -10,18 +10,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import format as fmt
+from .. import format as fmt, sources
 from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
 from ..store import Store, StoreLock, append_log, disk_write_failure
-from .. import sources
+from ..refs import WORKTREE_REF
 from .budget import MemoryBudget, over_budget
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 from .secret_cache import load_secret_patterns
-
-from ..refs import WORKTREE_REF
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 POOL_THRESHOLD = 64  # below this many files to parse, a process pool costs more than it saves
 
@@ -302,20 +300,11 @@ def build(opts: BuildOptions) -> BuildResult:
     return result
 
 
-def _file_cache(store: Store, is_commit: bool, force: bool) -> sources.JsonCache:
-    """The stat (work tree) or blob (commit) cache; with `force` empty, so every file is read
-    and hashed again, and the cache written anew."""
-    cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
-    if force:
-        cache.data.clear()
-    return cache
-
-
 def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit: str | None) -> BuildResult:
     builder = _Builder(opts, repo, store)
     clock = time.perf_counter()
     is_commit = opts.rev is not None
-    cache = _file_cache(store, is_commit, opts.force)
+    cache = sources.JsonCache(store, "gitblobs.json" if is_commit else "worktree-stat.json")
     builder.progress("walk", 0, 0)
     opts, files = _walk(builder, repo, store, cache, commit)
     repairs: list[str] = []
@@ -377,8 +366,9 @@ def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
           commit: str | None) -> tuple[BuildOptions, list[sources.SourceFile]]:
     """(the options with the tree's size cap settled, the files of the tree or work tree) under
     the repository's include/exclude rules."""
-    opts = builder.opts
-    is_commit = opts.rev is not None
+    opts, is_commit = builder.opts, builder.opts.rev is not None
+    if opts.force:  # nothing the cache remembers is trusted: every file is read and hashed again
+        cache.data.clear()
     rules = sources.commit_rules(repo, commit) if is_commit else sources.worktree_rules(repo)
     if opts.max_bytes is None:
         opts = builder.opts = replace(opts, max_bytes=rules.max_file_size or fmt.DEFAULT_MAX_FILE_BYTES)
