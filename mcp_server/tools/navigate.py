@@ -112,7 +112,8 @@ class NavigationTools:
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             o = file_outline(view, rel)
             symbols, top = collapse([symbol_of(s) for s in o.symbols], set(expand or ()))
-            for s in symbols:  # the outline's own path and language: said once, above them
-                s.path = s.language = ""
+            for s in symbols:  # the outline's own path and language: said once, above them;
+                s.path = s.language = ""  # a doc's first line (get_symbol has it whole)
+                s.doc, s.signature = first_line(s.doc), first_line(s.signature, 160)
             return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
                                symbols=symbols, collapsed=top or None, metadata=metadata_of(view))
