@@ -176,6 +176,8 @@ async def test_files_withheld_for_their_content_are_not_listed(indexed_repo):
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----\n"
     indexed_repo.write("notes_backup.txt", key)
     indexed_repo.write("conf/settings.json", '{"aws_access_key_id": "AKIAZ3MSJV4WWNKWW5FG"}\n')
+    corpus = '[{"input": "http://user:pass@foo:21/bar;par?b#c", "href": "http://user:pass@foo/"}]\n'
+    indexed_repo.write("tests/models/urls.json", corpus)  # a URL test corpus: no secret
     indexed_repo.commit("oops")
     run_cli("build", indexed_repo.path)
     indexed_repo.write("conf/later.txt", key)  # after the build: found by the detector live
@@ -190,3 +192,5 @@ async def test_files_withheld_for_their_content_are_not_listed(indexed_repo):
         listed = {f["path"] for f in files["files"]}
         assert "pkg/core.py" in listed and not listed & {"notes_backup.txt", "conf/settings.json",
                                                          "conf/later.txt"}
+        assert "tests/models/urls.json" in listed
+        assert ok(await c.call_tool("read_file", {"path": "tests/models/urls.json"}))["content"] == corpus
