@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ...query import (SearchRequest, callees, callers, dependencies, dependents, implementations,
                       references, search, traverse)
-from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits
+from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits, scored
 from ..budget import skipped
 from ..schemas import Edge, Graph, Node, Research, ResearchHop, symbol_of
 from ..state import ServerState, metadata_of
@@ -122,7 +122,7 @@ class GraphTools:
         with self.state.view(ref) as view:
             resp = await anyio.to_thread.run_sync(lambda: _deadlined(
                 view, lambda: search(view, SearchRequest(seed_query, limit=5, path=path_filter))))
-            seeds = hits(resp.results)
+            seeds = scored(hits(resp.results))
             named = ([h for h in seeds if h.name == seed_query.rsplit(".", 1)[-1]]
                      if seed_query != query else [])  # "what calls X": start from X itself
             roots = list(dict.fromkeys(h.symbol_id for h in named or seeds if h.symbol_id))

@@ -58,6 +58,14 @@ def per_file_hits(results: list, per_file: int) -> tuple[list, dict[tuple, int]]
     return kept, more
 
 
+def scored(out: list[Hit]) -> list[Hit]:
+    """`out` with scores in 0..1 (the seeds' similarity): relative to the answer's best."""
+    top = max((h.score for h in out), default=1.0)
+    for h in out:
+        h.score = round(max(h.score, 0.0) / max(top, 1.0), 4)
+    return out
+
+
 def hits(results) -> list[Hit]:
     """Result models. Secret files need no filter here: the build decides what is a secret
     (by name and by content) and indexes nothing of it, so no hit comes from one."""
@@ -66,10 +74,7 @@ def hits(results) -> list[Hit]:
 
 def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0),
                    started: float | None = None) -> SearchResults:
-    out = hits(resp.results)
-    top = max((h.score for h in out), default=1.0)
-    for h in out:  # scores in 0..1 (the seeds' similarity): relative to this answer's best
-        h.score = round(max(h.score, 0.0) / max(top, 1.0), 4)
+    out = scored(hits(resp.results))
     if context != (0, 0):
         _add_context(view, out, *context)
     took = (time.perf_counter() - started) * 1000 if started is not None else resp.latency_ms
