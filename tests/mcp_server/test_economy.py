@@ -194,3 +194,15 @@ async def test_files_withheld_for_their_content_are_not_listed(indexed_repo):
                                                          "conf/later.txt"}
         assert "tests/models/urls.json" in listed
         assert ok(await c.call_tool("read_file", {"path": "tests/models/urls.json"}))["content"] == corpus
+
+
+async def test_search_files_leaves_installed_and_minified_files_out_unless_asked(indexed_repo):
+    indexed_repo.write("node_modules/dep/index.js", "function needle_here() {}\n")
+    indexed_repo.write("web/app.min.js", "function needle_here(){}\n")
+    indexed_repo.write("web/app.js", "function needle_here() {}\n")
+    async with memory_client(indexed_repo.path) as c:
+        found = ok(await c.call_tool("search_files", {"pattern": "needle_here"}))
+        assert {m["path"] for m in found["matches"]} == {"web/app.js"}
+        asked = ok(await c.call_tool("search_files", {"pattern": "needle_here", "glob": "**/*.js"}))
+        assert {m["path"] for m in asked["matches"]} == {"web/app.js", "web/app.min.js",
+                                                          "node_modules/dep/index.js"}
