@@ -310,7 +310,7 @@ class BuildJob(Response):
     manifest_id: str | None
     files_total: int | None = None
     files_parsed: int | None = None
-    duration_ms: float
+    duration_ms: int
     files: list[FileState] = Field(default_factory=list, description="index_files: each path's state")
 
 

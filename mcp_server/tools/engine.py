@@ -127,7 +127,7 @@ class BuildTools:
         return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
                         mode=mode, ref=result.get("ref"), manifest_id=result.get("manifest_id"),
                         files_total=result.get("files_total"), files_parsed=result.get("files_parsed"),
-                        duration_ms=round(ms, 1), metadata=meta)
+                        duration_ms=int(round(ms)), metadata=meta)
 
     async def index_repo(self, ctx: Context, ref: RefArg = None, force: Force = False) -> BuildJob:
         """Build (or incrementally rebuild) the index in a separate process; unchanged
