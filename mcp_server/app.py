@@ -323,7 +323,8 @@ def _tune_input_schema(tool: Tool, core: bool, paged: bool) -> None:
             props[name].pop("maxLength", None)
             props[name].pop("minLength", None)
     props.update(seed_properties(tool.name))
-    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS}  # at most MAX_TOKENS
+    props["max_tokens"] = {"type": "integer"} if core else {  # checked: MIN_TOKENS..MAX_TOKENS
+        "type": "integer", "minimum": MIN_TOKENS}
     if not core or tool.name in SEED_FORMAT_TOOLS:
         props["format"] = {"type": "string", "enum": list(FORMATS)}
     if paged:

@@ -25,8 +25,7 @@ from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
 Force = Annotated[bool, Field(description="Read and hash every file again (no stat cache)")]
-RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or store ref "
-                                     "(default: the one served)")]
+RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or ref")]
 
 
 class StatusTools:

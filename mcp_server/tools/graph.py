@@ -30,7 +30,7 @@ EdgeKind = Literal["calls", "references", "imports", "inherits", "implements", "
 # kind of type reference, answered by `references`.
 EDGE_ALIASES = {"extends": "inherits", "accepts": "references"}
 GraphLimit = Annotated[int, Field(ge=1, le=1000, description="Most neighbours returned")]
-IncludeTests = Annotated[bool, Field(description="False leaves out symbols in test, mock and fixture files")]
+IncludeTests = Annotated[bool, Field(description="False: no symbols of test, mock or fixture files")]
 
 # focus -> (direction, edge kinds) followed from the seeds; no focus walks callers.
 FOCUS = {
@@ -112,11 +112,10 @@ class GraphTools:
         path_filter: Annotated[str | None, Field(description="Seed symbols only from paths "
                                                  "matching this glob")] = None,
     ) -> Research:
-        """Multi-hop research: seed symbols from a search, then the graph `depth` hops.
-        By default and for "what calls X" it walks callers, for "implementations of X"
-        subclasses and implementers; `flow` walks callees,
-        `architecture` imports and inheritance, `patterns` implementers, `dependencies`
-        every outgoing edge. Use it for questions that span several files."""
+        """Multi-hop research: seed symbols from a search, then `depth` graph hops: callers
+        (default, "what calls X"), implementers ("implementations of X", `patterns`),
+        callees (`flow`), imports and inheritance (`architecture`), every outgoing edge
+        (`dependencies`). Use it for questions that span several files."""
         direction, kinds, seed_query = research_plan(query, focus)
         await anyio.to_thread.run_sync(self.state.wait_for_graph, ref)
         with self.state.view(ref) as view:

@@ -99,12 +99,11 @@ class NavigationTools:
                                    description="Repository-relative file path")],
         ref: Ref = None,
         expand: Annotated[list[str] | None, Field(
-            description="Classes whose members to list in full (name or qualified name; "
-                        "\"*\" for all, \"constant\" for a large file's module-level data); a class with more members shows their counts")] = None,
+            description="Classes to list whole (\"*\": all; \"constant\": module data)")] = None,
     ) -> FileOutline:
-        """The symbols a file defines, in line order, with signatures and spans (no
-        source); members of large classes are counted until asked for (`expand`). Use it
-        to see a file's structure before reading parts of it."""
+        """The symbols a file defines, in line order, with signatures (no source); large
+        classes' members counted until `expand`ed. Use it to see a file's structure before
+        reading parts of it."""
         rel = self.state.sandbox.normalize(path)
         self.state.sandbox.check_lexical(rel)
         if not rel:

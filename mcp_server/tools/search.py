@@ -31,8 +31,7 @@ Query = Annotated[str, Field(min_length=1, max_length=1000)]
 Limit = Annotated[int, Field(ge=1, le=50)]
 Language = Annotated[str | None, Field(description="Only this language (e.g. python, rust)")]
 PathGlob = Annotated[str | None, Field(description="Only paths matching this glob (src/**/*.py)")]
-Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or store ref "
-                                 "(default: the one served)")]
+Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or ref")]
 Kind = Annotated[str | None, Field(description="Only this symbol kind (function, class, method...)")]
 
 
@@ -116,8 +115,8 @@ class SearchTools:
 
     def search_code(
         self, query: Query,
-        semantic_weight: Annotated[float | None, Field(ge=0, le=1, description="Weight of vector "
-                                   "similarity in hybrid fusion (needs an index with vectors)")] = None,
+        semantic_weight: Annotated[float | None, Field(ge=0, le=1, description="Vector weight "
+                                   "in hybrid fusion (needs vectors)")] = None,
         mode: Literal["auto", "hybrid", "symbol", "text", "regex", "path", "semantic"] = "auto",
         language: Language = None,
         extensions: Annotated[str | None, Field(description="Comma-separated extensions: py,pyi")] = None,
@@ -128,16 +127,15 @@ class SearchTools:
         context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
         roles: Annotated[list[str] | None, Field(description="Only these file roles (source, test, "
                          "mock, docs, config, generated...)")] = None,
-        group_by: Annotated[Literal["file"] | None, Field(description="file: also answer `files`, "
-                            "ranked, each with its best 1-3 spans and why it matched")] = None,
-        per_file: Annotated[int, Field(ge=0, le=50, description="Hits kept per file (the rest "
-                            "counted in more_in_file); 0 keeps all")] = 1,
+        group_by: Annotated[Literal["file"] | None, Field(description="file: also rank files, "
+                            "each with its best spans")] = None,
+        per_file: Annotated[int, Field(ge=0, le=50, description="Hits per file (the rest: "
+                            "more_in_file); 0: all")] = 1,
     ) -> SearchResults:
-        """Ranked search over symbols, full text and paths, fused by what the query
-        looks like (identifier, path, error string or natural language). Use it as the
-        default search, and with group_by="file" to ask which files to open for a task or a
-        bug report; hits carry symbol_id handles for get_symbol, get_callers,
-        get_file_outline."""
+        """Ranked search over symbols, text and paths, fused by what the query looks like
+        (identifier, path, error string, natural language); one hit per file. Use it as the
+        default search (group_by="file": which files to open for a task or bug report);
+        hits carry symbol_id handles for get_symbol, get_callers, get_file_outline."""
         started = time.perf_counter()
         wanted = limit + skipped()
         pool = wanted if per_file == 0 else min(wanted * POOL_PER_FILE, MAX_POOL)
