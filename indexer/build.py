@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import format as fmt
+from .. import format as fmt, sources
 from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
@@ -48,6 +48,7 @@ class BuildOptions:
     consolidate_later: bool = False  # the caller consolidates when idle: overlays grow further (the watcher)
     graph_later: bool = False  # a small change's overlay is published before its graph step; the next build runs it
     history: bool = True  # store the indexed commit's history view (indexer/history.py) for ranking
+    force: bool = False  # ignore the stat cache: every file is read and hashed again
 
     @property
     def store_path(self) -> Path:
@@ -383,8 +384,9 @@ def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
           commit: str | None) -> tuple[BuildOptions, list[sources.SourceFile]]:
     """(the options with the tree's size cap settled, the files of the tree or work tree) under
     the repository's include/exclude rules."""
-    opts = builder.opts
-    is_commit = opts.rev is not None
+    opts, is_commit = builder.opts, builder.opts.rev is not None
+    if opts.force:  # nothing the cache remembers is trusted: every file is read and hashed again
+        cache.data.clear()
     rules = sources.commit_rules(repo, commit) if is_commit else sources.worktree_rules(repo)
     if opts.max_bytes is None:
         opts = builder.opts = replace(opts, max_bytes=rules.max_file_size or fmt.DEFAULT_MAX_FILE_BYTES)

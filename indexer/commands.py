@@ -88,6 +88,8 @@ def _history_option(fn):
 
 def _driver_options(fn):
     """build's options for a program driving it (the MCP build tools)."""
+    fn = click.option("--force", is_flag=True,
+                      help="Read and hash every file again (no stat cache).")(fn)
     fn = click.option("--path", "paths", multiple=True, metavar="FILE",
                       help="Work tree only, repeatable: re-read just these repository-relative "
                            "files; every other file keeps its entry in the previous index.")(fn)
@@ -128,10 +130,10 @@ def _driver_options(fn):
 @_scale_options
 @_driver_options
 @JSON_OPT
-def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int,
-              max_file_size: int | None, lock_wait: float, embedder: str | None, no_history: bool,
-              memory: str | None, partition: str | None, to_remote: str | None, from_partitions: str | None,
-              progress_json: bool, consolidate: bool, consolidate_later: bool, graph_later: bool,
+def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | None, jobs: int, max_file_size: int | None,
+              lock_wait: float, embedder: str | None, no_history: bool, memory: str | None, force: bool,
+              partition: str | None, to_remote: str | None, from_partitions: str | None, progress_json: bool,
+              consolidate: bool, consolidate_later: bool, graph_later: bool,
               paths: tuple[str, ...], as_json: bool) -> None:
     """Index REPO (default: the current directory) into its store.
 
@@ -151,12 +153,11 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     from .build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
 
     run_command(as_json, _check_build_args, rev, worktree, paths)
-    opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs,
-                        max_bytes=max_file_size, lock_wait=lock_wait,
+    opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs, max_bytes=max_file_size, lock_wait=lock_wait,
                         progress=JsonProgress() if progress_json
                         else TerminalProgress(not as_json and sys.stderr.isatty()),
                         embedder=embedder, memory=run_command(as_json, memory_budget, memory),
-                        paths=frozenset(paths) if paths else None, overlay=not consolidate,
+                        paths=frozenset(paths) if paths else None, overlay=not consolidate, force=force,
                         consolidate_later=consolidate_later, graph_later=graph_later, history=not no_history)
     partitioned = partition is not None or to_remote is not None or from_partitions is not None
     result = run_command(as_json, _partitioned, opts, partition, to_remote, from_partitions) if partitioned \

@@ -26,10 +26,13 @@ from .. import __version__
 from ..errors import ArgumentError, CodeagentError, InternalError
 from ..query.freshness import one_look
 from . import icons
-from .budget import MAX_TOKENS, MIN_TOKENS, PAGED_FIELDS, Page, compact, fit
+from .budget import MIN_TOKENS, PAGED_FIELDS, Page, compact
 from .protocol import completer, set_level
+from .render import FORMATS
 from .schemas import outline_schema
-from .state import ServerState
+from .seedargs import seed_properties, translate
+from .shape import shaped, slim
+from .state import ServerState, metadata_of
 from .tasks import TaskRegistry
 from .tools.context import ContextTools
 from .tools.engine import BuildTools, StatusTools
@@ -43,28 +46,35 @@ log = logging.getLogger("codeagent.mcp")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
+READ_ONLY_CORE = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 BUILDS_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                open_world_hint=False)
 # Long-running tools a client may call as a task (tools/call with `task`, then tasks/*).
 TASK_TOOLS = frozenset({"index_repo", "sync_repo", "index_files", "code_research"})
 # Other names a tool answers to (not listed twice in tools/list): peers' names for the same question.
-TOOL_ALIASES = {"detect_changes": "get_impact"}
+TOOL_ALIASES = {"detect_changes": "get_impact", "get_status": "index_status",  # seeds' names:
+                "index_codebase": "index_repo", "index_repository": "index_repo"}  # docs/seeds.md
 GROUP_ICONS = {FileTools: icons.FILES, SearchTools: icons.SEARCH, NavigationTools: icons.SYMBOLS,
                GraphTools: icons.GRAPH, ImpactTools: icons.GRAPH, StatusTools: icons.INDEX,
                BuildTools: icons.INDEX, ContextTools: icons.SEARCH}
 
 
+SEED_FORMAT_TOOLS = frozenset({"search_code", "search_docs"})  # seed 001 names `format` there
+# metadata.protocol_version: the version of the answers' shape (metadata, handles, cursors)
+ANSWER_SHAPE = "1.0"
 
-def error_result(exc: CodeagentError) -> CallToolResult:
-    """An isError tool result: `{"error": {"code", "message", "hint"}}` as text only.
+
+def error_result(exc: CodeagentError, metadata: dict | None = None) -> CallToolResult:
+    """An isError tool result: `{"error": {"code", "message", "hint"}, "metadata": {...}}` as
+    text only.
 
     It carries no structuredContent: clients validate structured content against the tool's
     output schema, which describes the successful answer."""
     body = {"code": exc.code, "message": exc.message, "hint": exc.hint}
     if getattr(exc, "arguments", None):
         body["arguments"] = exc.arguments
-    return CallToolResult(content=[TextContent(type="text", text=compact({"error": body}))],
-                          is_error=True)
+    out = {"error": body, **({"metadata": metadata} if metadata else {})}
+    return CallToolResult(content=[TextContent(type="text", text=compact(out))], is_error=True)
 
 
 class CodeagentMCP(MCPServer):
@@ -88,34 +98,74 @@ class CodeagentMCP(MCPServer):
         return [t.model_copy(update={"execution": ToolExecution(task_support="optional")})
                 if t.name in self.tasks.task_tools else t for t in listed]
 
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Any = None) -> Any:
+        """An unknown prompt is invalid params (-32602), as the spec asks (the SDK answered
+        a ValueError, which went out as code 0)."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}",
+                           data={"arguments": ["name"]})
+        return await super().get_prompt(name, arguments, context)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        name = TOOL_ALIASES.get(name, name)
+        called, name = name, name if name in self._tools else TOOL_ALIASES.get(name, name)
         tool = self._tools.get(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}",
                            data={"arguments": ["name"]})
         arguments = dict(arguments or {})
         try:
+            fmt = _take_format(arguments)
+            ignored = translate(called, arguments, str(self.state.root))
             page = Page.take(name, arguments)
             check_arguments(tool, arguments)
             with page.active(), one_look():
                 result = await super().call_tool(name, arguments, context)
             if result.is_error or result.structured_content is None:
                 return result
-            body = fit(result.structured_content, page)
-            return CallToolResult(content=[TextContent(type="text", text=compact(body))],
+            body = result.structured_content if fmt == "json" else \
+                slim(result.structured_content, tool.fn_metadata.output_model)
+            body["metadata"] = self._metadata(body.get("metadata"), ignored)
+            body, text = shaped(body, page, fmt)
+            return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=body)
         except CodeagentError as exc:
-            return error_result(self.state.scrub(exc))
+            return error_result(self.state.scrub(exc), self._metadata(None, []))
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                return error_result(_argument_error(cause))
+                return error_result(_argument_error(cause), self._metadata(None, []))
             if isinstance(cause, CodeagentError):
-                return error_result(self.state.scrub(cause))
+                return error_result(self.state.scrub(cause), self._metadata(None, []))
             log.error("tool %s failed", name, exc_info=cause or exc)
             return error_result(InternalError(
                 "internal error while running the tool (details are in the server's log)"))
+
+    def _metadata(self, meta: dict | None, ignored: list[str]) -> dict:
+        """The answer's metadata block (an error's: of the served index) with the seeds'
+        fields: protocol_version, indexing_status, the ignored arguments; no null fields."""
+        if meta is None:
+            try:
+                with self.state.optional_view() as view:
+                    meta = metadata_of(view).model_dump(mode="json")
+            except CodeagentError:
+                meta = {"schema_status": "not_indexed"}
+        meta = {k: v for k, v in meta.items() if v is not None}
+        indexing = "indexing" if self.state.running_build() else "ready"
+        if meta.get("schema_status") != "compatible":
+            indexing = "not_indexed" if meta.get("schema_status") == "not_indexed" else "failed"
+        meta.update(protocol_version=ANSWER_SHAPE, indexing_status=indexing)
+        if ignored:
+            meta["ignored_arguments"] = ignored
+        return meta
+
+
+def _take_format(arguments: dict[str, Any]) -> str:
+    """Removes `format` (the text block's rendering: human, toon or json) and checks it."""
+    fmt = arguments.pop("format", "human")
+    if fmt not in FORMATS:
+        raise ArgumentError("format", " or ".join(f'"{f}"' for f in FORMATS))
+    return fmt
 
 
 def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
@@ -181,8 +231,10 @@ Start with get_repo_overview or search_code; every hit carries handles (symbol_i
 symbol_stable_id, result_id) to pass to get_symbol, get_file_outline, get_callers... without
 searching again. Every response has `metadata` (ref, manifest_id, freshness, completeness).
 File tools are confined to the repository root and never serve ignored files or secrets.
-Answers fit the `max_tokens` argument (default 8000); a cut answer says `truncated` and, for lists, gives
-`next_cursor` to pass back as `cursor`. Errors are isError results whose text is
+Answers are small first (`max_tokens`, default 1500, counts the text and the structured
+content); a cut answer says `truncated`, what it left out (`omitted`), and gives `next_cursor`
+to pass back as `cursor` (read_file too). The text block is a compact rendering; `format:
+"json"` makes it the JSON. Errors are isError results whose text is
 {"error": {"code", "message", "hint"}}; fix the named argument and call again.
 """
 
@@ -219,8 +271,7 @@ def tool_table(state: ServerState) -> list[tuple[Callable, str, str]]:
         (graph.get_dependents, "Dependents", ALL),
         (graph.code_research, "Multi-hop code research", CORE),
         (ImpactTools(state).get_impact, "Impact of a change and tests to run", CORE),
-        (status.index_status, "Index status", CORE),
-        (status.get_status, "Engine status", ALL),
+        (status.index_status, "Index status", CORE),  # also answers as get_status (TOOL_ALIASES)
     ]
 
 
@@ -241,27 +292,41 @@ def create_server(state: ServerState) -> CodeagentMCP:
     for fn, title, profile, annotations in rows:
         if state.config.tools == CORE and profile != CORE:
             continue
+        core = state.config.tools == CORE  # the default listing: kept small (~14k characters)
+        if core and annotations is READ_ONLY:  # the other hints mean nothing for a read-only tool
+            annotations = READ_ONLY_CORE
         tool = Tool.from_function(fn, title=title, annotations=annotations,
                                   description=" ".join((fn.__doc__ or "").split()),
-                                  icons=GROUP_ICONS.get(type(fn.__self__)), structured_output=True)
-        tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema)
-        _tune_input_schema(tool)
+                                  icons=None if core else GROUP_ICONS.get(type(fn.__self__)),
+                                  structured_output=True)
+        fields = set((tool.fn_metadata.output_schema or {}).get("properties", {}))
+        tool.fn_metadata.output_schema = outline_schema(tool.fn_metadata.output_schema,
+                                                        required_only=core)
+        _tune_input_schema(tool, core, paged=bool(fields & {*PAGED_FIELDS, "content"}))
         tools.append(tool)
     return CodeagentMCP(state, tools)
 
 
-def _tune_input_schema(tool: Tool) -> None:
+def _tune_input_schema(tool: Tool, core: bool, paged: bool) -> None:
     """Optional arguments are plain types (leaving one out is how to say null: clients that
-    fill forms or convert CLI strings read `type` as one name); every tool takes `max_tokens`,
-    and those answering with a list also take `cursor`."""
+    fill forms or convert CLI strings read `type` as one name); every tool takes `max_tokens`
+    and `format`, those answering with a list or a file's content also `cursor`, and each
+    the seeds' names for its arguments (seedargs). The core listing leaves out what the
+    server checks anyway (string lengths; `format` but where a seed names it)."""
     tool.parameters.pop("title", None)
     props = tool.parameters.setdefault("properties", {})
     for name, prop in list(props.items()):
         props[name] = _without_null(prop)
         props[name].pop("title", None)
-    props["max_tokens"] = {"type": "integer", "minimum": MIN_TOKENS, "maximum": MAX_TOKENS}
-    out = (tool.fn_metadata.output_schema or {}).get("properties", {})
-    if any(f in out for f in PAGED_FIELDS):
+        if core:
+            props[name].pop("maxLength", None)
+            props[name].pop("minLength", None)
+    props.update(seed_properties(tool.name))
+    props["max_tokens"] = {"type": "integer"} if core else {  # checked: MIN_TOKENS..MAX_TOKENS
+        "type": "integer", "minimum": MIN_TOKENS}
+    if not core or tool.name in SEED_FORMAT_TOOLS:
+        props["format"] = {"type": "string", "enum": list(FORMATS)}
+    if paged:
         props["cursor"] = {"type": "string"}
 
 

@@ -21,19 +21,37 @@ from typing import Any
 from ..errors import ArgumentError
 
 CHARS_PER_TOKEN = 4
-DEFAULT_TOKENS = 8000
+# An agent's first answer: about 1,500 tokens (text block and structured content together);
+# `max_tokens` asks for more.
+DEFAULT_TOKENS = 1500
 MIN_TOKENS, MAX_TOKENS = 256, 100_000
 # The list each paged answer is made of, by the name of its first field that holds one.
 PAGED_FIELDS = ("results", "entries", "files", "matches", "symbols", "nodes", "spans", "hops", "dependents")
 CUT_MARK = "…[cut]"
-CURSOR_ROOM = 120  # characters kept free in a cut list for `next_cursor` and the flags
+LONG_TEXT = 400  # characters a nested text keeps when an answer is cut (a doc, a long snippet)
+CURSOR_ROOM = 220  # characters kept free in a cut list for `next_cursor`, `omitted` and the flags
 
 _skipped: contextvars.ContextVar[int] = contextvars.ContextVar("codeagent_mcp_skipped", default=0)
+_current: contextvars.ContextVar["Page | None"] = contextvars.ContextVar("codeagent_mcp_page",
+                                                                        default=None)
 
 
 def skipped() -> int:
     """Items the current request's cursor says were sent already."""
     return _skipped.get()
+
+
+def budget_chars() -> int:
+    """The current request's whole budget in characters (text block and structured content)."""
+    page = _current.get()
+    return page.max_chars if page is not None else DEFAULT_TOKENS * CHARS_PER_TOKEN
+
+
+def cursor_at(offset: int, manifest_id: str | None) -> str | None:
+    """A next_cursor of the current request that resumes at `offset` (a tool's own unit:
+    read_file's lines or bytes)."""
+    page = _current.get()
+    return page.cursor(offset, manifest_id) if page is not None else None
 
 
 def compact(obj: Any) -> str:
@@ -80,11 +98,16 @@ class Page:
     @contextmanager
     def active(self) -> Iterator[None]:
         """Within: `skipped()` is this page's offset."""
-        token = _skipped.set(self.offset)
+        token, current = _skipped.set(self.offset), _current.set(self)
         try:
             yield
         finally:
             _skipped.reset(token)
+            _current.reset(current)
+
+    def within(self, max_chars: int) -> "Page":
+        """This page with a smaller budget (the structured part of an answer)."""
+        return Page(self.tool, self.digest, self.offset, self.manifest_id, max_chars)
 
 
 def _digest(tool: str, arguments: dict[str, Any]) -> str:
@@ -103,7 +126,10 @@ def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
                             "call again without `cursor`")
     field = next((f for f in PAGED_FIELDS if isinstance(body.get(f), list)), None)
     if field is None:
-        return _shrink(body, page.max_chars)
+        out = _shrink(body, page.max_chars)
+        if _cut_text(out):  # a file's content: its next page starts after its last line
+            out["next_cursor"] = page.cursor(out["line_end"], manifest)
+        return out
     items = body[field][page.offset:]
     more = _has_more(body, field, page.offset + len(items))
     body = {**body, field: items}
@@ -115,8 +141,23 @@ def fit(body: dict[str, Any], page: Page) -> dict[str, Any]:
     if more and body[field]:
         body["truncated"] = True
         body["next_cursor"] = page.cursor(page.offset + len(body[field]), manifest)
+        body["omitted"] = _left_out(body, field, page.offset + len(body[field]))
         _mark_truncated(body)
     return body
+
+
+def _cut_text(body: dict) -> bool:
+    first, last = body.get("line_start") or 1, body.get("line_end")
+    return (isinstance(body.get("content"), str) and body.get("encoding") == "utf-8"
+            and bool(body.get("truncated")) and isinstance(last, int) and last >= first)
+
+
+def _left_out(body: dict, field: str, shown: int) -> str:
+    """One line: how many items the cut left for later, and how to get them."""
+    total = body.get("total_count", body.get("total_matches"))
+    count = f"{total - shown} more {field}" if isinstance(total, int) and total > shown \
+        else f"more {field}"
+    return f"{count} after these {shown}: pass next_cursor as `cursor`, or raise max_tokens"
 
 
 def _has_more(body: dict, field: str, shown: int) -> bool:
@@ -159,25 +200,49 @@ def _shrink(body: dict, max_chars: int) -> dict:
     if len(compact(body)) <= max_chars:
         return body
     body = json.loads(compact(body))
+    dropped = cut = 0
+    cut += _cut_long_texts(body, LONG_TEXT)  # a docstring gives way before a list's items
     while (over := len(compact(body)) - max_chars) > 0:
         items, size = _biggest_list(body)
         if items is not None and size > over and len(items) > 1:
             keep = max(1, min(len(items) - 1, int(len(items) * (1 - over / size)) - 1))
+            dropped += len(items) - keep
             del items[keep:]
             continue
         holder, key, text = _longest_string(body)
         if holder is None or len(text) <= len(CUT_MARK) + 16:
             if items is not None and len(items) > 0:
+                dropped += len(items)
                 items.clear()
                 continue
             break
+        cut += 1
         keep = max(0, len(text) - over - len(CUT_MARK) - 64)
         if holder is body and key == "content":
             keep = _content_cut(body, text, keep)
         holder[key] = text[:keep] + ("" if holder is body and key == "content" else CUT_MARK)
     body["truncated"] = True
+    if not body.get("omitted"):
+        parts = [f"{dropped} nested items" if dropped else "", f"{cut} long texts cut" if cut else ""]
+        body["omitted"] = (" and ".join(p for p in parts if p) or "part of the answer") + \
+            " left out to fit max_tokens: raise max_tokens for all of it"
     _mark_truncated(body)
     return body
+
+
+def _cut_long_texts(node: Any, limit: int) -> int:
+    """Cut every nested string over `limit` characters (a file's content aside); how many."""
+    count, stack = 0, [node]
+    while stack:
+        cur = stack.pop()
+        pairs = cur.items() if isinstance(cur, dict) else enumerate(cur)
+        for k, v in pairs:
+            if isinstance(v, str) and len(v) > limit and k not in ("content", "next_cursor", "omitted"):
+                cur[k] = v[:limit - len(CUT_MARK)] + CUT_MARK
+                count += 1
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    return count
 
 
 def _biggest_list(node: Any) -> tuple[list | None, int]:
@@ -214,7 +279,7 @@ def _longest_string(node: Any) -> tuple[Any, Any, str]:
         cur = stack.pop()
         pairs = cur.items() if isinstance(cur, dict) else enumerate(cur)
         for k, v in pairs:
-            if isinstance(v, str) and len(v) > len(best[2]) and k not in ("next_cursor",):
+            if isinstance(v, str) and len(v) > len(best[2]) and k not in ("next_cursor", "omitted"):
                 best = (cur, k, v)
             elif isinstance(v, (dict, list)):
                 stack.append(v)

@@ -49,7 +49,7 @@ def is_loopback(host: str) -> bool:
               help="core: the 14 tools an agent needs most (a small tools/list); all: every "
                    "tool, including get_directory_tree, list_files, locate_symbol, search_docs, "
                    "find_similar, get_source_spans, get_implementations, get_dependencies, "
-                   "get_dependents and get_status.")
+                   "get_dependents (index_status also answers as get_status).")
 @click.option("--max-frame-bytes", type=click.IntRange(1024), default=4 * 1024 * 1024,
               show_default=True, help="Largest stdio message accepted; longer ones are refused.")
 @click.option("--watch", is_flag=True,

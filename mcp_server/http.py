@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
+from .events import RETRY_MS, BoundedEventStore
 from .state import NoIndex
 
 LEGACY_PATHS = ("/sse", "/messages")
@@ -20,7 +21,9 @@ def http_app(server: Any, host: str) -> Any:
     async def health(_request: Request) -> JSONResponse:
         return JSONResponse(health_of(server.state))
 
-    app = server.streamable_http_app(host=host)
+    # an event store makes the SDK open each SSE stream with a priming event and `retry:`
+    app = server.streamable_http_app(host=host, event_store=BoundedEventStore(),
+                                     retry_interval=RETRY_MS)
     legacy = server.sse_app(host=host)
     app.router.routes.extend(r for r in legacy.routes if getattr(r, "path", "") in LEGACY_PATHS)
     return app

@@ -86,6 +86,10 @@ ResponseMetadata = projection("ResponseMetadata", Metadata, {
                              "build's graph (graph_manifest_id), so edges of the files just edited "
                              "may be missing or out of date; ask again for the exact answer")),
     "graph_manifest_id": Field(None, description="The manifest whose graph answered while graph is indexing"),
+    "protocol_version": (str | None, Field(None, description="Version of the answers' shape")),
+    "indexing_status": (Literal["ready", "indexing", "not_indexed", "failed"] | None, None),
+    "ignored_arguments": (list[str] | None, Field(None, description="Seed arguments accepted "
+                                                  "and left unused (docs/seeds.md)")),
 })
 
 
@@ -93,6 +97,7 @@ class Response(Model):
     metadata: ResponseMetadata
     truncated: bool = Field(False, description="A cap or the max_tokens budget cut the answer")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the rest")
+    omitted: str | None = Field(None, description="What the cut left out and how to get it")
 
 
 # ---- file system --------------------------------------------------------------------------
@@ -169,7 +174,7 @@ class FileSearch(Response):
     files_searched: int
     files_matched: int = 0
     truncated: bool
-    duration_ms: float
+    duration_ms: int
     skipped: list[SkippedFile] = Field(default_factory=list,
                                        description="Files the glob takes whose lines were not searched")
 
@@ -193,8 +198,10 @@ class RepoOverview(Response):
 Hit = projection("Hit", SearchHit, {
     "symbol_id": None, "symbol_stable_id": None, "snippet": "",
     "context_before": (str | None, None), "context_after": (str | None, None),  # search_code's context lines
+    "more_in_file": (int, Field(0, description="Hits of the same file left out (search_code per_file)")),
 }, order="result_id result_type symbol_id symbol_stable_id path line_start line_end kind name "
-         "qualified_name language signature score snippet match context_before context_after")
+         "qualified_name language signature score snippet match context_before context_after "
+         "more_in_file")
 
 
 class NextAction(Model):
@@ -208,7 +215,7 @@ FileHit = projection("FileHit", FileResult, {
     doc="A file of a file-grouped answer: its best 1-3 spans and how it matched.")
 
 SearchResults = projection("SearchResults", SearchResponse, {
-    "latency_ms": ...,
+    "latency_ms": (int, ...),
     "suggested_next_actions": (list[NextAction], Field(default_factory=list)),
 }, order="metadata results total_count query_intent mode latency_ms suggested_next_actions files",
     base=Response)
@@ -218,10 +225,20 @@ SearchResults = projection("SearchResults", SearchResponse, {
 Symbol = projection("Symbol", SymbolInfo, {
     "signature": "", "doc": "", "visibility": "", "modifiers": Field(default_factory=list),
     "parent_id": None,
+    "path": Field("", description="Repository-relative path (left out in an outline: its own)"),
+    "language": "",
+    "collapsed": (dict[str, int] | None, Field(None, description="get_file_outline: members not "
+                  "listed, by kind (pass the name in `expand` to list them)")),
 }, left_out="col_start col_end name_line body_hash fq_name")
 
 Span = projection("Span", SourceSpan)
-SymbolDetailOut = projection("SymbolDetailOut", SymbolDetail, base=Response)
+SymbolDetailOut = projection("SymbolDetailOut", SymbolDetail, {
+    # seed 000's facts about the symbol, read off its declaration (mcp_server/facts.py)
+    **{flag: (bool, False) for flag in ("is_public_api", "is_static", "is_abstract", "is_async",
+                                        "is_override", "is_deprecated", "has_doc_comment")},
+    "parameter_signature": (str | None, None), "parameter_count": (int | None, None),
+    "return_type": (str | None, None),
+}, base=Response)
 
 
 class SpanList(Response):
@@ -229,7 +246,10 @@ class SpanList(Response):
     spans: list[Span]
 
 
-FileOutline = projection("FileOutline", Outline, base=Response)
+FileOutline = projection("FileOutline", Outline, {
+    "collapsed": (dict[str, int] | None, Field(None, description="Module-level constants and "
+                  "variables of a large file, counted by kind, not listed")),
+}, base=Response)
 Node = projection("Node", GraphNode, {"symbol_id": None, "symbol_stable_id": None})
 Edge = projection("Edge", GraphEdge, {"src_id": None, "dst_id": None})
 Graph = projection("Graph", GraphResponse, base=Response)
@@ -279,6 +299,8 @@ class Status(Response):
     recent_builds: list[BuildRecord] = Field(default_factory=list)
     active_job: dict[str, Any] | None = Field(None, description="A build this server is running")
     build_tools_enabled: bool = False
+    watcher_active: bool = Field(False, description="serve --watch keeps the work-tree index current")
+    embeddings_count: int | None = Field(0, description="Vectors in the index (0 without an embedder)")
 
 
 class FileState(Model):
@@ -295,7 +317,7 @@ class BuildJob(Response):
     manifest_id: str | None
     files_total: int | None = None
     files_parsed: int | None = None
-    duration_ms: float
+    duration_ms: int
     files: list[FileState] = Field(default_factory=list, description="index_files: each path's state")
 
 
@@ -312,12 +334,14 @@ def from_result(model: type[Model], data: dict, **extra: Any) -> Any:
     return model.model_validate({**data, **extra})
 
 
-def outline_schema(schema: dict, depth: int = 1) -> dict:
+def outline_schema(schema: dict, depth: int = 1, required_only: bool = False) -> dict:
     """The output schema tools/list publishes: the answer's fields `depth` levels deep with
     their JSON types and `required` lists; deeper objects and list items are `object`. Every
     answer validates against it, at a fraction of the size (the field docs are the tool
-    descriptions' job)."""
+    descriptions' job). `required_only` (the core profile) names the fields every answer has."""
     defs = schema.get("$defs", {})
+    if required_only:
+        return {"type": "object", "required": list(schema.get("required", []))}
 
     def walk(node: dict, level: int) -> dict:
         while "$ref" in node:

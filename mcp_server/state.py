@@ -83,12 +83,33 @@ class ServerState:
             with self.follower().view() as v:
                 yield v
             return
-
-        view = open_index(self.root, self.store_dir, ref)
+        try:
+            view = open_index(self.root, self.store_dir, ref)
+        except IndexMissing:
+            if not self._names_served(ref):
+                raise
+            view = None
+        if view is None:  # HEAD, or the commit the served index is of: the served index
+            with self.follower().view() as v:
+                yield v
+            return
         try:
             yield view
         finally:
             view.close()
+
+    def _names_served(self, ref: str) -> bool:
+        """Does `ref` (no index of its own) mean what the server serves? `HEAD` does (seed
+        003: the current HEAD, else the default index), and so does any spelling git resolves
+        to the commit the served index is of."""
+        if ref.upper() == "HEAD":
+            return True
+        sha = self.sandbox.commit_of(ref)
+        try:
+            with self.follower().view() as v:
+                return sha is not None and v.commit == sha
+        except CodeagentError:
+            return False
 
     def wait_for_graph(self, ref: str | None = None, timeout: float = GRAPH_WAIT) -> None:
         """Before a graph answer on the followed ref: while its manifest's graph step has not

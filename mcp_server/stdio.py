@@ -29,6 +29,8 @@ from mcp.shared.message import SessionMessage
 MAX_FRAME = 4 * 1024 * 1024
 READ_CHUNK = 64 * 1024
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+_ID_AT_END = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*\}\s*$')
+TAIL = 4096  # bytes of a discarded frame's end kept to read its id
 
 Reply = Callable[[SessionMessage], Awaitable[None]]
 
@@ -45,8 +47,9 @@ def classify_frame(line: bytes) -> tuple[str | None, SessionMessage | None]:
     except UnicodeDecodeError:
         return None, error_message(None, types.PARSE_ERROR, "Parse error: frame is not UTF-8")
     try:
-        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-        return text, None
+        msg = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        if not (isinstance(msg, types.JSONRPCNotification) and b'"id"' in line):
+            return text, None
     except Exception:
         pass
     try:
@@ -58,12 +61,25 @@ def classify_frame(line: bytes) -> tuple[str | None, SessionMessage | None]:
         return None, error_message(None, types.PARSE_ERROR, "Parse error: frame is not JSON")
     if isinstance(raw, list):
         return None, error_message(None, types.INVALID_REQUEST, "Invalid request: batches are not supported")
+    if isinstance(raw, dict) and "method" in raw and "id" not in raw:
+        if text is not None and _is_notification(raw):
+            return text, None  # a notification ("id" only inside its params)
+        return None, None  # a malformed notification: JSON-RPC says never answer one
     rid = raw.get("id") if isinstance(raw, dict) else None
     if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-        if isinstance(raw, dict) and "method" in raw and "id" not in raw:
-            return None, None  # a malformed notification: JSON-RPC says never answer one
-        rid = None
+        # an id that is an object, a list, a fraction, true or null: invalid, answered with
+        # a null id (the client cannot be answered under an id it cannot have sent)
+        return None, error_message(None, types.INVALID_REQUEST,
+                                   "Invalid request: `id` must be a string or an integer")
     return None, error_message(rid, types.INVALID_REQUEST, "Invalid request: not a valid JSON-RPC 2.0 message")
+
+
+def _is_notification(raw: dict) -> bool:
+    try:
+        types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
+        return True
+    except Exception:
+        return False
 
 
 def _head_id(head: bytes) -> str | int | None:
@@ -75,8 +91,18 @@ def _head_id(head: bytes) -> str | int | None:
         return None
 
 
-def _oversized_reply(head: bytes, max_frame: int) -> SessionMessage:
-    return error_message(_head_id(head), types.INVALID_REQUEST,
+def _tail_id(tail: bytes) -> str | int | None:
+    """The request id written at the end of a frame (after its params), if readable."""
+    found = list(_ID_AT_END.finditer(tail))
+    try:
+        return json.loads(found[-1].group(1)) if found else None
+    except ValueError:
+        return None
+
+
+def _oversized_reply(head: bytes, max_frame: int, tail: bytes = b"") -> SessionMessage:
+    rid = _head_id(head)
+    return error_message(rid if rid is not None else _tail_id(tail), types.INVALID_REQUEST,
                          f"Invalid request: frame exceeds the {max_frame}-byte limit and was discarded")
 
 
@@ -105,6 +131,7 @@ class FrameReader:
     async def __aiter__(self) -> AsyncIterator[str]:
         buf = bytearray()
         head: bytes | None = None  # set while discarding an oversized frame
+        tail = b""  # the discarded frame's last bytes
         while True:
             chunk = await self._read()
             if not chunk:
@@ -112,8 +139,8 @@ class FrameReader:
             for i, piece in enumerate(chunk.split(b"\n")):
                 if i > 0:  # a newline ended the previous piece's frame
                     if head is not None:
-                        await self._send(_oversized_reply(head, self.max_frame))
-                        head = None
+                        await self._send(_oversized_reply(head, self.max_frame, tail))
+                        head, tail = None, b""
                     elif buf.strip():
                         text, reply = classify_frame(bytes(buf))
                         await self._send(reply)
@@ -121,9 +148,11 @@ class FrameReader:
                             yield text
                     buf.clear()
                 if head is not None:
+                    tail = (tail + piece)[-TAIL:]
                     continue
                 if len(buf) + len(piece) > self.max_frame:
                     head = bytes(buf[:4096]) if buf else piece[:4096]
+                    tail = (bytes(buf[-TAIL:]) + piece)[-TAIL:]
                     buf.clear()
                 else:
                     buf += piece

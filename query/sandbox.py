@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from .. import sources
 from ..content import SECRET_PATTERNS, is_secret, looks_binary, secret_in  # noqa: F401 (re-exported)
-from ..errors import InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
+from ..errors import CodeagentError, InvalidParameter, NotFound, PathEscape, TooLarge, Withheld
 
 INTERNAL_DIRS = (".git", ".codeagent")
 MAX_PATH_CHARS = 4096
@@ -122,6 +122,7 @@ class Sandbox:
         self.store_dir = Path(os.path.realpath(store_dir or Path(self.root) / ".codeagent"))
         self._lock = threading.Lock()
         self._listing: tuple[float, frozenset[str], dict[str, dict[str, bool]]] | None = None
+        self._verdicts: dict[str, tuple[tuple[int, int], bool]] = {}  # withheld_by_content's
 
     # ---- paths -----------------------------------------------------------------------------
     def normalize(self, path: str) -> str:
@@ -317,21 +318,25 @@ class Sandbox:
             return Entry(rel, "directory", None, st.st_mtime)
         return Entry(rel, "file", st.st_size, st.st_mtime)
 
-    def list_dir(self, path: str = "") -> tuple[str, list[Entry]]:
-        """(resolved directory, its visible entries: directories first, then by name)."""
+    def list_dir(self, path: str = "", hide: frozenset[str] = frozenset()) -> tuple[str, list[Entry]]:
+        """(resolved directory, its visible entries: directories first, then by name; files
+        in `hide` left out)."""
         rel = self.resolve_dir(path)
         _, tree = self._visible()
         children = tree.get(rel, {})
         out = []
         for name in sorted(children, key=lambda n: (not children[n], n)):
+            if (f"{rel}/{name}" if rel else name) in hide:
+                continue
             e = self._entry(f"{rel}/{name}" if rel else name, children[name])
             if e is not None:
                 out.append(e)
         return rel, out
 
-    def walk(self, path: str = "", *, max_depth: int | None = None,
-             include_hidden: bool = True) -> Iterator[tuple[Entry, int]]:
-        """(entry, depth) for every visible entry under a directory, depth-first, sorted."""
+    def walk(self, path: str = "", *, max_depth: int | None = None, include_hidden: bool = True,
+             hide: frozenset[str] = frozenset()) -> Iterator[tuple[Entry, int]]:
+        """(entry, depth) for every visible entry under a directory, depth-first, sorted;
+        files in `hide` (withheld by their content) are left out."""
         rel = self.resolve_dir(path)
         _, tree = self._visible()
         stack = [(rel, 1)]
@@ -341,7 +346,7 @@ class Sandbox:
             subdirs = []
             for name in sorted(children, key=lambda n: (not children[n], n)):
                 child = f"{d}/{name}" if d else name
-                if not include_hidden and name.startswith("."):
+                if (not include_hidden and name.startswith(".")) or child in hide:
                     continue
                 e = self._entry(child, children[name])
                 if e is None:
@@ -353,3 +358,36 @@ class Sandbox:
 
     def visible_files(self) -> frozenset[str]:
         return self._visible()[0]
+
+    def commit_of(self, rev: str) -> str | None:
+        """The commit a git revision names in this repository (HEAD, a short sha, a tag,
+        origin/x: the resolver the CLI uses), or None."""
+        try:
+            return sources.resolve_ref(Path(self.root), rev)[1]
+        except (CodeagentError, OSError):
+            return None
+
+    def withheld_by_content(self, rel: str) -> bool:
+        """Does read_file refuse this visible file for what it holds (a key in notes.txt, an
+        AWS key in settings.json)? Decided by the same detector as reading and the build;
+        remembered per (size, mtime) so a listing pays for a file once."""
+        try:
+            st = os.stat(os.path.join(self.root, rel))
+        except OSError:
+            return False
+        if not stat_mod.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return False
+        key = (st.st_size, st.st_mtime_ns)
+        known = self._verdicts.get(rel)
+        if known is not None and known[0] == key:
+            return known[1]
+        try:
+            self.read_file(rel)
+            verdict = False
+        except Withheld:
+            verdict = True
+        except (NotFound, TooLarge, InvalidParameter, PathEscape, OSError):
+            verdict = False
+        with self._lock:
+            self._verdicts[rel] = (key, verdict)
+        return verdict

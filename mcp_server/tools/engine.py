@@ -18,15 +18,14 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from ...errors import CodeagentError, IndexIncompatible, IndexMissing, InvalidParameter, StoreLocked
-from ...query import open_index
 from ...query.status import file_states, served_status
 from .files import iso
 from ..schemas import BuildJob, BuildRecord, FileState, ResponseMetadata, Status
 from ..state import ServerState, metadata_of
 
 BUILD_TIMEOUT = 3600.0
-RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref; "
-                                     "default: the ref the server follows")]
+Force = Annotated[bool, Field(description="Read and hash every file again (no stat cache)")]
+RefArg = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or ref")]
 
 
 class StatusTools:
@@ -35,23 +34,15 @@ class StatusTools:
 
     def index_status(self, ref: RefArg = None) -> Status:
         """Index health: manifest, commit, counts, languages, work-tree freshness, refs
-        and recent builds. Use it when answers look stale or an index is missing."""
+        and recent builds (also callable as get_status). Use it when answers look stale or
+        an index is missing."""
         try:
-            if ref is None:
-                with self.state.view() as view:
-                    return self._status(view)
-
-            with open_index(self.state.root, self.state.store_dir, ref) as view:
+            with self.state.view(ref) as view:
                 return self._status(view)
         except IndexMissing as exc:
             return self._unindexed("not_indexed", exc)
         except IndexIncompatible as exc:
             return self._unindexed("incompatible", exc)
-
-    def get_status(self) -> Status:
-        """Index health of the ref the server follows (same answer as index_status).
-        Use it when answers look stale or an index is missing."""
-        return self.index_status(None)
 
     def _status(self, view) -> Status:
         m = served_status(view, self.state.root)
@@ -67,6 +58,8 @@ class StatusTools:
                       recent_builds=[BuildRecord.model_validate(r) for r in builds],
                       active_job=self.state.running_build(),
                       build_tools_enabled=self.state.config.allow_build,
+                      watcher_active=self.state.watch is not None,
+                      embeddings_count=_embeddings(view) if m["embedder_id"] else 0,
                       metadata=metadata_of(view).model_copy(
                           update={"freshness": m["freshness"]["state"]}))
 
@@ -81,15 +74,25 @@ class StatusTools:
                       metadata=ResponseMetadata(schema_status=schema))
 
 
+def _embeddings(view) -> int | None:
+    """How many vectors the index holds (None when they cannot be read)."""
+    from ...query.semantic import vector_artifact  # numpy: only for an index with vectors
+
+    try:
+        return len(vector_artifact(view))
+    except CodeagentError:
+        return None
+
+
 class BuildTools:
     def __init__(self, state: ServerState) -> None:
         self.state = state
 
     async def _build(self, ctx: Context, mode: str, ref: str | None,
-                     paths: list[str] = ()) -> BuildJob:
+                     paths: list[str] = (), force: bool = False) -> BuildJob:
         root, store = self.state.root, self.state.store_dir
         cmd = [sys.executable, "-m", "codeagent", "build", str(root), "--json", "--progress-json",
-               "--store", str(store)]
+               "--store", str(store), *(["--force"] if force else [])]
         if ref:
             cmd += ["--ref", ref]
         for path in paths:
@@ -123,18 +126,18 @@ class BuildTools:
         return BuildJob(job_id=job_id, status="published" if result.get("changed") else "unchanged",
                         mode=mode, ref=result.get("ref"), manifest_id=result.get("manifest_id"),
                         files_total=result.get("files_total"), files_parsed=result.get("files_parsed"),
-                        duration_ms=round(ms, 1), metadata=meta)
+                        duration_ms=int(round(ms)), metadata=meta)
 
-    async def index_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+    async def index_repo(self, ctx: Context, ref: RefArg = None, force: Force = False) -> BuildJob:
         """Build (or incrementally rebuild) the index in a separate process; unchanged
         files are reused. Use it when index_missing is answered. Reports progress in files;
         cancelling kills the build and keeps the previous index."""
-        return await self._build(ctx, "full", ref or self._git_ref())
+        return await self._build(ctx, "full", ref or self._git_ref(), force=force)
 
-    async def sync_repo(self, ctx: Context, ref: RefArg = None) -> BuildJob:
+    async def sync_repo(self, ctx: Context, ref: RefArg = None, force: Force = False) -> BuildJob:
         """Bring the index up to date with the work tree (or `ref`); only changed files
         are parsed. Use it after edits when freshness is `stale`."""
-        return await self._build(ctx, "incremental", ref or self._git_ref())
+        return await self._build(ctx, "incremental", ref or self._git_ref(), force=force)
 
     async def index_files(
         self, ctx: Context,

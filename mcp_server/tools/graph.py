@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ...query import (SearchRequest, callees, callers, dependencies, dependents, implementations,
                       references, search, traverse)
-from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits
+from .search import QUERY_TIMEOUT, Handle, Query, Ref, hits, scored
 from ..budget import skipped
 from ..schemas import Edge, Graph, Node, Research, ResearchHop, symbol_of
 from ..state import ServerState, metadata_of
@@ -21,9 +21,16 @@ from ..state import ServerState, metadata_of
 CALLERS_OF = re.compile(r"\b(?:who|what|which\s+\w+)\s+(?:calls|uses|invokes)\s+(?P<name>[\w.:]+)"
                         r"|\bcall(?:er)?s\s+(?:of|to)\s+(?P<name2>[\w.:]+)", re.I)
 CALLEES_OF = re.compile(r"\bwhat\s+does\s+(?P<name>[\w.:]+)\s+call\b", re.I)
-EdgeKind = Literal["calls", "references", "imports", "inherits", "implements", "overrides", "contains"]
+IMPLEMENTATIONS_OF = re.compile(r"\b(?:implementations?|implementers|implementors|subclasses|"
+                                r"subtypes|conformances?|conforming\s+types)\s+(?:of|to)\s+"
+                                r"(?P<name>[\w.:]+)", re.I)
+EdgeKind = Literal["calls", "references", "imports", "inherits", "implements", "overrides", "contains",
+                   "extends", "accepts"]
+# Seed 000's edge names: `extends` is our `inherits`; `accepts` (a parameter's type) is one
+# kind of type reference, answered by `references`.
+EDGE_ALIASES = {"extends": "inherits", "accepts": "references"}
 GraphLimit = Annotated[int, Field(ge=1, le=1000, description="Most neighbours returned")]
-IncludeTests = Annotated[bool, Field(description="False leaves out symbols in test, mock and fixture files")]
+IncludeTests = Annotated[bool, Field(description="False: no symbols of test, mock or fixture files")]
 
 # focus -> (direction, edge kinds) followed from the seeds; no focus walks callers.
 FOCUS = {
@@ -35,12 +42,21 @@ FOCUS = {
 
 
 def graph_out(resp, view) -> Graph:
-    return Graph(root=symbol_of(resp.root) if resp.root else None,
+    root = symbol_of(resp.root) if resp.root else None
+    if root is not None:  # get_symbol has it whole; here it names what the nodes are of
+        root.doc = first_line(root.doc)
+        root.signature = first_line(root.signature, 160)
+    return Graph(root=root,
                  direction=resp.direction,
                  nodes=[Node.model_validate(n.to_dict()) for n in resp.nodes],
                  edges=[Edge.model_validate(e.to_dict()) for e in resp.edges],
                  truncated=resp.truncated,
                  metadata=metadata_of(view, "truncated" if resp.truncated else resp.metadata.completeness))
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 class GraphTools:
@@ -78,14 +94,14 @@ class GraphTools:
                          limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Outgoing edges of a symbol (optionally one edge type). Use it for what a
         symbol depends on."""
-        return self._run(dependencies, ref, symbol_id, edge_type=edge_type,
+        return self._run(dependencies, ref, symbol_id, edge_type=EDGE_ALIASES.get(edge_type, edge_type),
                          limit=limit + skipped())
 
     def get_dependents(self, symbol_id: Handle, edge_type: EdgeKind | None = None,
                        limit: GraphLimit = 200, ref: Ref = None) -> Graph:
         """Incoming edges of a symbol (optionally one edge type). Use it for what
         depends on a symbol."""
-        return self._run(dependents, ref, symbol_id, edge_type=edge_type,
+        return self._run(dependents, ref, symbol_id, edge_type=EDGE_ALIASES.get(edge_type, edge_type),
                          limit=limit + skipped())
 
     async def code_research(
@@ -93,17 +109,19 @@ class GraphTools:
         depth: Annotated[int, Field(ge=1, le=5, description="Graph hops from the seed symbols")] = 2,
         focus: Literal["architecture", "dependencies", "patterns", "flow"] | None = None,
         max_nodes: Annotated[int, Field(ge=1, le=2000)] = 200, ref: Ref = None,
+        path_filter: Annotated[str | None, Field(description="Seed symbols only from paths "
+                                                 "matching this glob")] = None,
     ) -> Research:
-        """Multi-hop research: seed symbols from a search, then the graph `depth` hops.
-        By default and for "what calls X" it walks callers; `flow` walks callees,
-        `architecture` imports and inheritance, `patterns` implementers, `dependencies`
-        every outgoing edge. Use it for questions that span several files."""
+        """Multi-hop research: seed symbols from a search, then `depth` graph hops: callers
+        (default, "what calls X"), implementers ("implementations of X", `patterns`),
+        callees (`flow`), imports and inheritance (`architecture`), every outgoing edge
+        (`dependencies`). Use it for questions that span several files."""
         direction, kinds, seed_query = research_plan(query, focus)
         await anyio.to_thread.run_sync(self.state.wait_for_graph, ref)
         with self.state.view(ref) as view:
             resp = await anyio.to_thread.run_sync(lambda: _deadlined(
-                view, lambda: search(view, SearchRequest(seed_query, limit=5))))
-            seeds = hits(resp.results)
+                view, lambda: search(view, SearchRequest(seed_query, limit=5, path=path_filter))))
+            seeds = scored(hits(resp.results))
             named = ([h for h in seeds if h.name == seed_query.rsplit(".", 1)[-1]]
                      if seed_query != query else [])  # "what calls X": start from X itself
             roots = list(dict.fromkeys(h.symbol_id for h in named or seeds if h.symbol_id))
@@ -137,10 +155,13 @@ class GraphTools:
 
 def research_plan(query: str, focus: str | None) -> tuple[str, list[str] | None, str]:
     """(direction, edge kinds, seed query) for a research question: "what calls X" (and no
-    focus) walks callers from X; "what does X call" walks callees."""
+    focus) walks callers from X; "what does X call" walks callees; "implementations of X"
+    walks the types that extend or implement X, and theirs."""
     if focus is None:
         if (m := CALLEES_OF.search(query)) is not None:
             return "out", ["calls"], m.group("name")
+        if (m := IMPLEMENTATIONS_OF.search(query)) is not None:
+            return "in", ["inherits", "implements"], m.group("name")
         m = CALLERS_OF.search(query)
         return "in", ["calls"], (m.group("name") or m.group("name2") if m else query)
     direction, kinds = FOCUS[focus]

@@ -8,10 +8,51 @@ from typing import Annotated
 from pydantic import Field
 
 from ...errors import InvalidParameter
-from ...query import file_outline, get_symbol, resolve_symbol, source_spans
-from ..schemas import FileOutline, Span, SpanList, SymbolDetailOut, symbol_of
+from ...query import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
+from ..facts import symbol_facts
+from ..schemas import FileOutline, Span, SpanList, Symbol, SymbolDetailOut, symbol_of
 from ..state import ServerState, metadata_of
+from .graph import first_line
 from .search import QUERY_TIMEOUT, Handle, Ref
+
+
+COLLAPSE_AT = 12  # a symbol with more descendants lists their counts until expanded
+SMALL_OUTLINE = 40  # symbols of an outline shown whole; a larger one collapses every class
+DATA_KINDS = frozenset({"constant", "variable", "field", "property"})  # counted in a large outline
+
+
+def collapse(symbols: list[Symbol], expand: set[str]) -> tuple[list[Symbol], dict[str, int]]:
+    """(`symbols` (line order) without the descendants of symbols with more than COLLAPSE_AT
+    of them, each of those saying in `collapsed` how many of each kind it holds; in a large
+    outline the module-level constants and variables counted by kind instead of listed)."""
+    if "*" in expand:
+        return symbols, {}
+    limit = COLLAPSE_AT if len(symbols) <= SMALL_OUTLINE else 0
+    parent = {s.symbol_id: s.parent_id for s in symbols}
+    by_id = {s.symbol_id: s for s in symbols}
+    below: dict[str, list[Symbol]] = {}
+    for s in symbols:
+        up = s.parent_id
+        while up in by_id:
+            below.setdefault(up, []).append(s)
+            up = parent[up]
+    hidden: set[str] = set()
+    for sid, members in below.items():
+        s = by_id[sid]
+        if len(members) <= limit or sid in hidden or expand & {s.name, s.qualified_name}:
+            continue
+        counts: dict[str, int] = {}
+        for m in members:
+            counts[m.kind] = counts.get(m.kind, 0) + 1
+            hidden.add(m.symbol_id)
+        s.collapsed = counts
+    top: dict[str, int] = {}
+    if len(symbols) > SMALL_OUTLINE and not expand & DATA_KINDS:
+        for s in symbols:
+            if s.parent_id not in by_id and s.kind in DATA_KINDS:
+                top[s.kind] = top.get(s.kind, 0) + 1
+                hidden.add(s.symbol_id)
+    return [s for s in symbols if s.symbol_id not in hidden], top
 
 
 def span(s, with_text: bool) -> Span:
@@ -29,8 +70,17 @@ class NavigationTools:
         before reading its source."""
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             d = get_symbol(view, symbol_id)
-            return SymbolDetailOut(symbol=symbol_of(d.symbol),
-                                   children=[symbol_of(c) for c in d.children],
+            children = [symbol_of(c) for c in d.children]
+            for c in children:  # each child's own get_symbol has the rest
+                c.doc, c.signature = first_line(c.doc), first_line(c.signature, 160)
+                if c.path == d.symbol.path:
+                    c.path = c.language = ""
+            sym = symbol_of(d.symbol)
+            header = sym.signature
+            if header.endswith("…") or ("(" in header and ")" not in header):  # cut when stored
+                header = read_lines(view, d.symbol.path, d.symbol.line_start,
+                                    min(d.symbol.line_end, d.symbol.line_start + 40))
+            return SymbolDetailOut(symbol=sym, children=children, **symbol_facts(sym, header),
                                    spans=[span(s, include_source) for s in d.spans],
                                    reference_count=d.reference_count, metadata=metadata_of(view))
 
@@ -48,15 +98,21 @@ class NavigationTools:
         path: Annotated[str, Field(min_length=1, max_length=4096,
                                    description="Repository-relative file path")],
         ref: Ref = None,
+        expand: Annotated[list[str] | None, Field(
+            description="Classes to list whole (\"*\": all; \"constant\": module data)")] = None,
     ) -> FileOutline:
-        """The symbols a file defines, in line order, with signatures and spans (no
-        source). Use it to see a file's structure before reading parts of it."""
+        """The symbols a file defines, in line order, with signatures (no source); large
+        classes' members counted until `expand`ed. Use it to see a file's structure before
+        reading parts of it."""
         rel = self.state.sandbox.normalize(path)
         self.state.sandbox.check_lexical(rel)
         if not rel:
             raise InvalidParameter("path names the repository root, not a file")
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             o = file_outline(view, rel)
+            symbols, top = collapse([symbol_of(s) for s in o.symbols], set(expand or ()))
+            for s in symbols:  # the outline's own path and language: said once, above them;
+                s.path = s.language = ""  # a doc's first line (get_symbol has it whole)
+                s.doc, s.signature = first_line(s.doc), first_line(s.signature, 160)
             return FileOutline(path=o.path, language=o.language, line_count=o.line_count,
-                               symbols=[symbol_of(s) for s in o.symbols],
-                               metadata=metadata_of(view))
+                               symbols=symbols, collapsed=top or None, metadata=metadata_of(view))

@@ -15,24 +15,54 @@ from pydantic import Field
 
 from ...errors import IndexMissing
 from ...query import SearchRequest, find_symbols, read_lines, search, search_text
+from ...query.filters import checked_kind, checked_language
 from ..budget import skipped
 from ..schemas import FileHit, Hit, NextAction, SearchResults
 from ..state import ServerState, metadata_of
 
 QUERY_TIMEOUT = 20.0
+POOL_PER_FILE, MAX_POOL = 4, 200  # candidates asked for per hit kept when hits are grouped by file
 EXACT_POOL = 200  # name matches lookup_symbol narrows to the exact qualified name
 DOC_EXTENSIONS = "md,markdown,rst,rest"
 
 Handle = Annotated[str, Field(min_length=1, max_length=1000,
-                              description="symbol_id or symbol_stable_id from an earlier result "
-                                          "(an unambiguous qualified name also works)")]
+                              description="symbol_id, symbol_stable_id or qualified name")]
 Query = Annotated[str, Field(min_length=1, max_length=1000)]
 Limit = Annotated[int, Field(ge=1, le=50)]
 Language = Annotated[str | None, Field(description="Only this language (e.g. python, rust)")]
 PathGlob = Annotated[str | None, Field(description="Only paths matching this glob (src/**/*.py)")]
-Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag or store ref to "
-                                 "answer from; default: the ref the server follows")]
+Ref = Annotated[str | None, Field(max_length=256, description="Branch, tag, sha or ref")]
 Kind = Annotated[str | None, Field(description="Only this symbol kind (function, class, method...)")]
+
+
+def id_of(hit) -> tuple:
+    return (hit.path, hit.line_start, hit.result_id)
+
+
+def per_file_hits(results: list, per_file: int) -> tuple[list, dict[tuple, int]]:
+    """The first `per_file` hits of each file, in rank order, and for each kept file's last
+    kept hit how many of that file's hits were left out (0 keeps all)."""
+    if per_file == 0:
+        return list(results), {}
+    kept, seen, last = [], {}, {}
+    more: dict[tuple, int] = {}
+    for h in results:
+        n = seen.get(h.path, 0)
+        seen[h.path] = n + 1
+        if n < per_file:
+            kept.append(h)
+            last[h.path] = id_of(h)
+        else:
+            more[last[h.path]] = more.get(last[h.path], 0) + 1
+    return kept, more
+
+
+def scored(out: list[Hit]) -> list[Hit]:
+    """`out` with scores in 0..1 (the seeds' similarity): relative to the answer's best."""
+    top = max((h.score for h in out), default=1.0)
+    for h in out:
+        h.score = round(max(h.score, 0.0) / max(top, 1.0), 4)
+    return out
 
 
 def hits(results) -> list[Hit]:
@@ -43,7 +73,7 @@ def hits(results) -> list[Hit]:
 
 def search_results(resp, view, *, actions: bool = True, context: tuple[int, int] = (0, 0),
                    started: float | None = None) -> SearchResults:
-    out = hits(resp.results)
+    out = scored(hits(resp.results))
     if context != (0, 0):
         _add_context(view, out, *context)
     took = (time.perf_counter() - started) * 1000 if started is not None else resp.latency_ms
@@ -53,7 +83,7 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
                  for f in resp.files]
     return SearchResults(results=out, total_count=resp.total_count,
                          query_intent=resp.query_intent, mode=resp.mode,
-                         latency_ms=round(took, 3),
+                         latency_ms=int(round(took)),
                          suggested_next_actions=_next_actions(out) if actions else [],
                          metadata=metadata_of(view, resp.metadata.completeness), files=files)
 
@@ -85,8 +115,8 @@ class SearchTools:
 
     def search_code(
         self, query: Query,
-        semantic_weight: Annotated[float | None, Field(ge=0, le=1, description="Weight of vector "
-                                   "similarity in hybrid fusion (needs an index with vectors)")] = None,
+        semantic_weight: Annotated[float | None, Field(ge=0, le=1, description="Vector weight "
+                                   "in hybrid fusion (needs vectors)")] = None,
         mode: Literal["auto", "hybrid", "symbol", "text", "regex", "path", "semantic"] = "auto",
         language: Language = None,
         extensions: Annotated[str | None, Field(description="Comma-separated extensions: py,pyi")] = None,
@@ -95,24 +125,31 @@ class SearchTools:
         limit: Limit = 10,
         context_before: Annotated[int, Field(ge=0, le=20)] = 0,
         context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
-        roles: Annotated[list[str] | None, Field(description="Only files of these roles: source, test, "
-                         "mock, fixture, benchmark, example, vendored, generated, docs, "
-                         "translated_docs, config")] = None,
-        group_by: Annotated[Literal["file"] | None, Field(description="file: also answer `files`, "
-                            "ranked, each with its best 1-3 spans and why it matched")] = None,
+        roles: Annotated[list[str] | None, Field(description="Only these file roles (source, test, "
+                         "mock, docs, config, generated...)")] = None,
+        group_by: Annotated[Literal["file"] | None, Field(description="file: also rank files, "
+                            "each with its best spans")] = None,
+        per_file: Annotated[int, Field(ge=0, le=50, description="Hits per file (the rest: "
+                            "more_in_file); 0: all")] = 1,
     ) -> SearchResults:
-        """Ranked search over symbols, full text and paths, fused by what the query
-        looks like (identifier, path, error string or natural language). Use it as the
-        default search, and with group_by="file" to ask which files to open for a task or a
-        bug report; hits carry symbol_id handles for get_symbol, get_callers,
-        get_file_outline."""
+        """Ranked search over symbols, text and paths, fused by what the query looks like
+        (identifier, path, error string, natural language); one hit per file. Use it as the
+        default search (group_by="file": which files to open for a task or bug report);
+        hits carry symbol_id handles for get_symbol, get_callers, get_file_outline."""
         started = time.perf_counter()
+        wanted = limit + skipped()
+        pool = wanted if per_file == 0 else min(wanted * POOL_PER_FILE, MAX_POOL)
         req = SearchRequest(query, mode=mode, language=language, kind=kind, path=path_filter,
-                            extension=extensions, limit=limit + skipped(), semantic_weight=semantic_weight,
+                            extension=extensions, limit=max(pool, wanted), semantic_weight=semantic_weight,
                             roles=tuple(roles or ()), group_by=group_by)
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
-            return search_results(search(view, req), view, context=(context_before, context_after),
-                                  started=started)
+            resp = search(view, req)
+            kept, more = per_file_hits(resp.results, per_file)
+            resp = replace(resp, results=kept[:wanted])
+            out = search_results(resp, view, context=(context_before, context_after), started=started)
+            for h in out.results:
+                h.more_in_file = more.get(id_of(h), 0)
+            return out
 
     def search_symbols(
         self, query: Query,
@@ -124,6 +161,7 @@ class SearchTools:
         Use it when you know (part of) a function, class or method name."""
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
+            language, kind = checked_language(view, language), checked_kind(view, kind)
             resp = find_symbols(view, query, match=match, language=language, kind=kind,
                                 path=path_filter, limit=limit + skipped(), include_references=False)
             return search_results(resp, view, started=started)
@@ -135,6 +173,7 @@ class SearchTools:
         qualified name. Use it to jump to where something is defined or used."""
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
+            language, kind = checked_language(view, language), checked_kind(view, kind)
             resp = find_symbols(view, name, match="auto", language=language, kind=kind,
                                 limit=limit + skipped(), include_references=True)
             return search_results(resp, view, started=started)

@@ -138,5 +138,17 @@ def secret_in(data: bytes, path: str) -> str | None:
     with transient_settings({"plugins_used": [{"name": n} for n in names]}):
         for line in lines:
             for found in scan_line(line.decode("utf-8", "replace")):
+                if found.type == "Basic Auth Credentials" and _test_data(path):
+                    continue  # a URL test corpus (WHATWG's urltestdata: user:pass@host examples)
                 return found.type
     return None
+
+
+_TEST_DIRS = frozenset({"test", "tests", "testdata", "test-data", "test_data", "fixtures",
+                        "__tests__", "spec", "specs"})
+
+
+def _test_data(path: str) -> bool:
+    """Is the file under a test directory (tests/, testdata/, src/jvmTest/...)?"""
+    dirs = path.split("/")[:-1]
+    return any(d.lower() in _TEST_DIRS or d.endswith("Test") for d in dirs)

@@ -36,6 +36,45 @@ def test_classify_frame():
     assert reply.message.error.code == -32600 and reply.message.id == 9
 
 
+@pytest.mark.parametrize("rid", ["[1]", '{"a":1}', "1.5", "null", "true", "false"])
+def test_a_request_with_an_impossible_id_is_answered_invalid_with_a_null_id(rid):
+    """JSON-RPC: an id is a string or an integer. One that is an object, a list, a fraction,
+    a boolean or null is an invalid request (-32600, answered with id null), not a
+    notification left unanswered."""
+    text, reply = classify_frame(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}' % rid.encode())
+    assert text is None and reply is not None
+    assert reply.message.error.code == -32600 and reply.message.id is None
+
+
+def test_a_notification_mentioning_id_in_its_params_passes():
+    frame = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"id",' \
+            b'"progress":1,"message":"\\"id\\": 5"}}'
+    text, reply = classify_frame(frame)
+    assert reply is None and text == frame.decode()
+
+
+@pytest.mark.anyio
+async def test_an_oversized_frame_keeps_an_id_written_after_its_params():
+    r, w = os.pipe()
+    big = b'{"jsonrpc":"2.0","method":"ping","params":{"x":"' + b"a" * 200_000 + b'"},"id":77}\n'
+
+    def writer() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(big)
+
+    threading.Thread(target=writer).start()
+    reader = FrameReader(r, 64 * 1024)
+    replies = []
+
+    async def reply(msg) -> None:
+        replies.append(msg.message)
+
+    reader.reply = reply
+    assert [f async for f in reader] == []
+    os.close(r)
+    assert [(m.id, m.error.code) for m in replies] == [(77, -32600)]
+
+
 @pytest.mark.anyio
 async def test_frame_reader_bounds_memory_and_recovers():
     r, w = os.pipe()

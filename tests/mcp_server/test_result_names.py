@@ -77,7 +77,11 @@ def twin_answers(tmp_path_factory):
 
     async def ask():
         async with memory_client(repo.path) as c:
-            return {name: ok(await c.call_tool(tool, arguments))
+            # every field, defaults included, and every hit of a file (MCP's first answers
+            # are smaller: per_file 1, nested defaults left out, 1,500 tokens)
+            whole = {"format": "json", "max_tokens": 100_000}
+            return {name: ok(await c.call_tool(tool, {**arguments, **whole, **(
+                        {"per_file": 0} if tool == "search_code" else {})}))
                     for name, (_, tool, arguments, *_rest) in TWINS.items()}
 
     return cli, anyio.run(ask)

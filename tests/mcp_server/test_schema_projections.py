@@ -15,8 +15,14 @@ from codeagent.mcp_server import schemas
 # (a result_id per match, its context as one object).
 NOT_PROJECTED = {model.GrepMatch, model.GrepResponse}
 # What the MCP answers add or leave out, by model (the declarations in schemas.py say why).
-MCP_ONLY = {"Hit": {"context_before", "context_after"}, "SearchResults": {"suggested_next_actions"}}
-RESPONSE = {"truncated", "next_cursor"}  # every MCP response's paging fields
+MCP_ONLY = {"Hit": {"context_before", "context_after", "more_in_file"},
+            "SearchResults": {"suggested_next_actions"}, "Symbol": {"collapsed"},
+            "FileOutline": {"collapsed"},
+            "ResponseMetadata": {"protocol_version", "indexing_status", "ignored_arguments"},
+            "SymbolDetailOut": {"is_public_api", "is_static", "is_abstract", "is_async", "is_override",
+                                "is_deprecated", "has_doc_comment", "parameter_signature",
+                                "parameter_count", "return_type"}}  # seed 000's facts
+RESPONSE = {"truncated", "next_cursor", "omitted"}  # every MCP response's paging fields
 LEFT_OUT = {"Symbol": {"body_hash", "col_start", "col_end", "name_line", "fq_name"}}
 
 

@@ -37,13 +37,13 @@ async def test_get_impact_answers_the_work_tree_and_pages_its_dependents(git_rep
     async with memory_client(git_repo.path, tools="core") as c:
         names = [t.name for t in (await c.list_tools()).tools]
         assert names.count("get_impact") == 1 and "detect_changes" not in names
-        full = ok(await c.call_tool("get_impact", {}))
+        full = ok(await c.call_tool("get_impact", {"max_tokens": 100_000}))  # the default pages
         assert [(x["name"], x["change"]) for x in full["changed"]] == [("shared", "signature_changed")]
         assert full["summary"]["dependents"] == 41 and len(full["dependents"]) == 41
         assert {d["flag"] for d in full["dependents"]} == {"signature_changed"}
         assert full["tests"][0]["path"] == "tests/test_users.py" and full["tests"][0]["reason"]
         assert full["metadata"]["ref"] == "worktree" and full["base"]["ref"] == "heads/main"
-        alias = ok(await c.call_tool("detect_changes", {"depth": 1}))
+        alias = ok(await c.call_tool("detect_changes", {"depth": 1, "max_tokens": 100_000}))
         assert alias["changed"] == full["changed"] and all(d["depth"] == 1 for d in alias["dependents"])
         first = ok(await c.call_tool("get_impact", {"max_tokens": 1200}))
         assert first["truncated"] and 0 < len(first["dependents"]) < 41 and first["risk"]["level"]
