@@ -135,6 +135,7 @@ def _repair_assembly(store: Store, ref: str, manifest: Manifest, mid: str, repor
     is missing or damaged."""
     from .assemble.graph_part import graph_phase  # pyarrow, DuckDB: not for a whole store
     from .assemble.pipeline import assemble
+    from .assemble.plan import Assembly
 
     why = ""
     if not store.is_assembled(mid):
@@ -148,7 +149,7 @@ def _repair_assembly(store: Store, ref: str, manifest: Manifest, mid: str, repor
         return
     shutil.rmtree(store.assembled_dir(mid), ignore_errors=True)
     try:
-        assemble(store, manifest, mid, replace=True)
+        assemble(Assembly(store, manifest, mid), replace=True)
         if store.graph_pending(mid):
             graph_phase(store, manifest, mid)
     except CodeagentError as exc:

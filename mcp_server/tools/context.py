@@ -44,9 +44,8 @@ class ContextTools:
         budget: Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
                                      description="Tokens the pack may use")] = 6000,
     ) -> ContextPack:
-        """A task's files and symbols, best first, each at the detail the token budget allows
-        (whole file, relevant spans, signatures, or path) with a one-line reason. Use it first
-        for a task in words; keep `budget` under max_tokens."""
+        """A task's files and symbols, best first, each at the detail a token budget allows,
+        with why. Use it first for a task in words; keep `budget` under max_tokens."""
         with self.state.view() as view, view.deadline(QUERY_TIMEOUT):
             pack = build_context(view, task, budget)
             body = pack.to_dict()  # `fit` pages `files` (a cursor skips the ones sent)

@@ -33,9 +33,8 @@ class StatusTools:
         self.state = state
 
     def index_status(self, ref: RefArg = None) -> Status:
-        """Index health: manifest, commit, counts, languages, work-tree freshness, refs
-        and recent builds (also callable as get_status). Use it when answers look stale or
-        an index is missing."""
+        """Index health: manifest, commit, counts, freshness, refs and recent builds (alias
+        get_status). Use it when answers look stale or an index is missing."""
         try:
             with self.state.view(ref) as view:
                 return self._status(view)

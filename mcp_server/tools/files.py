@@ -148,9 +148,8 @@ class FileTools:
         max_bytes: Annotated[int, Field(ge=1, le=4 * 1024 * 1024)] = DEFAULT_READ_BYTES,
         encoding: Literal["utf-8", "base64"] = "utf-8",
     ) -> FileContent:
-        """Read a file or a line range (whole lines that fit max_tokens; next_cursor for
-        the rest). Use it after a search or outline told you where to look; binary files
-        need encoding=base64, secrets are withheld."""
+        """Read a file or line range (whole lines within max_tokens; next_cursor for more).
+        Use it after a search or outline; binary files need encoding=base64."""
         if line_start and line_end and line_end < line_start:
             raise InvalidParameter(f"line_end ({line_end}) is before line_start ({line_start})")
         fb = self.sandbox.read_file(path)
@@ -194,9 +193,8 @@ class FileTools:
         max_results: Annotated[int, Field(ge=1, le=1000)] = 50,
         timeout_ms: Annotated[int, Field(ge=10, le=60_000)] = 5000,
     ) -> FileSearch:
-        """Grep the work tree for a literal string or an RE2 regex (node_modules/,
-        minified and lock files only when `glob` asks). Use it for exact text (error
-        messages, TODOs, config keys); prefer search_code for concepts and identifiers."""
+        """Grep the work tree for a literal or an RE2 regex (node_modules/, minified and lock
+        files only when `glob` asks). Use it for exact text; search_code for concepts."""
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_ms / 1000
         with self.state.optional_view() as view:

@@ -112,10 +112,9 @@ class GraphTools:
         path_filter: Annotated[str | None, Field(description="Seed symbols only from paths "
                                                  "matching this glob")] = None,
     ) -> Research:
-        """Multi-hop research: seed symbols from a search, then `depth` graph hops: callers
-        (default, "what calls X"), implementers ("implementations of X", `patterns`),
-        callees (`flow`), imports and inheritance (`architecture`), every outgoing edge
-        (`dependencies`). Use it for questions that span several files."""
+        """Multi-hop research: a search's symbols, then `depth` graph hops: callers (default),
+        implementers (`patterns`), callees (`flow`), imports and bases (`architecture`), all
+        edges (`dependencies`). Use it for questions that span several files."""
         direction, kinds, seed_query = research_plan(query, focus)
         await anyio.to_thread.run_sync(self.state.wait_for_graph, ref)
         with self.state.view(ref) as view:

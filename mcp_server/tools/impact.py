@@ -53,13 +53,9 @@ class ImpactTools:
     def get_impact(self, range: Range = None,
                    depth: Annotated[int, Field(ge=1, le=MAX_DEPTH, description="Hops of dependents")] = DEFAULT_DEPTH,
                    max_tests: Annotated[int, Field(ge=1, le=200, description="Test files listed")] = 10) -> ImpactOut:
-        """What a change touches and which tests to run: changed symbols (added, removed, body
-        or signature changed, renamed, moved), their dependents to `depth` with edge kind,
-        confidence and the path back (breaking changes flagged), ranked test files with the
-        reason (reaches the change through the graph, changes together in history, named
-        after the module) and a risk summary. Use it after an edit (no `range`: the work
-        tree against its commit) to run the top few tests instead of the suite. Also
-        callable as detect_changes."""
+        """What a change touches: changed symbols, their dependents (breaking changes
+        flagged), the tests to run, each with its reason, and a risk summary. Use it after an
+        edit (no `range`: the work tree against its commit) to run a few tests, not the suite."""
         a_spec, b_spec = split_range(range, False)
         self.state.wait_for_graph(None)
         with self.state.view(None) as served:

@@ -127,15 +127,14 @@ class SearchTools:
         context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
         roles: Annotated[list[str] | None, Field(description="Only these file roles (source, test, "
                          "mock, docs, config, generated...)")] = None,
-        group_by: Annotated[Literal["file"] | None, Field(description="file: also rank files, "
-                            "each with its best spans")] = None,
+        group_by: Annotated[Literal["file", "symbol"] | None, Field(description="file: also rank "
+                            "files, each with its best spans; symbol: the functions to look at")] = None,
         per_file: Annotated[int, Field(ge=0, le=50, description="Hits per file (the rest: "
                             "more_in_file); 0: all")] = 1,
     ) -> SearchResults:
-        """Ranked search over symbols, text and paths, fused by what the query looks like
-        (identifier, path, error string, natural language); one hit per file. Use it as the
-        default search (group_by="file": which files to open for a task or bug report);
-        hits carry symbol_id handles for get_symbol, get_callers, get_file_outline."""
+        """Ranked search over symbols, text and paths, steered by what the query looks like;
+        one hit per file. Use it as the default search (group_by "file": the files to open for
+        a task; "symbol": its functions); hits carry symbol_id handles for get_symbol."""
         started = time.perf_counter()
         wanted = limit + skipped()
         pool = wanted if per_file == 0 else min(wanted * POOL_PER_FILE, MAX_POOL)
@@ -144,7 +143,7 @@ class SearchTools:
                             roles=tuple(roles or ()), group_by=group_by)
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = search(view, req)
-            kept, more = per_file_hits(resp.results, per_file)
+            kept, more = per_file_hits(resp.results, 0 if group_by == "symbol" else per_file)
             resp = replace(resp, results=kept[:wanted])
             out = search_results(resp, view, context=(context_before, context_after), started=started)
             for h in out.results:
@@ -181,9 +180,8 @@ class SearchTools:
     def lookup_symbol(
         self, qualified_name: Query, language: Language = None, limit: Limit = 20, ref: Ref = None,
     ) -> SearchResults:
-        """The symbols whose qualified name is exactly this (e.g. pkg.mod.Class.method);
-        several only for overloads or same-named definitions. Use it when you know the full
-        name; nothing else matches."""
+        """The symbols whose qualified name is exactly this (pkg.mod.Class.method); several
+        only for overloads. Use it when you know the full name; nothing else matches."""
         started = time.perf_counter()
         with self.state.view(ref) as view, view.deadline(QUERY_TIMEOUT):
             resp = find_symbols(view, qualified_name, match="exact", language=language,
