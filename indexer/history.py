@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..format.history import (FILES_FILE, HISTORY_HALF_LIFE, HISTORY_WINDOW, MAX_COMMIT_FILES,
                               POSTINGS_FILE, RECORDS_FILE, history_root, view_dir)
+from ..sources import _git
 from ..tokenize import term_counts
 
 MAX_MESSAGE = 4000
@@ -54,13 +55,6 @@ class HistoryResult:
     def to_dict(self) -> dict:
         return {"commits": self.commits, "mined": self.mined, "shallow": self.shallow,
                 "seconds": round(self.seconds, 3), "skipped": self.skipped, "reused": self.reused}
-
-
-def _git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True)
-    if proc.returncode != 0:
-        raise subprocess.CalledProcessError(proc.returncode, args, proc.stdout, proc.stderr)
-    return proc.stdout
 
 
 def clean_message(message: str) -> str:
