@@ -297,8 +297,9 @@ def build(opts: BuildOptions) -> BuildResult:
     with StoreLock(store, wait=opts.lock_wait):
         store.sweep_tmp()
         try:
-            result = _build_locked(opts, repo, store, ref, commit)
-            result.history = history_step(store.root, repo, commit) if opts.history and is_git else None
+            history = history_step(store.root, repo, commit) if opts.history and is_git else None  # before the swap:
+            result = _build_locked(opts, repo, store, ref, commit)  # a reader of the new index finds its view
+            result.history = history
         except Exception as exc:
             failure = disk_write_failure(exc) or over_budget(exc, opts.memory)
             if failure is None:

@@ -63,13 +63,13 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
     where, params = (filt or FileFilter()).where("p.path")
     sorted_ = _SORTED_COLUMNS <= view.tables.get("term_postings", set())
     postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=sql_literals(terms))
-    n_docs, avgdl = _corpus(view)
+    n_docs, avgdl = corpus_stats(view)
     sql = _BM25_SQL.format(postings=postings, kinds=sql_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
                            where=where, limit=int(limit), n_docs=int(n_docs), avgdl=repr(float(avgdl)))
     return view.sql(sql, params)
 
 
-def _corpus(view: IndexView) -> tuple[int, float]:
+def corpus_stats(view: IndexView) -> tuple[int, float]:
     """(n_docs, avgdl) of the view's manifest, memoised on the view."""
     got = view.cache.get("bm25_corpus")
     if got is None:

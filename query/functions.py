@@ -8,14 +8,13 @@ keeps), so a strong function of the second file can pass a weak one of the first
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from ..model import SearchHit
 from .filerank import query_terms
-from .fulltext import _corpus
+from .fulltext import corpus_stats
 from .index import IndexView, sql_literals
-from .ranking import BM25_B, BM25_K1
+from .ranking import bm25_term, idf
 
 FUNCTION_KINDS = ("function", "method", "constructor", "destructor")
 SYMBOL_WEIGHT = 0.6  # a function's own BM25 (the best of the query = 1) beside its file's score
@@ -36,10 +35,8 @@ def symbol_bm25(rows: Sequence[tuple[str, int, str, float, float]], weights: Map
         df[term] = df.get(term, 0) + 1
     out: dict[tuple[str, int], float] = {}
     for path, doc, term, tf, length in sorted(rows):
-        d = df[term]
-        idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / (avgdl or 1.0))
-        out[(path, doc)] = out.get((path, doc), 0.0) + weights.get(term, 0.0) * idf * tf * (BM25_K1 + 1) / (tf + norm)
+        score = weights.get(term, 0.0) * bm25_term(tf, length, avgdl or 1.0, idf(n_docs, df[term]))
+        out[(path, doc)] = out.get((path, doc), 0.0) + score
     return out
 
 
@@ -69,7 +66,7 @@ def rank_functions(view: IndexView, query: str, files: Sequence[tuple[str, float
     if not weights or not paths or not view.has_table("symbols"):
         return []
     rows = view.sql(_POSTINGS_SQL.format(terms=sql_literals(weights)), [paths])
-    n_docs, avgdl = _corpus(view)
+    n_docs, avgdl = corpus_stats(view)
     own = symbol_bm25([(p, int(d), t, float(tf), float(n)) for p, d, t, tf, n in rows], weights, int(n_docs), float(avgdl))
     syms = {(r[0], int(r[1])): r for r in view.sql(_FUNCTIONS_SQL.format(kinds=sql_literals(FUNCTION_KINDS)), [paths])}
     hits = []

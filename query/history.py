@@ -7,15 +7,12 @@ no history (not a git repository, an old store, git could not walk it) scores no
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
 from .index import IndexView, sql_literals
-
-HISTORY_K1 = 1.2
-HISTORY_B = 0.75
+from .ranking import bm25_term, idf
 
 _ROWS_SQL = "SELECT path, any_value(dl), list(term), list(tf) FROM read_parquet(?) WHERE term IN ({terms}) GROUP BY path"
 
@@ -46,14 +43,9 @@ def bm25(rows: list[tuple[str, float, list[str], list[float]]], weights: Mapping
         for t in terms:
             df[t] = df.get(t, 0) + 1
     out: dict[str, float] = {}
-    avgdl = avgdl or 1.0
     for path, dl, terms, tfs in rows:
-        norm = HISTORY_K1 * (1.0 - HISTORY_B + HISTORY_B * dl / avgdl)
-        s = 0.0
-        for term, tf in sorted(zip(terms, tfs)):
-            d = df.get(term, 1)
-            idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
-            s += weights.get(term, 0.0) * idf * tf * (HISTORY_K1 + 1.0) / (tf + norm)
+        s = sum(weights.get(term, 0.0) * bm25_term(tf, dl, avgdl or 1.0, idf(n_docs, df[term]))
+                for term, tf in sorted(zip(terms, tfs)))
         if s > 0:
             out[path] = s
     return out
