@@ -99,13 +99,18 @@ def window(repo: Path, commit: str) -> tuple[list[str], bool]:
     return shas, shallow
 
 
-def mine(repo: Path, shas: Sequence[str]) -> list[CommitRecord]:
-    """The records of `shas` (in their order), read from git in one process."""
+def mine(repo: Path, shas: Sequence[str]) -> tuple[list[CommitRecord], bool]:
+    """The records of `shas` (in their order), read from git in one process, and whether
+    renames were followed. Finding a rename that is not exact reads both blobs; when the clone
+    lacks some (a partial clone, a damaged pack) the log is read again without renames."""
     if not shas:
-        return []
-    raw = _git(repo, "log", "--no-walk=unsorted", "--stdin", "--format=%x1e%H%x1f%ct%x1f%B%x1f",
-               "--name-status", "-M", "-z", input="".join(s + "\n" for s in shas).encode())
-    return parse_log(raw)
+        return [], True
+    stdin = "".join(s + "\n" for s in shas).encode()
+    args = ("log", "--no-walk=unsorted", "--stdin", "--format=%x1e%H%x1f%ct%x1f%B%x1f", "--name-status", "-z")
+    try:
+        return parse_log(_git(repo, *args, "-M", input=stdin)), True
+    except subprocess.CalledProcessError:
+        return parse_log(_git(repo, *args, "--no-renames", input=stdin)), False
 
 
 def file_postings(records: Sequence[CommitRecord]) -> dict[str, dict[str, float]]:
@@ -224,7 +229,8 @@ def ensure_history(store_root: Path, repo: Path, commit: str | None) -> HistoryR
             wanted = set(shas)
             have = {r.sha: r for r in load_records(ancestor) if r.sha in wanted}
         missing = [s for s in shas if s not in have]
-        mined = {r.sha: r for r in mine(repo, missing)}
+        fresh, renames = mine(repo, missing)
+        mined = {r.sha: r for r in fresh}
     except (subprocess.CalledProcessError, OSError, ValueError) as exc:
         err = getattr(exc, "stderr", b"") or b""
         result.skipped = "git could not walk the history: " + (err.decode("utf-8", "replace").strip().splitlines() or [str(exc)])[-1][:200]
@@ -232,6 +238,9 @@ def ensure_history(store_root: Path, repo: Path, commit: str | None) -> HistoryR
     records = [have.get(s) or mined[s] for s in shas if s in have or s in mined]
     _write_view(target, records, result.shallow)
     result.commits, result.mined = len(records), len(mined)
+    if not renames:
+        result.notes.append("renames not followed: git could not read some objects of the history "
+                            "(a partial clone or missing objects); paths are taken as changed in place")
     if result.shallow:
         result.notes.append(f"shallow clone: history holds only the {len(records)} commits present")
     result.seconds = time.perf_counter() - started

@@ -157,3 +157,22 @@ def test_a_build_after_a_merge_reuses_the_view_of_the_merge_before_it(tmp_path: 
         merged = g.repo.head.commit.hexsha
         result = build(BuildOptions(repo=g.path, store_dir=tmp_path / "store", rev=merged))
     assert result.history["mined"] == 1 and result.history["commits"] == 3
+
+
+def test_a_clone_missing_old_objects_still_gets_a_history_without_renames(tmp_path: Path) -> None:
+    """Finding an inexact rename reads both blobs; a partial clone lacks old ones."""
+    g = GitRepo.create(tmp_path / "r")
+    body = "".join(f"def step_{i}(x):\n    return x + {i}\n\n" for i in range(30))
+    g.write("old_name.py", body)
+    g.commit("start the scheduler")
+    g.move("old_name.py", "scheduler.py")
+    g.write("scheduler.py", body + "def extra():\n    return 0\n")
+    head = g.commit("rename the scheduler and teach it retries")
+    blob = g.repo.git.rev_parse("HEAD~1:old_name.py").strip()
+    (g.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    store = tmp_path / "store"
+    result = build(BuildOptions(repo=g.path, store_dir=store))
+    assert result.history["skipped"] == "" and result.history["commits"] == 2
+    assert any("renames not followed" in n for n in result.history["notes"])
+    paths = pq.read_table(view_dir(store, head) / RECORDS_FILE).column("paths").to_pylist()
+    assert sorted(paths[0]) == ["old_name.py", "scheduler.py"]
