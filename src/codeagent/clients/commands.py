@@ -23,7 +23,7 @@ from .registry import CLIENTS, SCOPES
 @click.option("--watch", is_flag=True, help="Serve with --watch: the index follows edits.")
 @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
 @click.option("--uninstall", is_flag=True, help="Remove codeagent's entry (and its hooks).")
-@click.option("--hooks", is_flag=True, help="Also install the grep/glob hooks (claude-code, gemini).")
+@click.option("--hooks", is_flag=True, help="Also install the grep/glob hooks (claude-code, gemini, codex).")
 @click.option("--list", "list_clients", is_flag=True, help="List the clients and their state.")
 @JSON_OPT
 def install_cmd(client_name: str | None, repo: Path | None, scope: str | None, watch: bool,
