@@ -107,10 +107,12 @@ def shell_words(line: str) -> list[str] | None:
                 word.append(c)
         elif c in "'\"":
             quote, started = c, True
-        elif c == "\\" and i + 1 < len(line):
+        elif c == "\\":
             i += 1
+            if i == len(line):
+                return None  # an escape with nothing to escape, as sh's continuation
             word.append(line[i])
-        elif c.isspace() or c in _OPERATORS:
+        elif c in " \t\r\n" or c in _OPERATORS:
             if word or started:
                 words.append("".join(word))
                 word, started = [], False
