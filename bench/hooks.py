@@ -120,9 +120,9 @@ class Hook:
         self.answered += bool(out.strip())
 
     def row(self) -> str:
-        w = self.walls
+        w, cpu = self.walls, sum(self.cpus) / len(self.cpus)
         return (f"{self.name:<34} {len(w):>4} calls ({self.answered:>3} answered)  wall p50 "
-                f"{median(w):6.1f} ms  p95 {percentile(w, 95):6.1f} ms   CPU mean {sum(self.cpus) / len(self.cpus):5.1f} ms")
+                f"{median(w):6.1f} ms  p95 {percentile(w, 95):6.1f} ms   CPU mean {cpu:5.1f} ms")
 
 
 def children_cpu() -> float:

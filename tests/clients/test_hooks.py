@@ -222,4 +222,5 @@ def test_a_session_first_call_starts_the_daemon_for_the_next(tmp_path):
 
 def hook_runner_socket(env: dict) -> str:
     code = "from codeagent.daemon.protocol import socket_path; print(socket_path())"
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip()
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    return proc.stdout.strip()
