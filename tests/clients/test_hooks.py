@@ -56,7 +56,8 @@ def test_the_hook_process_finds_the_daemons_socket_imports_nothing_heavy_and_fai
     assert mine.stdout == theirs and theirs.strip().endswith(".sock"), mine.stderr
 
     # No daemon: nothing printed, exit 0, no daemon started (CODEAGENT_DAEMON unset), and no
-    # heavy module imported on the way.
+    # heavy module imported on the way (a folder that looks indexed: the way to the socket).
+    (tmp_path / ".codeagent").mkdir()
     proc = subprocess.run([*RUNNER[:1], "-X", "importtime", *RUNNER[1:], "claude-code"],
                           input=grep_event(tmp_path), env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == ""
@@ -199,12 +200,17 @@ def test_hooks_answer_through_the_daemon(daemon_env, tmp_path):
     for other in ("ls -la", "pytest -q", "echo rg"):  # not a search: the daemon never hears of it
         proc = hook("codex", {**codex, "tool_input": {"command": other}})
         assert proc.returncode == 0 and proc.stdout == ""
+    elsewhere = tmp_path / "no-index"  # a search where nothing is indexed: nor of that
+    elsewhere.mkdir()
+    proc = hook("claude-code", {**grep, "cwd": str(elsewhere)})
+    assert proc.returncode == 0 and proc.stdout == ""
     assert _served(daemon_env) == served
 
 
 def test_a_session_first_call_starts_the_daemon_for_the_next(tmp_path):
     env = {**os.environ, "CODEAGENT_DAEMON_DIR": str(tmp_path / "d")}
     env.pop("CODEAGENT_DAEMON", None)
+    (tmp_path / ".codeagent").mkdir()  # looks indexed: a search here goes to the daemon
     proc = subprocess.run(["/bin/sh", "-c", hook_command("claude-code")], input=grep_event(tmp_path),
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == ""  # nothing yet: the daemon is starting

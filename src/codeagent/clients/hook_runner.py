@@ -9,8 +9,8 @@ over the bare interpreter, where `json`, `socket` and `hashlib` cost 25 ms more,
 socket_path and trusted mirror daemon/protocol.py and daemon/trust.py (a test holds them
 equal). It keeps only a search it can add to (Claude Code's and Gemini's matchers already
 pick grep and glob; for Codex, whose searches are shell commands, an `rg`/`grep`/`git grep`/
-`find`/`fd` in the Bash call) and hands `codeagent hook CLIENT` to the running daemon, the
-event in an unlinked file as its stdin; the daemon's child prints the answer on our stdout.
+`find`/`fd` in the Bash call) in a folder with an index, and hands `codeagent hook CLIENT` to
+the running daemon, the search (tool, pattern, cwd) in an unlinked file as its stdin; the daemon's child prints the answer on our stdout.
 With no daemon it prints nothing (with CODEAGENT_DAEMON=1, as installed, it starts one for
 the next call: only that path imports the daemon's client). Whatever fails, it exits 0 and
 prints nothing: a hook must never get in the agent's way. CODEAGENT_DAEMON=0 runs the whole
@@ -287,18 +287,21 @@ def _event_file(data: bytes) -> int:
 
 
 def run(client: str, raw: bytes) -> int:
-    """Answer one event (the raw stdin): always 0."""
-    if client == "codex":  # every Bash call comes here: only a search goes on to the daemon
-        try:
-            event = loads(raw.decode("utf-8", "surrogateescape"))
-        except ValueError:
-            return 0
-        if not isinstance(event, dict) or normalize(event, client) is None:
-            return 0
+    """Answer one event (the raw stdin): always 0. Only a search in an indexed folder goes on
+    to the daemon (every Codex shell command comes here, and a repository without an index
+    has nothing to add), as the small normalized event."""
+    try:
+        event = loads(raw.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):
+        return 0
+    found = normalize(event, client) if isinstance(event, dict) else None
+    if found is None or not indexed(str(found.get("cwd") or os.getcwd())):
+        return 0
+    data = dumps(found).encode()
     mode = os.environ.get("CODEAGENT_DAEMON", "")
     if mode == "0":
-        _in_process(client, raw)
-    fd = _event_file(raw)
+        _in_process(client, data)
+    fd = _event_file(data)
     try:
         outcome = forward(client, fd)
     finally:
@@ -306,6 +309,19 @@ def run(client: str, raw: bytes) -> int:
     if (outcome == "absent" and mode == "1") or outcome == "stale":
         _start_daemon()
     return 0
+
+
+def indexed(folder: str) -> bool:
+    """Whether `folder` or a folder above it holds an index (`.codeagent`): the repository's
+    root, where every command looks, is always one of them."""
+    folder = os.path.abspath(folder)
+    while True:
+        if os.path.isdir(os.path.join(folder, ".codeagent")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def _start_daemon() -> None:
