@@ -28,6 +28,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -197,6 +198,7 @@ def main() -> None:
     finally:
         for h in hooks:
             h.daemon("stop")
+            shutil.rmtree(h.env["CODEAGENT_DAEMON_DIR"], ignore_errors=True)
     absent = Hook("this checkout, no daemon (fails open)", hook_command("claude-code").split(" ", 1)[1],
                   sys.executable)  # without CODEAGENT_DAEMON=1: no daemon is started
     for e in evs[:10]:
