@@ -203,6 +203,7 @@ def main() -> None:
                   sys.executable)  # without CODEAGENT_DAEMON=1: no daemon is started
     for e in evs[:10]:
         absent.timed(e, repo, [])
+    shutil.rmtree(absent.env["CODEAGENT_DAEMON_DIR"], ignore_errors=True)
     n = max(10, a.rounds * 5)
     rows = [floor([sys.executable, "-c", "pass"], n), floor([sys.executable, "-I", "-S", "-c", "pass"], n),
             *hooks, codex, absent]
