@@ -12,7 +12,7 @@ import click
 from ..cli import run_command
 from .commands import _index_options, _open
 
-HOOK_CLIENTS = ("claude-code", "gemini")
+HOOK_CLIENTS = ("claude-code", "gemini", "codex")
 
 
 @click.command("context")

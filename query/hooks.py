@@ -1,13 +1,15 @@
-"""`codeagent hook claude-code|gemini`: the index's hits for an agent's own grep or glob call.
+"""`codeagent hook claude-code|gemini|codex`: the index's hits for an agent's own grep or glob.
 
-Claude Code (and Gemini CLI alike) runs the hook with the event as JSON on stdin
-(`hook_event_name`, `tool_name`, `tool_input` with the grep or glob `pattern`, `cwd`) and
-reads back JSON whose `hookSpecificOutput.additionalContext` it shows the model beside the
-tool's result. We answer
-a few lines: the definitions whose names the pattern spells, and the files the index ranks
-for it. Searches go to the daemon's warm reader when the hook runs under the daemon
-(query/warm.py), so a call costs a fork and a lookup, not an interpreter start and a cold
-index. Any failure answers nothing: a hook must never get in the agent's way.
+The agent runs the hook with the event as JSON on stdin (`hook_event_name`, `tool_name`,
+`tool_input` with the grep or glob `pattern` (Codex: the Bash `command`), `cwd`) and reads
+back JSON whose `hookSpecificOutput.additionalContext` it shows the model beside the tool's
+result. The process the agent starts is clients/hook_runner.py (standard library only), which
+hands the event to the resident daemon; this module runs in the daemon's child. We answer a
+few lines: the definitions whose names the pattern spells, and the files the index ranks for
+it. The search goes to the repository's warm reader (query/warm.py), found without running
+git when the store says which index to read, and asks for names first (a few milliseconds),
+the full ranking only when no name matches. Any failure answers nothing: a hook must never
+get in the agent's way.
 """
 
 from __future__ import annotations
@@ -15,16 +17,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import format as fmt
+from .. import refs as refnames
+from ..clients.hook_runner import normalize
 from ..errors import CodeagentError
-from .index import open_index
+from ..store import Store
+from .index import open_index, open_store
 from .retrieval import SearchRequest
 from .search import search
-from .warm import search_warm
+from .warm import ask_warm
 
-# The client's tool names -> what they are: Claude Code's Grep/Glob, Gemini CLI's grep and glob.
-TOOLS = {"Grep": "Grep", "Glob": "Glob", "search_file_content": "Grep", "grep_search": "Grep",
-         "glob": "Glob"}
-DEFAULT_EVENT = {"claude-code": "PostToolUse", "gemini": "AfterTool"}
+DEFAULT_EVENT = {"claude-code": "PostToolUse", "gemini": "AfterTool", "codex": "PostToolUse"}
 MAX_DEFINITIONS = 5
 MAX_FILES = 5
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -44,12 +47,12 @@ def words_of(tool: str, pattern: str) -> list[str]:
 
 
 def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-code") -> dict | None:
-    """The hook's JSON answer to one Claude Code or Gemini CLI event, or None (nothing to add)."""
-    tool = TOOLS.get(str(event.get("tool_name")))
-    tool_input = event.get("tool_input") or {}
-    pattern = tool_input.get("pattern") if isinstance(tool_input, dict) else None
-    if tool is None or not isinstance(pattern, str) or not pattern.strip():
+    """The hook's JSON answer to one Claude Code, Gemini CLI or Codex event, or None (nothing
+    to add)."""
+    event = normalize(event, client)
+    if event is None:
         return None
+    tool, pattern = event["tool_name"], event["tool_input"]["pattern"]
     words = words_of(tool, pattern)
     if not words:
         return None
@@ -66,10 +69,18 @@ def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-cod
 
 
 def _lines(root: Path, tool: str, words: list[str]) -> list[str]:
-    """One search (one lookup through the warm reader): the files it ranks, and for a Grep the
-    definitions among their spans whose names the pattern spells."""
-    mode = "path" if tool == "Glob" else "auto"
-    files = _search(root, SearchRequest(" ".join(words), mode=mode, limit=MAX_FILES, group_by="file"))
+    """One search (a lookup through the warm reader): the files it ranks, and for a Grep the
+    definitions among their spans whose names the pattern spells. A Grep asks for names
+    first (symbol mode: the same top files as the full ranking on names, a tenth of the cost),
+    then, when no name matches, for the full ranking."""
+    located = _locate(root)
+    query = " ".join(words)
+    if tool == "Glob":
+        files = _search(located, SearchRequest(query, mode="path", limit=MAX_FILES, group_by="file"))
+    else:
+        files = _search(located, SearchRequest(query, mode="symbol", limit=MAX_FILES, group_by="file"))
+        if not files.files:
+            files = _search(located, SearchRequest(query, mode="auto", limit=MAX_FILES, group_by="file"))
     out = []
     if tool == "Grep":
         named = set(words)
@@ -84,9 +95,28 @@ def _lines(root: Path, tool: str, words: list[str]) -> list[str]:
     return out
 
 
-def _search(root: Path, request: SearchRequest):
-    answer = search_warm(root, None, None, request)
+def _locate(start: Path) -> tuple[Path, Store, str | None]:
+    """The indexed repository at or above `start`, its store, and the ref a search there reads:
+    read off the store when it decides alone (a work-tree index, or a single ref), so no git
+    runs; else found as every command finds them (git's top level, the current branch)."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".codeagent" / fmt.STORE_MARKER).exists():
+            store = Store(folder / ".codeagent")
+            refs = store.list_refs()
+            if refnames.WORKTREE_REF in refs:
+                return folder, store, refnames.WORKTREE_REF
+            if len(refs) == 1:
+                return folder, store, next(iter(refs))
+            break
+    store, root = open_store(start, None)
+    return root or start, store, refnames.resolve(store, None, root)[0]
+
+
+def _search(located: tuple[Path, Store, str | None], request: SearchRequest):
+    root, store, ref = located
+    answer = ask_warm(root, store.root, ref, request)
     if answer is not None:
         return answer
-    with open_index(root) as view:
+    with open_index(root, ref=ref) as view:
         return search(view, request)

@@ -76,10 +76,19 @@ def search_warm(repo: Path | None, store_dir: Path | None, ref: str | None,
     if root is None:
         return None
     ref_name, _ = refnames.resolve(store, ref, root)
-    path = socket_path(root, store.root)
+    return ask_warm(root, store.root, ref_name, request)
+
+
+def ask_warm(root: Path, store: Path, ref_name: str | None,
+             request: SearchRequest) -> SearchResponse | None:
+    """search_warm for a caller that found the store and ref itself (the hook finds them
+    without running git): the reader's answer, or None (and the reader started)."""
+    if not child.IN_CHILD:
+        return None
+    path = socket_path(root, store)
     answer = _ask(path, {"ref": ref_name, "request": dataclasses.asdict(request)})
     if answer is None:
-        _start(root, store.root, ref_name)
+        _start(root, store, ref_name)
     protocol.debug(f"search {'answered by the warm reader' if answer else 'in the child'} ({path})")
     return answer
 

@@ -107,8 +107,10 @@ def test_the_claude_code_hook_adds_index_hits_to_grep(env, repo):
     event = {"hook_event_name": "PostToolUse", "tool_name": "Grep", "cwd": str(repo.path),
              "tool_input": {"pattern": r"def helper\("}, "tool_response": {}}
     # Claude Code runs the command through a shell, the event JSON on stdin.
-    hook_env = {**env, "CODEAGENT_DAEMON": "0"}  # in-process here: no daemon outlives the test
-    proc = subprocess.run(["bash", "-c", command.replace("CODEAGENT_DAEMON=1 ", "")], input=json.dumps(event),
+    assert command.startswith("CODEAGENT_DAEMON=1 ") and " -I -S " in command
+    command = command.replace("CODEAGENT_DAEMON=1 ", "CODEAGENT_DAEMON=0 ")  # in-process: no daemon
+    hook_env = {**env, "CODEAGENT_DAEMON_DIR": str(repo.path.parent / "d")}  # nobody else's daemon
+    proc = subprocess.run(["bash", "-c", command], input=json.dumps(event),
                           capture_output=True, text=True, env=hook_env, cwd=repo.path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)["hookSpecificOutput"]
@@ -116,7 +118,7 @@ def test_the_claude_code_hook_adds_index_hits_to_grep(env, repo):
     assert "pkg/core.py:" in out["additionalContext"] and "helper" in out["additionalContext"]
 
     event["tool_name"], event["tool_input"] = "Glob", {"pattern": "**/core*.py"}
-    proc = subprocess.run(["bash", "-c", command.replace("CODEAGENT_DAEMON=1 ", "")], input=json.dumps(event),
+    proc = subprocess.run(["bash", "-c", command], input=json.dumps(event),
                           capture_output=True, text=True, env=hook_env, cwd=repo.path, timeout=120)
     assert "pkg/core.py" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 

@@ -237,6 +237,6 @@ def test_hooks_merge_beside_other_hooks_and_refuse_a_broken_file(home, project):
     text = gemini.read_text()
     assert hooks.action == "added" and "// mine" in text
     [group] = json5.loads(text)["hooks"]["AfterTool"]
-    assert "glob" in group["matcher"] and group["hooks"][0]["command"].endswith("hook gemini")
+    assert "glob" in group["matcher"] and group["hooks"][0]["command"].endswith("hook_runner.py gemini")
     assert group["hooks"][0]["timeout"] == 5000 and group["hooks"][0]["name"] == "codeagent"
     assert words_of("Glob", "**/http/*client*.py") == ["http", "client"]

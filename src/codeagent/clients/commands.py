@@ -23,7 +23,8 @@ from .registry import CLIENTS, SCOPES
 @click.option("--watch", is_flag=True, help="Serve with --watch: the index follows edits.")
 @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
 @click.option("--uninstall", is_flag=True, help="Remove codeagent's entry (and its hooks).")
-@click.option("--hooks", is_flag=True, help="Also install the grep/glob hooks (claude-code, gemini).")
+@click.option("--hooks", is_flag=True,
+              help="Also install the grep/glob hooks (claude-code, gemini, codex).")
 @click.option("--list", "list_clients", is_flag=True, help="List the clients and their state.")
 @JSON_OPT
 def install_cmd(client_name: str | None, repo: Path | None, scope: str | None, watch: bool,
@@ -52,6 +53,14 @@ def install_cmd(client_name: str | None, repo: Path | None, scope: str | None, w
         verb = {"unchanged": "unchanged (already configured)" if not uninstall else "unchanged (not configured)"}
         done = verb.get(c.action, c.action) if not dry_run or c.action == "unchanged" else f"would be {c.action}"
         click.echo(f"{CLIENTS[c.client].title} {c.what} ({c.scope}): {done}: {c.path}")
+    if hooks and client_name == "codex" and not uninstall:
+        click.echo(CODEX_TRUST)
+
+
+# developers.openai.com/codex/hooks: "Non-managed command hooks must be reviewed and trusted
+# before they run"; a new or changed hook is skipped, silently, until then.
+CODEX_TRUST = ("Codex runs a new or changed hook only once you trust it: run /hooks in Codex and "
+               "trust the codeagent hook (a project's hooks load only in a trusted project).")
 
 
 def _missing_client() -> None:

@@ -38,7 +38,8 @@ def entry(fmt: str, text: str, keys: list[str], name: str, where: str) -> Any:
     return node.get(name) if isinstance(node, dict) else None
 
 
-def set_entry(fmt: str, text: str, keys: list[str], name: str, value: dict, where: str) -> str:
+def set_entry(fmt: str, text: str, keys: list[str], name: str, value: dict | list,
+              where: str) -> str:
     if fmt in (JSON, JSONC):
         return jsonc.set_member(text, [*keys, name], value, where)
     if fmt == TOML:
@@ -84,11 +85,23 @@ def _toml_set(text: str, keys: list[str], name: str, value: dict, where: str) ->
     tomlkit = _tomlkit()
     doc = _toml(text, where)
     holder = _descend(doc, keys, where, create=True, make=tomlkit.table)
-    table = tomlkit.table()
-    for k, v in value.items():
-        table[k] = v
-    holder[name] = table
+    holder[name] = _toml_value(tomlkit, value)
     return tomlkit.dumps(doc)
+
+
+def _toml_value(tomlkit, value):
+    """A table for a dict, an array of tables for a list of dicts (Codex's `[[hooks.X]]`)."""
+    if isinstance(value, dict):
+        table = tomlkit.table()
+        for k, v in value.items():
+            table[k] = _toml_value(tomlkit, v)
+        return table
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        tables = tomlkit.aot()
+        for v in value:
+            tables.append(_toml_value(tomlkit, v))
+        return tables
+    return value
 
 
 def _yaml():

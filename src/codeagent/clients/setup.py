@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ..errors import CodeagentError, InvalidParameter
@@ -14,22 +15,33 @@ from .registry import CLIENTS, PROJECT, SERVER_NAME
 def install(name: str, scope: str | None = None, repo: Path | None = None, *, watch: bool = False,
             dry_run: bool = False, uninstall: bool = False, hooks: bool = False) -> list[Change]:
     """Add (or with `uninstall` remove) codeagent in one client's settings; with `hooks`, also
-    its grep/glob hooks (Claude Code, Gemini CLI). Nothing is written on a dry run."""
+    its grep/glob hooks (Claude Code, Gemini CLI, Codex CLI). Nothing is written on a dry run."""
     c = client(name)
     if hooks and not c.hooks:
         raise InvalidParameter(f"{c.title} has no hooks codeagent can install",
-                               hint="hooks are installed for claude-code and gemini")
+                               hint="hooks are installed for claude-code, gemini and codex")
     if repo is not None and not repo.is_dir():
         raise InvalidParameter(f"--repo {repo} is not a directory")
     changes = [plan(name, scope, repo.resolve() if repo else None, watch=watch,
                     uninstall=uninstall, repo_given=repo is not None)]
     if hooks:
         changes.append(plan_hooks(name, changes[0].scope, (repo or Path.cwd()).resolve(),
-                                  uninstall=uninstall))
+                                  uninstall=uninstall, after=changes[0]))
     if not dry_run:
-        for change in changes:
+        for change in _one_write_per_file(changes):
             apply(change)
     return changes
+
+
+def _one_write_per_file(changes: list[Change]) -> list[Change]:
+    """A file two changes edit (Codex keeps its server and its hooks in one config.toml) is
+    written once, from the first one's old text to the last one's new: one backup, of the
+    file as it was."""
+    merged: dict[Path, Change] = {}
+    for change in changes:
+        first = merged.get(change.path)
+        merged[change.path] = change if first is None else dataclasses.replace(change, old=first.old)
+    return list(merged.values())
 
 
 def listing(repo: Path) -> list[dict]:

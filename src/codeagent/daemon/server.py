@@ -28,6 +28,7 @@ PRELOAD = (
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
     "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm",
+    "codeagent.query.context_commands", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
     "codeagent.indexer.parse:warm",
 )
 
