@@ -22,7 +22,10 @@ The graph is exact: the base's graph tables are brought up to date, copy-on-writ
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
 views that merge the base's rows with the overlay's), and every path whose graph rows differ
 from the base's is written with its new rows (edges: by src_path), so references in other
-files whose resolution the edit changed are carried too.
+files whose resolution the edit changed are carried too. An overlay published before its
+graph step (two-phase) whose change since the graph it carries moved lines only (no
+definition, import or reference changed) is published with that graph, its lines remapped
+(overlay_lines.py): complete, no graph step left.
 """
 
 from __future__ import annotations
@@ -293,9 +296,10 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
     differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
     (The files kept beneath, bottom first; whether the overlay's graph is its own manifest's:
     with `pending`, when the change since that graph moved lines only, overlay_lines.py);
-    None when the graph had to be recomputed whole (then the overlay is not worth it). The overlay is filled in memory and written to its
-    file once, without a WAL: written table by table, DuckDB logged every row and wrote the
-    blocks again at the checkpoint (~8x the file's bytes)."""
+    None when the graph had to be recomputed whole (then the overlay is not worth it). The
+    overlay is filled in memory and written to its file once, without a WAL: written table by
+    table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the file's
+    bytes)."""
     store, manifest, base_id = assembly.store, assembly.manifest, assembly.base.id
     remove, insert, masked = change
     con, spill = connect_overlay_writer(store, base_id, assembly.memory, work.name)
