@@ -28,10 +28,10 @@ Otherwise nothing is written here and the overlay is published before its graph,
 
 from __future__ import annotations
 
+from ...format.assembly import sql_literals
 from ...format.overlay import BASE_DB, OVERLAY_DB
 from .graph import _INPUTS
 from .overlay_graph import _path_digests
-from .tables import path_table
 
 # The graph tables holding a line of their path's rows: (path column, line column).
 LINED = {"symbol_names": ("path", "start_line"), "edges": ("src_path", "src_line")}
@@ -49,22 +49,17 @@ def carried_graph_fits(con, change: tuple[set[str], list], old: str | None) -> b
         return False
     if not paths:
         return True
-    path_table(con, "lines_paths", paths)
-    try:
-        maps = _line_maps(con, old)
-        if maps is None:
-            return False
-        moved = {p: m for p, m in maps.items() if any(a != b for a, b in m)}
-        return not moved or _remap(con, moved)
-    finally:
-        con.execute("DROP TABLE IF EXISTS lines_paths")
+    maps = _line_maps(con, old, sql_literals(paths))  # literals: DuckDB prunes row groups on them
+    if maps is None:
+        return False
+    moved = {p: m for p, m in maps.items() if any(a != b for a, b in m)}
+    return not moved or _remap(con, moved)
 
 
-def _rows(table: str, db: str, columns: str, under: str | None, column: str = "path",
-          listed: str = "lines_paths") -> str:
-    """The rows of `table` whose `column` is a path of `listed`: `db`'s where its mask has the
-    path, else (`under` given) `under`'s."""
-    where = f"{column} IN (SELECT path FROM {listed})"
+def _rows(table: str, db: str, columns: str, under: str | None, listed: str, column: str = "path") -> str:
+    """The rows of `table` whose `column` is a path of `listed` (SQL literals): `db`'s where
+    its mask has the path, else (`under` given) `under`'s."""
+    where = f"{column} IN ({listed})"
     masked = f"{column} IN (SELECT path FROM {db}.main.mask_{table})"
     sql = f"SELECT {columns} FROM {db}.main.{table} WHERE {where} AND {masked}"
     if under is not None:
@@ -72,13 +67,13 @@ def _rows(table: str, db: str, columns: str, under: str | None, column: str = "p
     return sql
 
 
-def _old_rows(table: str, columns: str, old: str | None) -> str:
+def _old_rows(table: str, columns: str, old: str | None, listed: str) -> str:
     if old is None:
-        return f"SELECT {columns} FROM {BASE_DB}.main.{table} WHERE path IN (SELECT path FROM lines_paths)"
-    return _rows(table, old, columns, BASE_DB)
+        return f"SELECT {columns} FROM {BASE_DB}.main.{table} WHERE path IN ({listed})"
+    return _rows(table, old, columns, BASE_DB, listed)
 
 
-def _line_maps(con, old: str | None) -> dict[str, list[tuple[int, int]]] | None:
+def _line_maps(con, old: str | None, listed: str) -> dict[str, list[tuple[int, int]]] | None:
     """Per changed path, the (old, new) start lines of its rows, sorted; None when the graph
     inputs differ otherwise or the lines do not map by one increasing function."""
     pairs: dict[str, set[tuple[int, int]]] = {}
@@ -86,8 +81,9 @@ def _line_maps(con, old: str | None) -> dict[str, list[tuple[int, int]]] | None:
         cols = [c.strip() for c in columns.split(",") if c.strip() != "start_line"]
         lined = "start_line" in columns
         select = ", ".join(cols + (["start_line"] if lined else []))
-        before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old)}) ORDER BY ALL").fetchall()
-        after = con.execute(f"SELECT * FROM ({_rows(table, OVERLAY_DB, select, BASE_DB)}) ORDER BY ALL").fetchall()
+        before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old, listed)}) ORDER BY ALL").fetchall()
+        new = _rows(table, OVERLAY_DB, select, BASE_DB, listed)
+        after = con.execute(f"SELECT * FROM ({new}) ORDER BY ALL").fetchall()
         if len(before) != len(after):
             return None
         for x, y in zip(before, after):
@@ -113,10 +109,10 @@ def _remap(con, moved: dict[str, list[tuple[int, int]]]) -> bool:
     con.execute("CREATE OR REPLACE TEMP TABLE lines_map(path VARCHAR, old INTEGER, new INTEGER)")
     con.executemany("INSERT INTO lines_map VALUES (?, ?, ?)",
                     [(p, a, b) for p, m in moved.items() for a, b in m])
-    path_table(con, "lines_moved", sorted(moved))
+    listed = sql_literals(sorted(moved))
     try:
         for table, (column, line) in LINED.items():
-            rows = _rows(table, OVERLAY_DB, "*", BASE_DB, column, "lines_moved")
+            rows = _rows(table, OVERLAY_DB, "*", BASE_DB, listed, column)
             con.execute(f"CREATE OR REPLACE TEMP TABLE lines_{table} AS {rows}")
             unmapped = con.execute(f"""SELECT count(*) FROM lines_{table} t WHERE t.{line} IS NOT NULL
                 AND NOT EXISTS (SELECT 1 FROM lines_map m WHERE m.path = t.{column} AND m.old = t.{line})""")
@@ -125,9 +121,9 @@ def _remap(con, moved: dict[str, list[tuple[int, int]]]) -> bool:
         for table, (column, line) in LINED.items():
             con.execute(f"""UPDATE lines_{table} SET {line} = m.new FROM lines_map m
                 WHERE m.path = lines_{table}.{column} AND m.old = lines_{table}.{line}""")
-            where = f"WHERE {column} IN (SELECT path FROM lines_moved)"
+            where = f"WHERE {column} IN ({listed})"
             con.execute(f"DELETE FROM {OVERLAY_DB}.main.{table} {where}")
-            con.execute(f"DELETE FROM {OVERLAY_DB}.main.mask_{table} WHERE path IN (SELECT path FROM lines_moved)")
+            con.execute(f"DELETE FROM {OVERLAY_DB}.main.mask_{table} WHERE path IN ({listed})")
             con.execute(f"""INSERT INTO {OVERLAY_DB}.main.mask_{table} SELECT path FROM
                 ({_path_digests(f"{BASE_DB}.main.{table}", column, where)}) o
                 FULL JOIN ({_path_digests(f"lines_{table}", column, where)}) n USING (path)
@@ -136,5 +132,5 @@ def _remap(con, moved: dict[str, list[tuple[int, int]]]) -> bool:
                 WHERE {column} IN (SELECT path FROM {OVERLAY_DB}.main.mask_{table})""")
         return True
     finally:
-        for name in ("lines_map", "lines_moved", *(f"lines_{t}" for t in LINED)):
+        for name in ("lines_map", *(f"lines_{t}" for t in LINED)):
             con.execute(f"DROP TABLE IF EXISTS {name}")
