@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codeagent.format.overlay import GRAPH_TABLES
 from codeagent.indexer.build import BuildOptions, build
-from codeagent.query import callees, callers, open_index
+from codeagent.query import IndexFollower, callees, callers, open_index
 from repo_helpers import examples
 
 NAMES = ["alpha", "beta", "gamma"]
@@ -97,25 +97,36 @@ SUPPRESS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 def test_graph_after_each_edit_equals_a_clean_builds(start, edits, later):
     """After every edit (built with or without its graph step left to the next build), once
     the graph is complete, callers, callees and the graph tables equal a clean build's; an
-    edit that moves lines only after a complete graph leaves no graph step pending."""
+    edit that moves lines only after a complete graph leaves no graph step pending. A
+    long-lived reader following every build (merging its resident arrays from the previous
+    view's) answers as a one-shot reader."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
         for path, text in start.items():
             _apply(root, ("write", path, 0, text, 0))
         build(BuildOptions(repo=root, jobs=1))
-        pending = False
-        for i, edit in enumerate(edits):
-            _apply(root, edit)
-            quiet = edit[0] != "write"  # built publishing before the graph: unless carried, left pending
-            done = build(BuildOptions(repo=root, jobs=1, graph_later=quiet or (i < len(later) and later[i])))
-            if quiet and not pending:
-                assert not done.graph_pending, f"{edit} left its graph step pending"
-            pending = done.graph_pending
-            if pending:
-                assert not build(BuildOptions(repo=root, jobs=1)).graph_pending
-                pending = False
-            with open_index(root) as view:
-                got = _graph(view)
-            want = _clean_graph(root, Path(tmp) / "clean")
-            for key in want:
-                assert got[key] == want[key], f"{key} differs after {edits[:i + 1]}"
+        follower = IndexFollower(root)
+        follower.warm_on_swap = False
+        try:
+            _edit_and_compare(root, Path(tmp) / "clean", edits, later, follower)
+        finally:
+            follower.close()
+
+
+def _edit_and_compare(root: Path, clean: Path, edits: list, later: list, follower: IndexFollower) -> None:
+    for i, edit in enumerate(edits):
+        _apply(root, edit)
+        quiet = edit[0] != "write"  # built publishing before the graph: unless carried, left pending
+        done = build(BuildOptions(repo=root, jobs=1, graph_later=quiet or (i < len(later) and later[i])))
+        if quiet:
+            assert not done.graph_pending, f"{edit} left its graph step pending"
+        elif done.graph_pending:
+            assert not build(BuildOptions(repo=root, jobs=1)).graph_pending
+        with open_index(root) as view:
+            got = _graph(view)
+        with follower.view() as view:  # a long-lived reader: graph answers from merged resident arrays
+            assert view.manifest_id == done.manifest_id
+            assert _graph(view) == got, f"a following reader differs after {edits[:i + 1]}"
+        want = _clean_graph(root, clean)
+        for key in want:
+            assert got[key] == want[key], f"{key} differs after {edits[:i + 1]}"
