@@ -22,7 +22,10 @@ The graph is exact: the base's graph tables are brought up to date, copy-on-writ
 (overlay_graph.py), by the same incremental step a consolidated assembly runs (graph.py, on
 views that merge the base's rows with the overlay's), and every path whose graph rows differ
 from the base's is written with its new rows (edges: by src_path), so references in other
-files whose resolution the edit changed are carried too.
+files whose resolution the edit changed are carried too. An overlay published before its
+graph step (two-phase) whose change since the graph it carries moved lines only (no
+definition, import or reference changed) is published with that graph, its lines remapped
+(overlay_lines.py): complete, no graph step left.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ...format.overlay import (BASE_DB, GRAPH_FILE, GRAPH_PART, GRAPH_TABLES, LA
 from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
+from .overlay_lines import carried_graph_fits
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .plan import Assembled, Assembly
 from .tables import changed_paths, path_table
@@ -160,13 +164,14 @@ def assemble_overlay(assembly: Assembly, *, two_phase: bool = False) -> Path | N
     layered = _layered_on(store, assembly.previous, base.id, manifest)
     pending = _pending_graph(store, assembly.previous, base.id, layered) if two_phase else None
     try:
-        kept = _fill_overlay(assembly, work, (remove, insert, masked), layered, pending)
-        if kept is None:
+        filled = _fill_overlay(assembly, work, (remove, insert, masked), layered, pending)
+        if filled is None:
             shutil.rmtree(work, ignore_errors=True)
             return None
+        kept, graph_done = filled
         known = _link_layers(work, kept)
         marker = {"version": OVERLAY_VERSION, "base": base.id, LAYERS: [layer_file(i) for i in range(len(kept))]}
-        (work / OVERLAY_MARKER).write_text(json.dumps(marker if pending is None else {**marker, "graph": pending[0]}))
+        (work / OVERLAY_MARKER).write_text(json.dumps(marker if graph_done else {**marker, "graph": pending[0]}))
         faults.step("assemble")
         write_assembly_sums(work, known)
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
@@ -281,17 +286,20 @@ def _pending_graph(store: Store, previous: Assembled | None, base_id: str,
 
 
 def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, list[str]],
-                  layered: Previous | None, pending: tuple[str, Path | None] | None = None) -> list[Path] | None:
+                  layered: Previous | None, pending: tuple[str, Path | None] | None = None
+                  ) -> tuple[list[Path], bool] | None:
     """Write work/OVERLAY_FILE for the `change` from the base (removed paths, inserted entries,
     the paths masked), the top of a chain (format/overlay.py) whose layers beneath
     are the previous overlay's first files (`layered`, layers_kept): the per-path rows of the
     paths changed since it and of the paths its files taken in mask (those copied from it),
     or, flattened (nothing kept), of every path that differs from the base; then the graph's
     differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
-    The files kept beneath (bottom first); None when the graph had to be recomputed whole
-    (then the overlay is not worth it). The overlay is filled in memory and written to its
-    file once, without a WAL: written table by table, DuckDB logged every row and wrote the
-    blocks again at the checkpoint (~8x the file's bytes)."""
+    (The files kept beneath, bottom first; whether the overlay's graph is its own manifest's:
+    with `pending`, when the change since that graph moved lines only, overlay_lines.py);
+    None when the graph had to be recomputed whole (then the overlay is not worth it). The
+    overlay is filled in memory and written to its file once, without a WAL: written table by
+    table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the file's
+    bytes)."""
     store, manifest, base_id = assembly.store, assembly.manifest, assembly.base.id
     remove, insert, masked = change
     con, spill = connect_overlay_writer(store, base_id, assembly.memory, work.name)
@@ -320,8 +328,10 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
             con.execute(f"INSERT INTO mask_{table} SELECT path FROM overlay_paths")
         con.execute("DROP TABLE overlay_paths")
         con.execute("USE memory")
+        graph_done = pending is None
         if pending is not None:
             _copy_graph(con, pending[1], layered)
+            graph_done = _carried_fits(con, pending[0], (remove, insert), assembly, layered)
         elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered), per_path=(*below, OVERLAY_DB)):
             return None
         faults.step("assemble")
@@ -331,10 +341,22 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
             ("overlay_version", str(OVERLAY_VERSION)), ("base_manifest_id", base_id)])
         con.execute("USE memory")
         _write_once(con, work / OVERLAY_FILE)
-        return kept
+        return kept, graph_done
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _carried_fits(con, carried: str, change: tuple[set[str], list], assembly: Assembly,
+                  layered: Previous | None) -> bool:
+    """Whether the graph rows copied from `carried` were brought up to date for the new
+    manifest without a graph step (overlay_lines.py): when `carried` is the base (`change`:
+    the change from it) or the previous overlay whose graph rows are its own (the change since it)."""
+    if carried == assembly.base.id:
+        return carried_graph_fits(con, change, None)
+    if layered is not None and layered.own_graph and carried == assembly.previous.id:
+        return carried_graph_fits(con, (layered.remove, layered.insert), PREVIOUS_DB)
+    return False
 
 
 def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | None, name: str):

@@ -24,8 +24,8 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -33,24 +33,34 @@ from ... import format as fmt
 from ...format.assembly import TABLES_SQL
 from ...format.manifest import FileEntry, Manifest
 from ...store import Store, complete_marker, faults, write_assembly_sums
-from .ann import build_vector_artifact
 from ..budget import MemoryBudget
 from .base import checkpoint, connect, copy_base, same_assembly_version
 from .graph import symbol_graph
 from .plan import Assembly
-from .resident import write_resident_arrays
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
                      insert_skipped, mark_delta)
-from .postings_merge import PostingsRuns
 from .term_postings import insert_postings, postings_tail
+
+if TYPE_CHECKING:
+    from .postings_merge import PostingsRuns
 
 # Derived tables computed in the database from its rows: step(con, manifest).
 DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
-# Extra artifacts written into the assembled directory (the vectors and their ANN index, the
-# arrays readers map): step(assembly, work_dir, the base's assembled directory when the
-# database was built on it).
-ARTIFACT_STEPS: tuple[Callable[[Assembly, Path, "Path | None"], None], ...] = (
-    build_vector_artifact, write_resident_arrays)
+
+
+def artifact_steps() -> tuple[Callable[[Assembly, Path, "Path | None"], None], ...]:
+    """Extra artifacts written into the assembled directory (the vectors and their ANN index,
+    the arrays readers map): step(assembly, work_dir, the base's assembled directory when the
+    database was built on it)."""
+    # An overlay (a one-file edit's build, which imports this module for its rows) writes
+    # neither, and their modules (embedders, the resident writers) cost a fresh process imports.
+    from .ann import build_vector_artifact  # imported at first use: see the comment above
+    from .resident import write_resident_arrays
+
+    return build_vector_artifact, write_resident_arrays
+
+
+ARTIFACT_STEP_COUNT = 2  # len(artifact_steps()), known without importing them
 
 
 def insert_entries(con, store: Store, entries: list[FileEntry],
@@ -96,6 +106,10 @@ class _Beside:
 
     def __call__(self, fn: Callable[[object], None]) -> None:
         """Run `fn(cursor)` beside the caller, once the previous job is done."""
+        # concurrent.futures (and the logging it imports) only for a full assembly: an
+        # overlay's build, which imports this module, never runs a job beside.
+        from concurrent.futures import ThreadPoolExecutor
+
         self.wait()
         cur = self.con.cursor()
         pool = ThreadPoolExecutor(1, thread_name_prefix="assemble")
@@ -106,6 +120,8 @@ class _Beside:
         and keep the caller's error instead)."""
         if self.job is None:
             return
+        from concurrent.futures import wait  # imported by __call__ already (see there)
+
         pool, cur, future = self.job
         self.job = None
         try:
@@ -143,7 +159,7 @@ def assemble(assembly: Assembly, *, replace: bool = False) -> Path:
         work = start.work
     try:
         base_dir = _fill_database(assembly.on(assembly.base if start else None), work, steps)
-        for artifact in ARTIFACT_STEPS:
+        for artifact in artifact_steps():
             artifact(assembly, work, base_dir)
             steps.advance()
         write_assembly_sums(work, start.copied if start is not None else {})
@@ -181,10 +197,9 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
         mark_delta(con, remove, insert)
         runs = batches(insert, batch_bytes)
         # A full assembly of several batches merges their sorted postings (postings_merge.py).
-        merge = (PostingsRuns(store.tmp_dir / f"postings-{work.name}", (memory or MemoryBudget()).postings_round_rows)
-                 if base is None and len(runs) > 1 else None)
+        merge = _postings_runs(store, work, memory) if base is None and len(runs) > 1 else None
         try:
-            steps.total = len(runs) + len(DERIVED_STEPS) + len(ARTIFACT_STEPS) + 1
+            steps.total = len(runs) + len(DERIVED_STEPS) + ARTIFACT_STEP_COUNT + 1
             steps.advance(0)
             inserted = 0
             for run in runs:
@@ -215,6 +230,14 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
         if spill is not None:
             shutil.rmtree(spill[1], ignore_errors=True)
     return base_dir
+
+
+def _postings_runs(store: Store, work: Path, memory: MemoryBudget | None) -> PostingsRuns:
+    """The spool a full assembly of several batches merges its sorted postings through."""
+    # only such an assembly merges: an overlay's build loads neither it nor the resident writers
+    from .postings_merge import PostingsRuns  # it imports (deferred, see the line above)
+
+    return PostingsRuns(store.tmp_dir / f"postings-{work.name}", (memory or MemoryBudget()).postings_round_rows)
 
 
 def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) -> None:
