@@ -161,10 +161,8 @@ class KeyIndex:
 
     def span(self, key: str) -> tuple[int, int]:
         lo = bisect.bisect_left(self.keys, key)
-        hi = lo
-        while hi < len(self.keys) and self.keys[hi] == key:
-            hi += 1
-        return lo, hi
+        # a second binary search, not a walk: a file's path key spans all its symbols (hundreds)
+        return lo, bisect.bisect_right(self.keys, key, lo)
 
     def rows_of(self, key: str) -> list[int]:
         lo, hi = self.span(key)
