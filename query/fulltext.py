@@ -91,8 +91,9 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
     if table is None:
         return {}, keys
     found, missing = {}, []
+    rows = table.at_many(keys)
     for path, ordinal in keys:
-        row = table.at(path, ordinal)
+        row = rows.get((path, ordinal))
         if row is None:
             missing.append((path, ordinal))
             continue

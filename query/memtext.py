@@ -27,6 +27,11 @@ class ResidentTexts:
         i = bisect.bisect_left(self.paths, path)
         return self.texts[i] if i < len(self.paths) and self.paths[i] == path else None
 
+    def raw(self, path: str) -> memoryview | bytes | None:
+        """The path's text as UTF-8 bytes, read in place (not decoded)."""
+        i = bisect.bisect_left(self.paths, path)
+        return self.texts.raw(i) if i < len(self.paths) and self.paths[i] == path else None
+
 
 class LayeredTexts:
     """An overlay's file texts: a masked path's from the overlay's rows, any other's from its
@@ -37,6 +42,9 @@ class LayeredTexts:
 
     def get(self, path: str) -> str | None:
         return (self.changed if path in self.masked else self.base).get(path)
+
+    def raw(self, path: str) -> memoryview | bytes | None:
+        return (self.changed if path in self.masked else self.base).raw(path)
 
 
 def resident_texts(view: IndexView) -> ResidentTexts | LayeredTexts:
