@@ -18,11 +18,11 @@ from itertools import accumulate
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import resident_texts
+from .memtext import mapped_texts, resident_texts
 
 SNIPPET_LINES = 4
-_CACHE_FILES = 64  # files split into lists of lines (one-shot readers)
-_CACHE_MAPPED = 1024  # files of a long-lived reader's mapped texts (`Lines`: 8 bytes a line)
+_CACHE_FILES = 64  # files split into lists of lines (texts read through SQL)
+_CACHE_MAPPED = 1024  # files of the mapped texts (`Lines`: 8 bytes a line)
 
 
 _lock = threading.Lock()
@@ -79,9 +79,9 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, Sequence[str]]:
     with _lock:
         out = {p: cache[p] for p in wanted if p in cache}
     missing = [p for p in wanted if p not in out]
-    if missing and view.keep_text_in_memory:
-        texts = resident_texts(view)
-        out.update((p, Lines(t)) for p in missing if (t := texts.raw(p)) is not None)
+    mapped = resident_texts(view) if view.keep_text_in_memory else mapped_texts(view)
+    if missing and mapped is not None:
+        out.update((p, Lines(t)) for p in missing if (t := mapped.raw(p)) is not None)
     elif missing:
         rows = view.cursor().execute(
             "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
@@ -93,7 +93,7 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, Sequence[str]]:
             if path in out:
                 cache[path] = out[path]
                 cache.move_to_end(path)
-        while len(cache) > (_CACHE_MAPPED if view.keep_text_in_memory else _CACHE_FILES):
+        while len(cache) > (_CACHE_FILES if mapped is None else _CACHE_MAPPED):
             cache.popitem(last=False)
     return out
 
