@@ -1,14 +1,21 @@
-"""A long-lived reader's file lines (`sourcetext.Lines`, cut from the mapped UTF-8 bytes) read
-exactly as `text.split("\\n")` does, and the mapped column hands out each text's bytes."""
+"""A reader's file lines (`sourcetext.Lines`, cut from the mapped UTF-8 bytes) read
+exactly as `text.split("\\n")` does, for long-lived and one-shot readers, and the mapped column
+hands out each text's bytes."""
 
 from __future__ import annotations
+
+import os
+import time
 
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeagent.format.resident import StringColumn
-from codeagent.query.sourcetext import Lines, best_window, snippet, span_text
+from codeagent.indexer.build import BuildOptions, build
+from codeagent.query import open_index
+from codeagent.query.assembly_check import _verified
+from codeagent.query.sourcetext import Lines, best_window, file_lines, snippet, span_text
 
 # Lines of any code points (multi-byte ones too), empty lines, CRLF endings.
 TEXTS = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["", "\r", "é ü", "中文", "a\r"])),
@@ -58,3 +65,33 @@ def test_string_column_raw_is_each_values_utf8(values, dictionary):
     for i, value in enumerate(values):
         raw = column.raw(i)
         assert (None if raw is None else bytes(raw).decode("utf-8")) == value
+
+
+def _flip(path, at: int) -> None:
+    """One byte changed in place, mtime put back (only the ctime moves)."""
+    st = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        byte = fh.read(1)
+        fh.seek(at)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_one_shot_reader_cuts_lines_from_the_mapped_texts_and_falls_back_to_sql(git_repo):
+    text = "def alpha():\n    return 'é'\r\n\nclass Beta:\n    pass\n"
+    git_repo.write("m.py", text)
+    git_repo.write("n.py", "x = 1\n")
+    git_repo.commit()
+    build(BuildOptions(repo=git_repo.path, jobs=1))
+    time.sleep(0.15)  # past the stamp's ctime margin
+    with open_index(git_repo.path) as view:
+        got = file_lines(view, ["m.py", "n.py", "absent.py"])
+        assert isinstance(got["m.py"], Lines) and list(got["m.py"]) == text.split("\n")
+        assert list(got["n.py"]) == ["x = 1", ""] and "absent.py" not in got
+        array = view.path.parent / "resident.texts.rows.arrow"
+    _flip(array, at=array.stat().st_size // 2)
+    _verified.clear()  # a new process: nothing checked yet
+    with open_index(git_repo.path) as view:  # a damaged texts array: the SQL path answers alike
+        got = file_lines(view, ["m.py"])
+        assert not isinstance(got["m.py"], Lines) and got["m.py"] == text.split("\n")
