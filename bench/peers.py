@@ -159,14 +159,21 @@ def detect(peer_pythons: list[str]) -> tuple[list[Tool], list[str]]:
     return tools, missing
 
 
+def _head(repo: Path) -> str | None:
+    got = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return got.stdout.strip() if got.returncode == 0 else None
+
+
 def clone_for(tool: Tool, corpus: Path, work: Path) -> Path:
-    """The tool's own clone of the corpus (made once), its store kept out of git's view."""
+    """The tool's own clone of the corpus at its HEAD (made again when that moved), tracked
+    files as committed (an interrupted edit undone), its store kept out of git's view."""
     dest = work / tool.name.split()[0]
-    if not (dest / ".git").exists():
+    if not (dest / ".git").exists() or _head(dest) != _head(corpus):
         shutil.rmtree(dest, ignore_errors=True)
         subprocess.run(["git", "clone", "-q", str(corpus), str(dest)], check=True)
         with open(dest / ".git" / "info" / "exclude", "a") as f:
             f.write("\n/.codeagent/\n/.aider.tags.cache.v4/\n")
+    subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--", "."], check=True)
     return dest
 
 
@@ -258,6 +265,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-peers",
                     help="where the corpus and each tool's clone live (kept for the next run)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        raise SystemExit("--rounds must be at least 1")
     if args.repo is not None and not (args.repo / ".git").exists():
         raise SystemExit(f"--repo {args.repo}: not a git repository (the tools index its HEAD commit)")
     corpus = args.repo.resolve() if args.repo else stdlib_repo(args.work / "stdlib")
