@@ -46,8 +46,13 @@ QUALIFIED = ["json.decoder.JSONDecoder", "collections.OrderedDict", "pathlib.Pat
              "logging.getLogger", "copy.deepcopy", "argparse.ArgumentParser"]
 QUERIES = ["parse url query string", "OrderedDict", "json/decoder.py", "thread pool executor",
            "ValueError: invalid literal", "deepcopy", "socket timeout", "read csv rows"]
+# search_code on task-like queries in words (the file-ranked path; bench/query.py's set)
+NL_QUERIES = ["parse http response headers", "read configuration file sections",
+              "compress data with zlib", "thread pool executor shutdown", "format date time string",
+              "open a socket connection with timeout", "decode json object", "temporary directory cleanup"]
+NL_ROW = "search_code (natural language)"
 TARGETS = {"lookup_symbol": 20, "locate_symbol": 20, "search_symbols": 20, "get_symbol": 20,
-           "search_code": 100}
+           "search_code": 100, NL_ROW: 100}
 
 
 # A scripted agent session: orient, search, look up, read, follow the graph (core tools only,
@@ -103,6 +108,7 @@ def workload(symbol_ids: list[str]) -> dict[str, list[dict]]:
         "get_file_outline": [{"path": p} for p in ("json/decoder.py", "pathlib.py", "argparse.py")],
         "get_callers": [{"symbol_id": s} for s in symbol_ids],
         "search_code": [{"query": q} for q in QUERIES],
+        NL_ROW: [{"query": q} for q in NL_QUERIES],
         "search_docs": [{"query": "usage example"}],
         "read_file": [{"path": "json/__init__.py", "line_start": 1, "line_end": 80}],
         "list_directory": [{"path": "json"}, {"path": ""}],
@@ -120,12 +126,14 @@ async def _handles(client) -> list[str]:
 
 
 async def measure(client, calls: int) -> dict[str, list[float] | str]:
-    """tool -> round-trip milliseconds, or the error that stopped it."""
+    """row -> round-trip milliseconds, or the error that stopped it (a row "tool (what)"
+    calls `tool`)."""
     ids = await _handles(client)
     times: dict[str, list[float] | str] = {}
-    for tool, arg_sets in workload(ids).items():
+    for row, arg_sets in workload(ids).items():
         if not arg_sets:
             continue
+        tool = row.split(" (")[0]
         for i in range(3):  # warm caches (name index, DuckDB pages)
             await client.call_tool(tool, arg_sets[i % len(arg_sets)])
         samples: list[float] | str = []
@@ -136,7 +144,7 @@ async def measure(client, calls: int) -> dict[str, list[float] | str]:
             if res.is_error:
                 samples = "error: " + str(res.content[0].text)[:60]
                 break
-        times[tool] = samples
+        times[row] = samples
     return times
 
 
@@ -157,7 +165,7 @@ async def run(python: str, repo: Path, calls: int) -> tuple[dict, dict]:
     async with Client(params(), read_timeout_seconds=120) as client:
         sizes = await session(client)
     async with Client(params(), read_timeout_seconds=120) as client:
-        all_tools = {t.name for t in (await client.list_tools()).tools} >= set(workload([]))
+        all_tools = {t.name for t in (await client.list_tools()).tools} >= {r.split(" (")[0] for r in workload([])}
     async with Client(params(*([] if all_tools else ["--tools", "all"])),
                       read_timeout_seconds=120) as client:
         times = await measure(client, calls)
@@ -176,7 +184,8 @@ def main() -> None:
     if args.before:
         runs = {"before": anyio.run(run, args.before, repo, args.calls), **runs}
     print(f"stdlib corpus at {repo}; {args.calls} calls per tool; "
-          f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+          f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+          f"(/proc/loadavg: {Path('/proc/loadavg').read_text().strip()})")
     rows = []
     for name, (sizes, _times) in runs.items():
         answers = sizes["answers"]

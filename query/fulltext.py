@@ -91,8 +91,9 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
     if table is None:
         return {}, keys
     found, missing = {}, []
+    rows = table.at_many(keys)
     for path, ordinal in keys:
-        row = table.at(path, ordinal)
+        row = rows.get((path, ordinal))
         if row is None:
             missing.append((path, ordinal))
             continue
@@ -103,11 +104,12 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
 
 
 def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = True) -> list[SearchHit]:
-    """Hits of BM25 rows; `windows` False: each snippet is its span's first lines (the caller
-    windows the hits it shows, `sourcetext.window_snippets`)."""
+    """Hits of BM25 rows; `windows` False: no snippets (`search` cuts them, for the few hits
+    it shows, with `sourcetext.window_snippets`: reading the text of every candidate's file
+    here was ~20% of a one-shot search)."""
     syms = _symbol_docs(view, [(r[0], r[2]) for r in rows if r[1] == "s"])
     chunks = chunk_docs(view, [(r[0], r[2]) for r in rows if r[1] == "c"])
-    lines = file_lines(view, [r[0] for r in rows])
+    lines = file_lines(view, [r[0] for r in rows]) if windows else {}
     wanted = set(terms) if windows else None
     hits = []
     for path, kind, doc, matched, bm25, _ in rows:

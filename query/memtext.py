@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import bisect
 
-from ..format.resident import TEXTS_SQL, StringColumn
+from ..errors import AssemblyVanished, StoreCorrupt
+from ..format.resident import TEXTS_SQL, StringColumn, map_arrays
+from .assembly_check import check_resident
 from .index import IndexView
 from .overlay_arrays import overlay_layers
 from .symbol_table import resident, structure_arrays
@@ -27,6 +29,11 @@ class ResidentTexts:
         i = bisect.bisect_left(self.paths, path)
         return self.texts[i] if i < len(self.paths) and self.paths[i] == path else None
 
+    def raw(self, path: str) -> memoryview | bytes | None:
+        """The path's text as UTF-8 bytes, read in place (not decoded)."""
+        i = bisect.bisect_left(self.paths, path)
+        return self.texts.raw(i) if i < len(self.paths) and self.paths[i] == path else None
+
 
 class LayeredTexts:
     """An overlay's file texts: a masked path's from the overlay's rows, any other's from its
@@ -37,6 +44,9 @@ class LayeredTexts:
 
     def get(self, path: str) -> str | None:
         return (self.changed if path in self.masked else self.base).get(path)
+
+    def raw(self, path: str) -> memoryview | bytes | None:
+        return (self.changed if path in self.masked else self.base).raw(path)
 
 
 def resident_texts(view: IndexView) -> ResidentTexts | LayeredTexts:
@@ -51,3 +61,21 @@ def _texts(view: IndexView) -> ResidentTexts | LayeredTexts:
         base, changed, masked = layers
         return LayeredTexts(ResidentTexts(base), ResidentTexts(changed), masked)
     return ResidentTexts(structure_arrays(view, "texts", TEXTS_SQL))
+
+
+def mapped_texts(view: IndexView) -> ResidentTexts | None:
+    """A one-shot reader's file texts mapped from its assembly (a stat and an mmap; selecting
+    texts through SQL materialises the whole text column, ~40 ms of CPU on the stdlib for each
+    query that touches it), or None: an overlay, or an assembly without them (read by SQL)."""
+    got = view.cache.get("mapped_texts", False)
+    if got is False:
+        got = None
+        if view.base_id is None:
+            try:
+                check_resident(view, "texts")
+                parts = map_arrays(view.path.parent, "texts")
+            except (AssemblyVanished, StoreCorrupt):  # the SQL path answers, or says what is wrong
+                parts = None
+            got = ResidentTexts(parts) if parts is not None else None
+        view.cache["mapped_texts"] = got
+    return got

@@ -187,6 +187,10 @@ class NameIndex:
         """Distinct lower-cased names starting with `prefix`, shortest first, at most `cap`."""
         p = prefix.lower()
         out: list[str] = []
+        keys = self._name_keys.keys  # sorted: the names starting with p follow bisect_left(p)
+        first = bisect.bisect_left(keys, p)
+        if first == len(keys) or not keys[first].startswith(p):
+            return out  # none (a query in words): the by-length table is not built for it
         lengths, starts, names = self._by_length()
         for k, length in enumerate(lengths):
             if length < len(p):

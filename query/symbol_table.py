@@ -272,12 +272,26 @@ class SymbolTable:
 
     def at(self, path: str, ordinal: int) -> int | None:
         """The row of the symbol at `ordinal` in `path`."""
-        rows = self._index["path"].rows_of(path)
-        if not rows:
-            return None
-        lo = rows[0]
-        found = (self.ordinals[lo:rows[-1] + 1] == ordinal).nonzero()[0]
-        return lo + int(found[0]) if len(found) else None
+        return self.at_many([(path, ordinal)]).get((path, ordinal))
+
+    def at_many(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The row of each (path, ordinal) that names a symbol; each path looked up once (a
+        BM25 answer asks for ~200 symbols of ~60 files)."""
+        by_path: dict[str, list[int]] = {}
+        for path, ordinal in keys:
+            by_path.setdefault(path, []).append(ordinal)
+        out = {}
+        for path, ordinals in by_path.items():
+            rows = self._index["path"].rows_of(path)
+            if not rows:
+                continue
+            lo = rows[0]
+            segment = self.ordinals[lo:rows[-1] + 1]
+            for ordinal in ordinals:
+                found = (segment == ordinal).nonzero()[0]
+                if len(found):
+                    out[(path, ordinal)] = lo + int(found[0])
+        return out
 
 
 def _no_loader(view: IndexView) -> None:

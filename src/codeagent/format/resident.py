@@ -149,6 +149,16 @@ class StringColumn:
     def __iter__(self) -> Iterator[str | None]:
         return (self[i] for i in range(self._len))
 
+    def raw(self, i: int) -> memoryview | bytes | None:
+        """Row i's UTF-8 bytes, in place (no decoding: a caller that reads a few lines of a
+        long text decodes only those)."""
+        if self._codes is not None:
+            value = self._values[self._codes[i]]
+            return None if value is None else value.encode("utf-8")
+        if self._valid is not None and not self._valid[i]:
+            return None
+        return self._data[self._offsets[i]:self._offsets[i + 1]]
+
 
 class KeyIndex:
     """Rows by key: the keys sorted (bytewise, which is code-point order) beside their row
@@ -161,10 +171,8 @@ class KeyIndex:
 
     def span(self, key: str) -> tuple[int, int]:
         lo = bisect.bisect_left(self.keys, key)
-        hi = lo
-        while hi < len(self.keys) and self.keys[hi] == key:
-            hi += 1
-        return lo, hi
+        # a second binary search, not a walk: a file's path key spans all its symbols (hundreds)
+        return lo, bisect.bisect_right(self.keys, key, lo)
 
     def rows_of(self, key: str) -> list[int]:
         lo, hi = self.span(key)
