@@ -22,7 +22,7 @@ from functools import lru_cache
 from ..errors import InvalidParameter
 from ..roles import BENCHMARK, EXAMPLE, FIXTURE, GENERATED, MOCK, TEST, VENDORED, file_role
 from ..tokenize import split_identifier
-from .filters import KIND_ALIASES, FileFilter, allowed_paths, kinds_for, make_filter
+from .filters import KIND_ALIASES, FileFilter, allowed_paths, kinds_for, make_filter, skipped_files
 from .index import IndexView
 from .intent import SYMBOL
 from .names import NameIndex, SymbolRow
@@ -249,10 +249,11 @@ def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: s
     """
     if not name.strip():
         raise InvalidParameter("empty symbol name")
+    filt = make_filter(None, path, extension)
     cand = symbol_candidates(view, name, match=match, language=language, kind=kind,
-                             filt=make_filter(None, path, extension), limit=limit,
-                             include_references=include_references)
-    return SearchResponse(cand.hits, SYMBOL, cand.total, view.metadata(cand.completeness), "symbol")
+                             filt=filt, limit=limit, include_references=include_references)
+    return SearchResponse(cand.hits, SYMBOL, cand.total, view.metadata(cand.completeness), "symbol",
+                          **skipped_files(view, filt))
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
