@@ -1,8 +1,9 @@
 """Symbol search: exact qualified name, name, prefix, sub-token and fuzzy matches, definitions
 ranked before references.
 
-Tiers, best first (score): exact qualified name (1.0), qualified suffix `path.join` (0.95),
-exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
+Tiers, best first (score): exact qualified name (1.0; 0.91 for a bare name: a top-level
+definition, only a little ahead of a member of that name), qualified suffix `path.join`
+(0.95), exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
 `parseResponse` (0.55-0.65), fuzzy typos (0.5 - 0.1 per edit; only when nothing better
 matched, or with match="fuzzy"), references (0.3).
 Within a tier, top-level definitions, functions/classes, non-test paths and short
@@ -148,9 +149,13 @@ def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int
     q = query.strip().removesuffix("()")
     qualified = index.exact_qualified(q)
     dotted = _dotted(q)  # `JoinHandle::abort` is `JoinHandle.abort` written the Rust way
+    # A bare name's exact qualified match is a top-level definition of the name: not a better
+    # match than a member of that name, only a little ahead of it, so `_standing` decides
+    # between them (tokio's test function `blocking_recv` is not what `blocking_recv` means).
+    bare = not any(sep in q for sep in (".", "::", "#", "->"))
     c.add([i for i in qualified
            if dotted in (_dotted(index.rows[i].qualified_name), _dotted(index.rows[i].fq_name))],
-          1.0, "exact_qualified")
+          0.91 if bare else 1.0, "exact_qualified")
     c.add(qualified, 0.89, "exact_qualified_ignore_case")
     if any(sep in q for sep in (".", "::", "#", "->")):
         c.add(index.qualified_suffix(q), 0.95, "qualified_suffix")

@@ -15,7 +15,7 @@ from .conftest import build_repo
 
 RUST = {
     "Cargo.toml": '[package]\nname = "rt"\nversion = "0.1.0"\n',
-    "src/lib.rs": "#[macro_use]\nmod macros;\nmod blocking;\nmod fs;\nmod runtime;\n",
+    "src/lib.rs": "#[macro_use]\nmod macros;\nmod blocking;\nmod fs;\nmod runtime;\npub mod sync;\n",
     "src/macros.rs": "macro_rules! cfg_not_rt {\n    ($($item:item)*) => { $( $item )* }\n}\n",
     # the shim: crate-private, undocumented, compiled only without the runtime
     "src/blocking.rs": (
@@ -44,6 +44,17 @@ RUST = {
         "    /// Abort the task this handle belongs to.\n"
         "    pub fn abort(&self) {}\n"
         "}\n"),
+    # a method, and an integration test named after it: a top-level function of the same name
+    "src/sync.rs": (
+        "/// The receiving half of a channel.\n"
+        "pub struct Receiver;\n\n"
+        "impl Receiver {\n"
+        "    /// Receive the next value, blocking the thread.\n"
+        "    pub fn blocking_recv(&self) -> Option<u8> {\n"
+        "        None\n"
+        "    }\n"
+        "}\n"),
+    "tests/sync_mpsc.rs": "#[test]\nfn blocking_recv() {\n    assert!(true);\n}\n",
     # the real one: public and documented
     "src/runtime/task/join.rs": (
         "use std::marker::PhantomData;\n\n"
@@ -95,6 +106,12 @@ def test_the_public_documented_struct_beats_the_shim_and_the_mock(rust):
     assert top(rust, "JoinHandle") == [("src/runtime/task/join.rs", "struct")]
     both = {h.path for h in find_symbols(rust, "JoinHandle").results if h.kind == "struct"}
     assert both == {"src/blocking.rs", "src/fs/mocks.rs", "src/runtime/task/join.rs"}  # kept, only lower
+
+
+def test_a_documented_method_beats_a_top_level_test_function_of_its_name(rust):
+    """A bare name's top-level definition is only a little ahead of a member of that name."""
+    assert top(rust, "blocking_recv") == [("src/sync.rs", "method")]
+    assert top(rust, "test blocking_recv") == [("tests/sync_mpsc.rs", "function")]
 
 
 def test_a_leading_kind_word_finds_the_struct(rust):
