@@ -16,6 +16,9 @@ by date) with the real `codeagent build`, then on each index:
   - callers: for sampled functions and methods whose name the repository defines once,
     the call sites `git grep -n 'name('` finds in files of the same language (definitions,
     comment lines and other-language files left out) that `callers` lists (recall);
+  - search: for sampled definitions whose name at most 5 definitions share, `search NAME`
+    (auto mode) lists that definition in its top 10, and ranks first a definition of NAME
+    that is public, documented and in a source file when the name has one (issue 45);
   - every command's exit code is a documented one (README "Exit codes", errors.py), and no
     traceback anywhere (build stderr, every query's stderr).
 Queries run in this process through the CLI's own entry point (click, standalone off: the
@@ -79,6 +82,10 @@ class Row:
     found: int = 0
     parent_checked: int = 0
     parent_ok: int = 0
+    searched: int = 0
+    search_found: int = 0
+    best_checked: int = 0
+    best_first: int = 0
     functions: int = 0
     sites: int = 0
     sites_found: int = 0
@@ -148,6 +155,28 @@ def check_names(row: Row, clone: Path, mid: str, sample: list[tuple], shared: se
             row.found += 1
         elif VERBOSE:
             print(f"  show {row.repo} {fq_name}: exit {code} {err.strip()[:200]}", file=sys.stderr)
+
+
+def check_search(row: Row, clone: Path, mid: str, sample: list[tuple], con) -> None:
+    """`search NAME` lists the sampled definition in its top 10 (names with at most 5
+    definitions), and first a public, documented source-file definition of NAME if any."""
+    from codeagent.roles import SOURCE, file_role  # the CLI's own role rule, as in run_cli
+
+    for symbol_id, _fq, _path, name, *_ in sample:
+        defs = con.execute("SELECT symbol_id, path, visibility IN ('public', 'open') AND doc <> '' "
+                           "FROM symbols WHERE name = ?", [name]).fetchall()
+        if len(name) < 3 or len(defs) > 5:
+            continue
+        code, out, _ = run_cli(row, "search", name, "--repo", str(clone), "--ref", mid, "--json")
+        ids = [h.get("symbol_id") for h in json.loads(out)["results"]] if code == 0 else []
+        row.searched += 1
+        row.search_found += symbol_id in ids
+        best = {sid for sid, path, good in defs if good and file_role(path) == SOURCE}
+        if best and len(defs) > 1:
+            row.best_checked += 1
+            row.best_first += bool(ids) and ids[0] in best
+        if VERBOSE and symbol_id not in ids:
+            print(f"  search {row.repo} {name}: {symbol_id} not in the top 10", file=sys.stderr)
 
 
 def ctags_scopes(clone: Path, ref: str, paths: set[str]) -> dict[tuple[str, str, int], tuple[str, str]]:
@@ -245,6 +274,7 @@ def sweep_ref(row: Row, clone: Path, ref: str, sample_n: int, callers_n: int, se
             "SELECT fq_name FROM symbol_names GROUP BY fq_name HAVING count(*) > 1").fetchall()}
         check_names(row, clone, mid, sample, shared)
         check_parents(row, clone, ref, sample, parent_name)
+        check_search(row, clone, mid, sample, con)
         check_callers(row, clone, ref, mid, con, rng, callers_n)
     finally:
         con.close()
@@ -261,13 +291,15 @@ def pct(a: int, b: int) -> str:
 
 def print_table(rows: list[Row]) -> None:
     head = (f"{'repo':14} {'ref':16} {'files':>6} {'symbols':>8} {'qualified-name found':>22} "
-            f"{'parent = ctags scope':>22} {'callers recall vs git grep':>28} {'tracebacks':>10} "
+            f"{'parent = ctags scope':>22} {'search top 10':>20} {'public documented first':>24} "
+            f"{'callers recall vs git grep':>28} {'tracebacks':>10} "
             f"{'undocumented exits':>18} {'build s':>8}")
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r.repo:14} {r.ref[:16]:16} {r.files:6} {r.symbols:8} {pct(r.found, r.sampled):>22} "
-              f"{pct(r.parent_ok, r.parent_checked):>22} {pct(r.sites_found, r.sites) + f' {r.functions}fn':>28} "
+              f"{pct(r.parent_ok, r.parent_checked):>22} {pct(r.search_found, r.searched):>20} "
+              f"{pct(r.best_first, r.best_checked):>24} {pct(r.sites_found, r.sites) + f' {r.functions}fn':>28} "
               f"{r.tracebacks:10} {len(r.bad_exits):18} {r.build_s:8.1f}")
         for note in r.notes:
             print(f"    {note}")

@@ -14,6 +14,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from .. import model
 from ..model import (FileResult, GraphEdge, GraphNode, GraphResponse, Metadata, Outline,
                      SearchHit, SearchResponse, SourceSpan, SymbolDetail, SymbolInfo)
 
@@ -163,9 +164,11 @@ class FileMatch(Model):
     context: SearchMatchContext
 
 
-class SkippedFile(Model):
-    path: str
-    reason: str = Field(description="Why its lines were not searched: too_large")
+SkippedFile = projection("SkippedFile", model.SkippedFile, {
+    "reason": Field(description="Why its lines were not searched: too_large, invalid_utf8, "
+                                "minified or parser_timeout (the index holds no text of it; "
+                                "search_files names only the files too large to read)"),
+})
 
 
 class FileSearch(Response):
@@ -217,8 +220,11 @@ FileHit = projection("FileHit", FileResult, {
 SearchResults = projection("SearchResults", SearchResponse, {
     "latency_ms": (int, ...),
     "suggested_next_actions": (list[NextAction], Field(default_factory=list)),
-}, order="metadata results total_count query_intent mode latency_ms suggested_next_actions files",
-    base=Response)
+    "skipped": Field(default_factory=list, description="The first files the filters take that the "
+                     "index holds no text of (not searched; read_file serves them)"),
+    "skipped_count": Field(None, description="How many files the answer did not search (null: none)"),
+}, order="metadata results total_count query_intent mode latency_ms suggested_next_actions files "
+         "skipped skipped_count", base=Response)
 
 # Positions inside a line and the body hash serve the engine (spans, rename detection), the
 # module-qualified name the CLI's show (symbol_of gives it as `qualified_name`).

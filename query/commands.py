@@ -54,6 +54,15 @@ def _print_hit(hit, n: int) -> None:
         click.echo(f"      {line}")
 
 
+def _print_skipped(resp) -> None:
+    """The files the answer did not search (the index holds no text of them), named."""
+    if resp.skipped_count:
+        named = ", ".join(f"{f.path} ({f.reason})" for f in resp.skipped)
+        more = f" and {resp.skipped_count - len(resp.skipped)} more" if resp.skipped_count > len(resp.skipped) else ""
+        click.echo(f"-- not searched: {resp.skipped_count} file{'s' if resp.skipped_count != 1 else ''} "
+                   f"the index holds no text of: {named}{more}")
+
+
 def _print_files(resp) -> None:
     for n, f in enumerate(resp.files, 1):
         click.echo(f"{n:>2}. {click.style(f.path, fg='cyan', bold=True)}  ({f.role}, {f.score:.3f}; "
@@ -125,11 +134,12 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
         click.echo(f"no results for {query!r} (mode {mode}, intent {resp.query_intent})")
     if resp.files is not None:
         _print_files(resp)
-        return
-    for n, hit in enumerate(resp.results, 1):
-        _print_hit(hit, n)
-    click.echo(_footer(resp.metadata, len(resp.results), resp.total_count,
-                       f"· intent {resp.query_intent} "))
+    else:
+        for n, hit in enumerate(resp.results, 1):
+            _print_hit(hit, n)
+        click.echo(_footer(resp.metadata, len(resp.results), resp.total_count,
+                           f"· intent {resp.query_intent} "))
+    _print_skipped(resp)
 
 
 @click.command("show")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidParameter
+from ..format import SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT, SKIP_TOO_LARGE
+from ..model import SkippedFile
 from ..roles import ROLES
 from .globs import glob_to_regex, negated
 from .index import IndexView
@@ -93,11 +95,12 @@ class FileFilter:
     def active(self) -> bool:
         return bool(self.language or self.glob or self.extensions or self.roles)
 
-    def where(self, column: str = "path") -> tuple[str, list]:
-        """A SQL condition on `column` (a path) and its parameters; "TRUE" when inactive."""
+    def where(self, column: str = "path", status: str = "indexed") -> tuple[str, list]:
+        """A SQL condition on `column` (a path of a file with `status`) and its parameters;
+        "TRUE" when inactive."""
         if not self.active:
             return "TRUE", []
-        conds, params = ["status = 'indexed'"], []
+        conds, params = ["status = ?"], [status]
         if self.language:
             conds.append("lower(language) = ?")
             params.append(self.language.lower())
@@ -140,3 +143,33 @@ def allowed_paths(view: IndexView, filt: FileFilter) -> set[str] | None:
         if len(memo) > 64:
             memo.pop(next(iter(memo)))
     return memo[key]
+
+
+# Files the index keeps no text of although they are text: a search of the index did not look
+# into them (a binary or a secret file is neither searched nor ever named).
+UNINDEXED_TEXT = (SKIP_TOO_LARGE, SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT)
+NAMED_SKIPPED = 5  # an answer names this many of them; it counts them all
+
+
+def unindexed_text(view: IndexView, filt: FileFilter | None = None) -> list[tuple[str, str]]:
+    """(path, reason) of the files passing `filt` whose text the index skipped
+    (UNINDEXED_TEXT), by path; memoised per view."""
+    filt = filt or FileFilter()
+    memo = view.cache.setdefault("unindexed_text", {})
+    if filt not in memo:
+        where, params = filt.where("path", status="skipped")
+        memo[filt] = [tuple(r) for r in view.sql(
+            f"SELECT path, reason FROM files WHERE reason IN (SELECT unnest(?)) AND {where} ORDER BY path",
+            [list(UNINDEXED_TEXT), *params])]
+        if len(memo) > 64:
+            memo.pop(next(iter(memo)))
+    return memo[filt]
+
+
+def skipped_files(view: IndexView, filt: FileFilter | None = None) -> dict:
+    """What an index answer says it did not search: `skipped` (the first NAMED_SKIPPED files
+    the filters take that the index holds no text of) and `skipped_count`; {} when none."""
+    files = unindexed_text(view, filt)
+    if not files:
+        return {}
+    return {"skipped": [SkippedFile(p, r) for p, r in files[:NAMED_SKIPPED]], "skipped_count": len(files)}

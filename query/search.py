@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..errors import IndexMissing, InvalidParameter
 from . import filerank, ranking
-from .filters import check_roles, checked_kind, checked_language
+from .filters import check_roles, checked_kind, checked_language, skipped_files
 from .fulltext import retrieve as text_retriever
 from .grep import retrieve as regex_retriever
 from .index import IndexView
@@ -179,10 +179,11 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     if asked.group_by == "file":
         files = _file_results(view, results, asked.limit)
         results = [h for f in files for h in f.spans]
+    skipped = {} if request.mode == "path" else skipped_files(view, request.file_filter())
     return SearchResponse(results=results, query_intent=intent,
                           total_count=cand.total, metadata=view.metadata(completeness),
                           mode=request.mode, latency_ms=(time.perf_counter() - started) * 1000,
-                          files=files)
+                          files=files, **skipped)
 
 
 def _file_results(view: IndexView, hits: list[SearchHit], limit: int) -> list[FileResult]:

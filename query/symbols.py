@@ -1,22 +1,29 @@
 """Symbol search: exact qualified name, name, prefix, sub-token and fuzzy matches, definitions
 ranked before references.
 
-Tiers, best first (score): exact qualified name (1.0), qualified suffix `path.join` (0.95),
-exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
+Tiers, best first (score): exact qualified name (1.0; 0.91 for a bare name: a top-level
+definition, only a little ahead of a member of that name), qualified suffix `path.join`
+(0.95), exact name (0.9, 0.88 ignoring case), prefix (0.7-0.8), sub-tokens `parse response` ->
 `parseResponse` (0.55-0.65), fuzzy typos (0.5 - 0.1 per edit; only when nothing better
 matched, or with match="fuzzy"), references (0.3).
 Within a tier, top-level definitions, functions/classes, non-test paths and short
-qualified names come first.
+qualified names come first; then among definitions of one name the one a bare name means:
+public and documented, in a source file, beats a crate-private shim, an undocumented copy, a
+mock or a test double (`_standing`), unless the query asks for those ("mock JoinHandle",
+"test parse", "shim"). A leading kind word (`struct JoinHandle`, `fn spawn`) prefers that
+kind; such hint words no name contains are dropped from the name looked up.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ..errors import InvalidParameter
+from ..roles import BENCHMARK, EXAMPLE, FIXTURE, GENERATED, MOCK, TEST, VENDORED, file_role
 from ..tokenize import split_identifier
-from .filters import FileFilter, allowed_paths, kinds_for, make_filter
+from .filters import KIND_ALIASES, FileFilter, allowed_paths, kinds_for, make_filter, skipped_files
 from .index import IndexView
 from .intent import SYMBOL
 from .names import NameIndex, SymbolRow
@@ -30,6 +37,41 @@ MATCHES = ("auto", "exact", "prefix", "fuzzy")
 _PRIMARY_KINDS = {"function", "method", "class", "struct", "interface", "trait", "enum", "type",
                   "module", "constructor"}
 _SPLIT_QUERY = re.compile(r"[\s,;]+")
+_SEPARATORS = re.compile(r"::|->|#")
+# Roles whose definitions are seldom the one a bare name means; a query word naming the role
+# asks for them (issue 45: tokio's `fs/mocks.rs` JoinHandle above the real one).
+_ASIDE_ROLES = frozenset({TEST, MOCK, FIXTURE, BENCHMARK, EXAMPLE, GENERATED, VENDORED})
+_ROLE_WORDS = {"test": TEST, "tests": TEST, "mock": MOCK, "mocks": MOCK, "fake": MOCK, "fakes": MOCK,
+               "stub": MOCK, "stubs": MOCK, "fixture": FIXTURE, "fixtures": FIXTURE,
+               "example": EXAMPLE, "examples": EXAMPLE, "bench": BENCHMARK, "benchmark": BENCHMARK,
+               "vendored": VENDORED, "generated": GENERATED}
+# Words asking for what is not the public definition: a shim, a private or internal copy.
+_SHIM_WORDS = frozenset({"shim", "shims", "private", "internal", "compat", "alias", "reexport"})
+_KIND_WORDS = frozenset(k for k in KIND_ALIASES if k not in ("var", "variable", "const", "constant"))
+# Tie-breaks between same-name definitions: smaller than the gaps between match tiers.
+ASIDE, ASKED, PUBLIC, DOCUMENTED, KIND_HINT = -0.015, 0.03, 0.008, 0.008, 0.03
+_PUBLIC = frozenset({"public", "open", "export", "exported"})
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What the query's hint words ask for: roles, shims, kinds (`mock`, `shim`, `struct`)."""
+
+    roles: frozenset[str] = frozenset()
+    shims: bool = False
+    kinds: tuple[str, ...] = ()
+    bare: str = ""  # the query without its hint words ("" when it has none)
+
+
+def _asked(query: str) -> _Asked:
+    words = [w for w in _SPLIT_QUERY.split(query.strip()) if w]
+    lowered = [w.lower() for w in words]
+    roles = frozenset(_ROLE_WORDS[w] for w in lowered if w in _ROLE_WORDS)
+    kinds = kinds_for(lowered[0]) if len(words) > 1 and lowered[0] in _KIND_WORDS else None
+    hints = set(_ROLE_WORDS) | _SHIM_WORDS | ({lowered[0]} if kinds else set())
+    bare = [w for w, low in zip(words, lowered) if low not in hints]
+    return _Asked(roles, any(w in _SHIM_WORDS for w in lowered), kinds or (),
+                  " ".join(bare) if bare and len(bare) < len(words) else "")
 
 
 def _bonus(row: SymbolRow) -> float:
@@ -39,6 +81,33 @@ def _bonus(row: SymbolRow) -> float:
     b += 0.0 if row.in_tests else 0.01
     b -= min(row.qualified_name.count("."), 5) * 0.002
     return b
+
+
+@lru_cache(maxsize=65536)
+def _role(path: str) -> str:
+    return file_role(path)
+
+
+def _standing(scored: dict[int, tuple[float, str]], table: SymbolTable, asked: _Asked) -> None:
+    """Add to each scored row what decides between definitions of one name: its file's role
+    (a mock, a test double... stays behind unless asked for), public visibility and a doc
+    comment (a crate-private shim or an undocumented copy stays behind unless the query asks
+    for a shim), the kind a leading kind word names."""
+    rows = list(scored)
+    for i, (visibility, documented) in zip(rows, table.standing(rows)):
+        row = table.rows[i]
+        role = _role(row.path)
+        b = ASKED if role in asked.roles else ASIDE if role in _ASIDE_ROLES else 0.0
+        public = (visibility or "").split(" ")[0] in _PUBLIC
+        b += PUBLIC if public != asked.shims else 0.0  # asked for a shim: the private one first
+        b += DOCUMENTED if documented != asked.shims else 0.0
+        b += KIND_HINT if row.kind in asked.kinds else 0.0
+        score, how = scored[i]
+        scored[i] = (score + b, how)
+
+
+def _dotted(name: str) -> str:
+    return _SEPARATORS.sub(".", name)
 
 
 def _fuzzy_budget(query: str) -> int:
@@ -79,8 +148,14 @@ class _Collector:
 def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int) -> None:
     q = query.strip().removesuffix("()")
     qualified = index.exact_qualified(q)
-    c.add([i for i in qualified if q in (index.rows[i].qualified_name, index.rows[i].fq_name)],
-          1.0, "exact_qualified")
+    dotted = _dotted(q)  # `JoinHandle::abort` is `JoinHandle.abort` written the Rust way
+    # A bare name's exact qualified match is a top-level definition of the name: not a better
+    # match than a member of that name, only a little ahead of it, so `_standing` decides
+    # between them (tokio's test function `blocking_recv` is not what `blocking_recv` means).
+    bare = not any(sep in q for sep in (".", "::", "#", "->"))
+    c.add([i for i in qualified
+           if dotted in (_dotted(index.rows[i].qualified_name), _dotted(index.rows[i].fq_name))],
+          0.91 if bare else 1.0, "exact_qualified")
     c.add(qualified, 0.89, "exact_qualified_ignore_case")
     if any(sep in q for sep in (".", "::", "#", "->")):
         c.add(index.qualified_suffix(q), 0.95, "qualified_suffix")
@@ -146,9 +221,14 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
     # Every file filter (roles too) through `allowed_paths`, but the language on each symbol
     # row: a file's language is not always its symbols' (embedded languages).
     filt = replace(filt or FileFilter(), language=None)
-    index = SymbolTable.load(view).names
+    table = SymbolTable.load(view)
+    index = table.names
     c = _Collector(index, allowed_paths(view, filt), kinds_for(kind), language)
     _collect(index, query, match, c, limit)
+    asked = _asked(query)
+    if not c.scored and asked.bare:  # no name holds the hint words: look up the rest
+        _collect(index, asked.bare, match, c, limit)
+    _standing(c.scored, table, asked)
     ranked = sorted(c.scored.items(), key=lambda kv: (-kv[1][0], index.rows[kv[0]].path,
                                                       index.rows[kv[0]].line_start))
     top = ranked[:limit]
@@ -156,7 +236,7 @@ def symbol_candidates(view: IndexView, query: str, *, match: str = "auto", langu
     hits = [_hit(index.rows[i], s, how, lines.get(index.rows[i].path)) for i, (s, how) in top]
     total = len(ranked)
     if include_references and len(hits) < limit and not kind:
-        name = re.split(r"\.|::|#|->", query.strip().removesuffix("()"))[-1]
+        name = re.split(r"\.|::|#|->", (asked.bare or query).strip().removesuffix("()"))[-1]
         refs = _reference_hits(view, name, replace(filt, language=language), limit - len(hits))
         hits.extend(refs)
         total += len(refs)
@@ -174,10 +254,11 @@ def find_symbols(view: IndexView, name: str, *, match: str = "auto", language: s
     """
     if not name.strip():
         raise InvalidParameter("empty symbol name")
+    filt = make_filter(None, path, extension)
     cand = symbol_candidates(view, name, match=match, language=language, kind=kind,
-                             filt=make_filter(None, path, extension), limit=limit,
-                             include_references=include_references)
-    return SearchResponse(cand.hits, SYMBOL, cand.total, view.metadata(cand.completeness), "symbol")
+                             filt=filt, limit=limit, include_references=include_references)
+    return SearchResponse(cand.hits, SYMBOL, cand.total, view.metadata(cand.completeness), "symbol",
+                          **skipped_files(view, filt))
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:

@@ -7,17 +7,13 @@ import time
 from pathlib import Path
 
 from ..errors import CodeagentError, TooLarge
-from ..format import SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT, SKIP_TOO_LARGE
+from ..format import SKIP_TOO_LARGE
+from .filters import unindexed_text
 from .freshness import worktree_freshness
 from .globs import glob_matcher
 from .grep import matching_files
 from .index import IndexView
 from .sandbox import Sandbox, looks_binary
-
-# Files the index keeps no text of although they are text a live read can search: the index
-# cannot narrow them, so they are always read (a binary or secret file is never searched).
-_UNINDEXED_TEXT = (SKIP_TOO_LARGE, SKIP_INVALID_UTF8, SKIP_MINIFIED, SKIP_PARSER_TIMEOUT)
-
 
 def grep_candidates(sandbox: Sandbox, view: IndexView | None, root: Path, pattern: str, *,
                     regex: bool, case_sensitive: bool, glob: str | None) -> tuple[list[str], int]:
@@ -34,8 +30,7 @@ def grep_candidates(sandbox: Sandbox, view: IndexView | None, root: Path, patter
                                glob=glob)
     changed = worktree_freshness(view.store, root, view.manifest_id)
     may_match.update(changed.added, changed.modified)
-    may_match.update(r[0] for r in view.sql("SELECT path FROM files WHERE reason IN (SELECT unnest(?))",
-                                            [list(_UNINDEXED_TEXT)]))
+    may_match.update(path for path, _reason in unindexed_text(view))  # the index cannot narrow them
     return [p for p in live if p in may_match], len(live)
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ...errors import IndexMissing
+from ...model import shallow_dict
 from ...query import SearchRequest, find_symbols, read_lines, search, search_text
 from ...query.filters import checked_kind, checked_language
 from ..budget import skipped
@@ -85,7 +86,8 @@ def search_results(resp, view, *, actions: bool = True, context: tuple[int, int]
                          query_intent=resp.query_intent, mode=resp.mode,
                          latency_ms=int(round(took)),
                          suggested_next_actions=_next_actions(out) if actions else [],
-                         metadata=metadata_of(view, resp.metadata.completeness), files=files)
+                         metadata=metadata_of(view, resp.metadata.completeness), files=files,
+                         skipped=[shallow_dict(f) for f in resp.skipped], skipped_count=resp.skipped_count)
 
 
 def _add_context(view, out: list[Hit], before: int, after: int) -> None:

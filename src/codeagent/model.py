@@ -106,6 +106,15 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class SkippedFile:
+    """A file an answer did not search: the index holds no text of it (too_large,
+    invalid_utf8, minified, parser_timeout), or a live read could not take it."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     results: list[SearchHit]
     query_intent: str
@@ -114,6 +123,9 @@ class SearchResponse:
     mode: str = ""
     latency_ms: float = 0.0
     files: list[FileResult] | None = None  # with group_by="file"
+    # files the filters take that the index holds no text of: the first few, and how many
+    skipped: list[SkippedFile] = field(default_factory=list)
+    skipped_count: int | None = None
 
     def to_dict(self, extended: bool = False) -> dict:
         """The CLI's `--json`: the MCP answer's names."""
@@ -122,6 +134,8 @@ class SearchResponse:
              "metadata": self.metadata.to_dict(extended)}
         if self.files is not None:
             d["files"] = [f.to_dict(extended) for f in self.files]
+        if self.skipped_count:
+            d.update(skipped=[shallow_dict(f) for f in self.skipped], skipped_count=self.skipped_count)
         if extended:
             d.update(mode=self.mode, latency_ms=round(self.latency_ms, 3))
         return d
