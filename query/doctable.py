@@ -10,7 +10,9 @@ lookup; a row that does not carry the asked key is left out and read with SQL in
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 from .index import IndexView
 
@@ -67,9 +69,21 @@ KEYS_WHERE = ("{t}.path IN (SELECT unnest(?::VARCHAR[])) "
               "AND {t}.ordinal IN (SELECT unnest(?::INTEGER[]))")
 
 
-def chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
-    """(path, ordinal, kind, heading, start_line, end_line, language) of each chunk key found."""
-    return docs_by_key(view, CHUNK_DOCS_SQL, "c", keys, _resident_chunks)
+class ChunkDoc(NamedTuple):
+    """A chunk's row as CHUNK_DOCS_SQL selects it: storage's start/end lines by name."""
+
+    path: str
+    ordinal: int
+    kind: str
+    heading: str
+    line_start: int
+    line_end: int
+    language: str
+
+
+def chunk_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], ChunkDoc]:
+    """The row of each chunk key found."""
+    return docs_by_key(view, CHUNK_DOCS_SQL, "c", keys, _resident_chunks, ChunkDoc)
 
 
 def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
@@ -79,15 +93,16 @@ def _resident_chunks(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict
 
 
 def docs_by_key(view: IndexView, sql: str, alias: str, keys: list[tuple[str, int]],
-                resident) -> dict[tuple[str, int], tuple]:
-    """Rows of `sql` (keyed by path, ordinal) for `keys`: from memory when the view is
-    long-lived (`resident`), else (and for keys it lacks) with SQL."""
+                resident, row: Callable[..., tuple]) -> dict[tuple[str, int], tuple]:
+    """Rows of `sql` (keyed by path, ordinal) for `keys`, each made a `row` (a NamedTuple of
+    the selected columns, in order): from memory when the view is long-lived (`resident`),
+    else (and for keys it lacks) with SQL."""
     if not keys:
         return {}
-    out, keys = resident(view, keys)
-    if not keys:
-        return out
-    rows = view.sql(sql.format(where=KEYS_WHERE.format(t=alias)),
-                    [[k[0] for k in keys], [k[1] for k in keys]])
-    out.update(((r[0], r[1]), r) for r in rows)
+    found, keys = resident(view, keys)
+    out = {k: row(*r) for k, r in found.items()}
+    if keys:
+        rows = view.sql(sql.format(where=KEYS_WHERE.format(t=alias)),
+                        [[k[0] for k in keys], [k[1] for k in keys]])
+        out.update(((r[0], r[1]), row(*r)) for r in rows)
     return out

@@ -389,7 +389,7 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
         if text is None:
             continue
         row = spans.get((path, -best[path][2])) if path in best else None
-        start, end = (row[4], row[5]) if row else (1, len(text))
+        start, end = (row.line_start, row.line_end) if row else (1, len(text))
         a, b = best_window(text, start, end, set(terms))
         out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
                              name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,

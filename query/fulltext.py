@@ -9,6 +9,8 @@ it lacking one, whatever the length normalisation does. The reported score is
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..errors import InvalidParameter
 from .doctable import chunk_docs, docs_by_key
 from .filerank import chunk_terms as query_terms
@@ -77,12 +79,28 @@ def corpus_stats(view: IndexView) -> tuple[int, float]:
     return got
 
 
-def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple]:
+class SymbolDoc(NamedTuple):
+    """A symbol's row as _SYMBOL_DOCS_SQL selects it: storage's start/end lines by name."""
+
+    path: str
+    ordinal: int
+    symbol_id: str
+    stable_id: str | None
+    kind: str
+    name: str
+    fq_name: str
+    language: str
+    signature: str
+    line_start: int
+    line_end: int
+
+
+def _symbol_docs(view: IndexView, keys: list[tuple[str, int]]) -> dict[tuple[str, int], SymbolDoc]:
     named = view.has_table("symbol_names") and view.has_column("symbol_names", "fq_name")
     sql = _SYMBOL_DOCS_SQL.replace("{fq}", "coalesce(n.fq_name, s.qualified_name)" if named
                                    else "s.qualified_name").replace(
         "{join}", "LEFT JOIN symbol_names n USING (symbol_id)" if named else "")
-    return docs_by_key(view, sql, "s", keys, _resident_symbols)
+    return docs_by_key(view, sql, "s", keys, _resident_symbols, SymbolDoc)
 
 
 def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dict, list]:
@@ -98,8 +116,8 @@ def _resident_symbols(view: IndexView, keys: list[tuple[str, int]]) -> tuple[dic
             missing.append((path, ordinal))
             continue
         r = table.rows[row]
-        found[(path, ordinal)] = (path, ordinal, r.symbol_id, r.stable_id, r.kind, r.name, r.fq_name,
-                                  r.language, r.signature, r.line_start, r.line_end)
+        found[(path, ordinal)] = SymbolDoc(path, ordinal, r.symbol_id, r.stable_id, r.kind, r.name, r.fq_name,
+                                           r.language, r.signature, r.line_start, r.line_end)
     return found, missing
 
 
@@ -116,16 +134,21 @@ def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = 
         score = matched + bm25 / (1.0 + bm25)
         text = lines.get(path)
         if kind == "s" and (path, doc) in syms:
-            _, _, sid, stable, skind, name, fq, lang, sig, ls, le = syms[(path, doc)]
-            hits.append(SearchHit(path, ls, le, skind, name, fq, sid, stable, score,
-                                  snippet(text, ls, le, wanted) if text else "", "symbol", sid,
-                                  lang, sig, "bm25"))
+            sym = syms[(path, doc)]
+            hits.append(SearchHit(
+                path=path, line_start=sym.line_start, line_end=sym.line_end, kind=sym.kind, name=sym.name,
+                qualified_name=sym.fq_name, symbol_id=sym.symbol_id, symbol_stable_id=sym.stable_id, score=score,
+                snippet=snippet(text, sym.line_start, sym.line_end, wanted) if text else "",
+                result_type="symbol", result_id=sym.symbol_id, language=sym.language, signature=sym.signature,
+                match="bm25"))
         elif kind == "c" and (path, doc) in chunks:
-            _, _, ckind, heading, ls, le, lang = chunks[(path, doc)]
-            rtype = "doc" if ckind == "doc_section" else "chunk"
-            hits.append(SearchHit(path, ls, le, ckind, heading, heading, None, None, score,
-                                  snippet(text, ls, le, wanted) if text else "", rtype,
-                                  f"{path}#c{doc}", lang, "", "bm25"))
+            c = chunks[(path, doc)]
+            hits.append(SearchHit(
+                path=path, line_start=c.line_start, line_end=c.line_end, kind=c.kind, name=c.heading,
+                qualified_name=c.heading, symbol_id=None, symbol_stable_id=None, score=score,
+                snippet=snippet(text, c.line_start, c.line_end, wanted) if text else "",
+                result_type="doc" if c.kind == "doc_section" else "chunk", result_id=f"{path}#c{doc}",
+                language=c.language, match="bm25"))
     return hits
 
 
