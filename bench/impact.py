@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from codeagent.query.cochange import cochange_scores, git_commit_records
-from codeagent.query.impact_tests import naming_score, stem_names
+from codeagent.query.impact_tests import WEIGHTS, combined, naming_score, stem_names
 from codeagent.roles import SOURCE, TEST, file_role, is_code_path
 
 HERE = Path("/work/main")  # this repository (its history; never committed to)
@@ -42,7 +42,8 @@ REPOS = {  # name -> (mirror directory, language)
     "attrs": ("python-attrs+attrs", "python"), "rich": ("Textualize+rich", "python"),
     "black": ("psf+black", "python"), "cobra": ("spf13+cobra", "go"), "echo": ("labstack+echo", "go"),
     "express": ("expressjs+express", "javascript"), "okhttp": ("square+okhttp", "kotlin"),
-    "clap": ("clap-rs+clap", "rust"),
+    "clap": ("clap-rs+clap", "rust"), "chi": ("go-chi+chi", "go"), "axios": ("axios+axios", "javascript"),
+    "retrofit": ("square+retrofit", "java"), "sinatra": ("sinatra+sinatra", "ruby"),
 }
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
 MAX_FILES = 30  # commits touching more files are left out (merges, sweeping refactors)
@@ -137,17 +138,65 @@ def run_commit(repo: Path, c: dict) -> dict:
             "dependents": data["summary"]["dependents"]}
 
 
-def rescore(results: dict, weights: str) -> dict:
-    """The impact rankings again from each commit's stored signals, with other weights
-    (graph,cochange,naming): how sensitive the ranking is to them, without a rebuild."""
-    g, c, n = (float(x) for x in weights.split(","))
+def rescore(results: dict, weights: dict[str, float]) -> dict:
+    """The impact rankings again from each commit's stored signals, with other weights: how
+    sensitive the ranking is to them, without a rebuild (the formula is impact_tests.combined)."""
+    saved = dict(WEIGHTS)
+    WEIGHTS.clear()
+    WEIGHTS.update(weights)
+    try:
+        out = {}
+        for name, rows in results.items():
+            out[name] = []
+            for r in rows:
+                scored = sorted(((combined(s, edited), p) for p, s, edited in r.get("signals", [])),
+                                key=lambda t: (-t[0], t[1]))
+                out[name].append({**r, "impact": scores([p for _, p in scored], r["truth"])})
+        return out
+    finally:
+        WEIGHTS.clear()
+        WEIGHTS.update(saved)
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """`graph=0.4,cochange=0.4,...` -> a weights dict (signals not named weigh 0)."""
+    out = {k: 0.0 for k in WEIGHTS}
+    for part in text.split(","):
+        k, _, v = part.partition("=")
+        out[k.strip()] = float(v)
+    return out
+
+
+def _objective(results: dict) -> float:
+    rows = [r for name, rs in results.items() if name != "codeagent" for r in rs]
+    return sum(r["impact"]["mrr"] + (r["impact"]["r@5"] + r["impact"]["r@10"]) / 2 for r in rows) / max(1, len(rows))
+
+
+def grid() -> list[dict[str, float]]:
+    """Weights on a coarse grid (steps of 0.1, summing to 1)."""
+    import itertools
+
+    keys, out = list(WEIGHTS), []
+    for combo in itertools.product(range(11), repeat=len(keys) - 1):
+        if sum(combo) <= 10:
+            out.append({k: v / 10 for k, v in zip(keys, [*combo, 10 - sum(combo)])})
+    return out
+
+
+def fit(results: dict) -> dict[str, float]:
+    """The grid's best weights for `results` (pooled MRR plus mean recall; ties: the first)."""
+    return max(grid(), key=lambda w: _objective(rescore(results, w)))
+
+
+def leave_one_out(results: dict) -> dict:
+    """Each development-set repository ranked with the weights fit on the others."""
     out = {}
-    for name, rows in results.items():
-        out[name] = []
-        for r in rows:
-            scored = sorted(((g * s["graph"] + c * s["cochange"] + n * s["naming"] + (1 if edited else 0), p)
-                             for p, s, edited in r.get("signals", [])), key=lambda t: (-t[0], t[1]))
-            out[name].append({**r, "impact": scores([p for _, p in scored], r["truth"])})
+    for name in results:
+        if name == "codeagent":
+            continue
+        w = fit({k: v for k, v in results.items() if k != name and k != "codeagent"})
+        out[name] = rescore({name: results[name]}, w)[name]
+        print(f"  held out {name}: weights {w}", file=sys.stderr, flush=True)
     return out
 
 
@@ -276,8 +325,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-bench.json"))
     ap.add_argument("--latency", action="store_true", help="Measure get_impact's latency instead.")
     ap.add_argument("--table", action="store_true", help="Only print the table of --out.")
-    ap.add_argument("--rescore", metavar="G,C,N", default=None,
-                    help="Only print the table of --out again, impact re-ranked with these weights.")
+    ap.add_argument("--rescore", metavar="K=W,...", default=None,
+                    help="Only print the table of --out again, impact re-ranked with these weights "
+                         "(graph, focus, cochange, naming, proximity).")
+    ap.add_argument("--fit", action="store_true",
+                    help="Only fit the weights on --out's development set (grid), and print the "
+                         "leave-one-repository-out table.")
     ap.add_argument("--packages", default=LATENCY_PACKAGES, help="--latency: stdlib packages (or all).")
     args = ap.parse_args()
     if args.latency:
@@ -286,7 +339,12 @@ def main() -> None:
         print("\n".join(table(json.loads(args.out.read_text()))))
         return None
     if args.rescore:
-        print("\n".join(table(rescore(json.loads(args.out.read_text()), args.rescore))))
+        print("\n".join(table(rescore(json.loads(args.out.read_text()), parse_weights(args.rescore)))))
+        return None
+    if args.fit:
+        results = json.loads(args.out.read_text())
+        print("fit on all:", fit(results))
+        print("\n".join(table(leave_one_out(results))))
         return None
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     args.work.mkdir(parents=True, exist_ok=True)
