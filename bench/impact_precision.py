@@ -8,11 +8,15 @@ comment appended to the symbol's last line: every reference stays on its line, s
 index of HEAD is the truth for both sides). `codeagent impact HEAD..SYNTHETIC --depth 1 --json`
 lists the dependents; each is judged against its changed symbol (its `changed` field):
 
-- right when SCIP has an occurrence of the changed symbol (a class and its constructor count
-  as one) inside the dependent's span (anywhere in the file for a file-level use), or a
-  relationship (implementation, reference) from a symbol the dependent defines to it;
-- unjudged when SCIP has no definition of the changed symbol (a variable, a module's lines)
-  or no document of the dependent's file.
+- by the line of the use (the dependent's `at`), as bench/graph_truth.py judges a call edge:
+  judged where SCIP has an occurrence of the changed symbol's name on that line (a class and
+  its constructor count as one), right when that occurrence is the changed symbol, or when
+  what is defined on that line has a SCIP relationship (implementation, reference) to it;
+  an override is judged where SCIP defines something on its line. Lines where SCIP resolved
+  nothing of that name (an import SCIP could not follow, dynamic code) are unjudged, as are
+  changed symbols SCIP has no definition of (a variable, a module's lines);
+- by the span, a looser second figure: right when SCIP has an occurrence of the changed
+  symbol anywhere in the dependent's lines (in its file for a file-level use).
 
 Recall: every SCIP occurrence of a changed symbol in a non-test file, outside its own span,
 mapped to the innermost indexed symbol around it (or the file): found when impact lists that
@@ -73,9 +77,10 @@ def codeagent(repo: Path, *args: str) -> str:
 
 def scip_facts(scip: Path) -> dict:
     """defs: symbol -> (path, line); uses: symbol -> {(path, line)} of non-definition
-    occurrences; defined_at: (path, line) -> {symbols}; related: symbol -> {symbols it
+    occurrences; at: (path, line) -> {symbols occurring there, not defined}; defined_at:
+    (path, line) -> {symbols}; related: symbol -> {symbols it
     implements or refers to by a relationship}; paths: documents' paths."""
-    defs, uses, defined_at, related = {}, defaultdict(set), defaultdict(set), defaultdict(set)
+    defs, uses, defined_at, related, at = {}, defaultdict(set), defaultdict(set), defaultdict(set), defaultdict(set)
     docs = gt.read_scip(scip)
     for rel, occs in docs:
         for line, _, _, sym, roles in occs:
@@ -84,6 +89,7 @@ def scip_facts(scip: Path) -> dict:
                 defined_at[(rel, line + 1)].add(sym)
             else:
                 uses[sym].add((rel, line + 1))
+                at[(rel, line + 1)].add(sym)
     for num, _, v in gt._fields(scip.read_bytes()):
         if num != 2:
             continue
@@ -99,7 +105,7 @@ def scip_facts(scip: Path) -> dict:
                     if target:
                         rels.append(target)
             related[sym].update(rels)
-    return {"defs": defs, "uses": uses, "defined_at": defined_at, "related": related,
+    return {"defs": defs, "uses": uses, "defined_at": defined_at, "related": related, "at": at,
             "paths": {rel for rel, _ in docs}}
 
 
@@ -191,8 +197,9 @@ def synthetic(repo: Path, picks: list[tuple], comment: str) -> str:
 # --- judging -----------------------------------------------------------------------------------
 
 def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> tuple[dict, list]:
-    """(counts of one impact answer: judged / right per confidence and edge kind, recall's
-    found / truth; the dependents judged wrong)."""
+    """(counts of one impact answer: judged / right per confidence and edge kind, by the line of
+    the use and by the dependent's span, and recall's found / truth; the dependents judged wrong
+    by the line)."""
     out: dict[str, int] = defaultdict(int)
     wrong = []
     by_name: dict[str, list[dict]] = defaultdict(list)
@@ -202,21 +209,23 @@ def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> t
     depth1 = [d for d in data["dependents"] if d["depth"] == 1]
     for d in depth1:
         targets = set().union(*(scip.get(c["key"], set()) for c in by_name.get(d["changed"], [])))
-        conf = d["confidence"]
         if not targets or d["path"] not in facts["paths"]:
-            out[f"unjudged_{conf}"] += 1
+            out[f"unjudged_{d['confidence']}"] += 1
             continue
+        line_verdict = judge_line(d, targets, facts)
+        if line_verdict is None:
+            out[f"unjudged_{d['confidence']}"] += 1
+        else:
+            for key in (d["confidence"], d["edge"]):
+                out[f"judged_{key}"] += 1
+                out[f"right_{key}"] += int(line_verdict)
+            if not line_verdict:
+                wrong.append([d["name"], d["path"], d.get("at"), d["edge"], d["confidence"], d["changed"]])
         row = by_id.get(d["symbol_id"]) if d["symbol_id"] else None
-        start, end, name_line = (row[1], row[2], row[4]) if row else (1, 10 ** 9, None)
-        hit = any(p == d["path"] and start <= ln <= end for s in targets for p, ln in facts["uses"].get(s, ()))
-        if not hit and name_line:
-            hit = any(facts["related"].get(s, set()) & targets for s in facts["defined_at"].get((d["path"], name_line), ()))
-        out[f"judged_{conf}"] += 1
-        out[f"right_{conf}"] += int(hit)
-        out[f"judged_{d['edge']}"] += 1
-        out[f"right_{d['edge']}"] += int(hit)
-        if not hit:
-            wrong.append([d["name"], d["path"], d["line"], d["edge"], conf, d["changed"]])
+        start, end = (row[1], row[2]) if row else (1, 10 ** 9)
+        span_hit = any(p == d["path"] and start <= ln <= end for s in targets for p, ln in facts["uses"].get(s, ()))
+        out[f"span_judged_{d['confidence']}"] += 1
+        out[f"span_right_{d['confidence']}"] += int(span_hit or bool(line_verdict))
     changed_ids = {c.get("symbol_id") for c in data["changed"]} - {None}
     ours = {(d["symbol_id"] or f"file:{d['path']}"): d["confidence"] for d in depth1}
     for c in data["changed"]:
@@ -225,6 +234,24 @@ def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> t
             out["found_all"] += int(key in ours)
             out["found_exact"] += int(ours.get(key) == "exact")
     return dict(out), wrong
+
+
+def judge_line(d: dict, targets: set[str], facts: dict) -> bool | None:
+    """Right, wrong, or None (unjudged) by the line of the use, as bench/graph_truth.py judges
+    a call edge: judged where SCIP has an occurrence of the target's name on that line, right
+    when that occurrence is the target. An override (or implementation) is judged by SCIP's
+    relationships of what is defined on that line."""
+    at = (d["path"], d.get("at") or d["line"])
+    names = {gt.scip_name(s) for s in targets}
+    here = facts["at"].get(at, set())
+    if here & targets:
+        return True
+    defined = facts["defined_at"].get(at, set())
+    if any(facts["related"].get(s, set()) & targets for s in defined):
+        return True
+    if d["edge"] in ("overrides", "implements") and defined:
+        return False
+    return False if {gt.scip_name(s) for s in here} & names else None
 
 
 def truth_dependents(c: dict, targets: set[str], facts: dict, by_path: dict, roles: dict) -> set[str]:
@@ -271,15 +298,19 @@ def table(results: dict) -> list[str]:
             for r in rows:
                 for k, v in r["counts"].items():
                     g[k] += v
-    head = f"{'set':<18}{'exact precision':>18}{'all precision':>18}{'name precision':>18}{'recall exact':>15}{'recall all':>13}"
+    head = (f"{'set':<18}{'exact precision':>18}{'all precision':>18}{'name precision':>18}"
+            f"{'span: exact':>18}{'span: all':>18}{'unjudged':>10}{'recall exact':>14}{'recall all':>12}")
     lines = [head]
     for key, g in groups.items():
         all_j, all_r = g["judged_exact"] + g["judged_name"], g["right_exact"] + g["right_name"]
         lines.append(f"{key:<18}{_ratio(g['right_exact'], g['judged_exact']):>18}{_ratio(all_r, all_j):>18}"
                      f"{_ratio(g['right_name'], g['judged_name']):>18}"
-                     f"{(g['found_exact'] / g['truth'] if g['truth'] else 0):>15.3f}"
-                     f"{(g['found_all'] / g['truth'] if g['truth'] else 0):>13.3f}")
-    kinds = sorted({k[6:] for g in groups.values() for k in g if k.startswith("judged_")} - {"exact", "name"})
+                     f"{_ratio(g['span_right_exact'], g['span_judged_exact']):>18}"
+                     f"{_ratio(g['span_right_exact'] + g['span_right_name'], g['span_judged_exact'] + g['span_judged_name']):>18}"
+                     f"{g['unjudged_exact'] + g['unjudged_name']:>10}"
+                     f"{(g['found_exact'] / g['truth'] if g['truth'] else 0):>14.3f}"
+                     f"{(g['found_all'] / g['truth'] if g['truth'] else 0):>12.3f}")
+    kinds = sorted({k[7:] for g in groups.values() for k in g if k.startswith("judged_")} - {"exact", "name"})
     pooled = groups.get("pooled", {})
     lines.append("pooled by edge kind: " + ", ".join(
         f"{k} {_ratio(pooled.get('right_' + k, 0), pooled.get('judged_' + k, 0))}" for k in kinds))

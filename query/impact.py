@@ -131,7 +131,7 @@ def _names(changed: Sequence[Changed]) -> dict[str, str]:
 def _dependent(n: Reached, nodes: dict[str, Reached], by_key: dict[str, Changed], names: dict[str, str]) -> dict:
     root = by_key.get(n.root)
     return {"name": n.name, "kind": n.kind, "path": n.path, "line": n.line, "symbol_id": n.symbol_id,
-            "depth": n.depth, "edge": n.edge, "confidence": n.confidence,
+            "depth": n.depth, "edge": n.edge, "at": n.at, "confidence": n.confidence,
             "changed": root.name if root else n.root,
             "flag": root.change if root and root.breaking else None,
             "path_back": path_back(nodes, n.key, names)}

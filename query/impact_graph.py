@@ -44,6 +44,7 @@ class Reached:
     via: str  # the key it depends on: a node of the walk or a changed symbol (depth 1)
     root: str  # the key of the changed symbol its path leads back to
     roots: set[str] = field(default_factory=set)  # every changed symbol found to reach it
+    at: int = 0  # the line of the use (of the edge that reached it)
 
 
 @dataclass
@@ -102,7 +103,7 @@ def walk_dependents(view: IndexView, seeds: Mapping[str, str], *, depth: int, ma
             if key in skip:
                 continue
             nodes[key] = Reached(key, src_id, name, kind_of, path, line, level, kind, path_conf,
-                                 near, root, {root})
+                                 near, root, {root}, src_line)
         frontier = nxt
         if truncated:
             break

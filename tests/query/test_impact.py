@@ -90,6 +90,7 @@ def test_a_renamed_function_lists_its_callers(git_repo) -> None:
     assert all(d["flag"] == "renamed" and d["changed"] == "fetch_one" for d in callers.values())
     assert callers["pkg.api.load"]["confidence"] == "exact"
     assert callers["pkg.api.load"]["path_back"] == ["pkg.api.load", "fetch_one"]
+    assert callers["pkg.api.load"]["at"] == 9  # the line of the call, not of `def load`
     # two hops out: entry calls compute, which called fetch
     entry = next(d for d in data["dependents"] if d["name"] == "pkg.api.entry")
     assert entry["depth"] == 2 and entry["path_back"] == ["pkg.api.entry", "pkg.core.compute", "fetch_one"]
@@ -118,6 +119,7 @@ def test_a_test_two_calls_away_ranks_above_an_unrelated_test(git_repo) -> None:
     top = data["tests"][0]
     assert top["functions"][0]["name"] == "tests.test_api.test_entry" and top["functions"][0]["depth"] == 2
     assert "reaches the change in 2 edges" in top["reason"] and top["score"] > 0
+    assert top["signals"]["focus"] == 1.0 and top["signals"]["graph"] == 1.0
     assert data["risk"]["untested"] == []
 
 
