@@ -60,6 +60,7 @@ REPOS = {"attrs": ("python-attrs+attrs", "python"), "rich": ("Textualize+rich", 
          "axios": ("axios+axios", "typescript"), "got": ("sindresorhus+got", "typescript")}
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
 KINDS = ("function", "method", "class", "constructor")
+PER_FILE = 3
 COMMENT = {"python": "  # impact-precision", "typescript": "  // impact-precision"}
 
 
@@ -158,24 +159,27 @@ def index_rows(repo: Path, manifest_id: str) -> tuple[dict, dict, dict]:
 
 def pick(repo: Path, by_id: dict, roles: dict, facts: dict, n: int, rng: random.Random,
          taken: set[str]) -> list[tuple]:
-    """`n` symbols with a SCIP definition, in distinct non-test files not picked before."""
+    """`n` symbols with a SCIP definition in non-test files, none picked before, at most
+    PER_FILE in one file (so a commit spreads over files, and a small repository still fills
+    several commits)."""
     cands = [(sid, *row) for sid, row in by_id.items()
-             if row[3] in KINDS and roles.get(row[0]) == "source" and row[0] in facts["paths"]
+             if row[3] in KINDS and roles.get(row[0]) == "source" and row[0] in facts["paths"] and sid not in taken
              and any(gt.scip_kind(s) in ("callable", "type") for s in facts["defined_at"].get((row[0], row[4]), ()))]
     rng.shuffle(cands)
-    out, files = [], set()
+    out, per_file, ends = [], defaultdict(int), set()
     for sid, path, start, end, kind, name_line in cands:
-        if path in files or path in taken:
+        if per_file[path] >= PER_FILE or (path, end) in ends:
             continue
         lines = (repo / path).read_text(encoding="utf-8", errors="replace").split("\n")
         last = lines[end - 1] if 0 < end <= len(lines) else ""
         if not last.strip() or last.rstrip().endswith("\\") or any(q in last for q in ('"""', "'''", "`")):
             continue
-        files.add(path)
+        per_file[path] += 1
+        ends.add((path, end))  # a method ending its class's last line: one comment, once
+        taken.add(sid)
         out.append((sid, path, end))
         if len(out) == n:
             break
-    taken |= files
     return out
 
 
@@ -183,9 +187,13 @@ def synthetic(repo: Path, picks: list[tuple], comment: str) -> str:
     """A commit on HEAD with a comment appended to each picked symbol's last line."""
     env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "impact-precision-index")}
     git(repo, "read-tree", "HEAD", env=env)
+    ends: dict[str, list[int]] = defaultdict(list)
     for _, path, end in picks:
+        ends[path].append(end)
+    for path, lines_at in ends.items():
         lines = (repo / path).read_bytes().split(b"\n")
-        lines[end - 1] += comment.encode()
+        for end in lines_at:
+            lines[end - 1] += comment.encode()
         blob = git(repo, "hash-object", "-w", "--stdin", stdin=b"\n".join(lines)).strip()
         mode = git(repo, "ls-tree", "HEAD", "--", path).split()[0]
         git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
@@ -276,6 +284,8 @@ def run_repo(name: str, args: argparse.Namespace, bin_dir: Path) -> list[dict]:
     rng, taken, rows = random.Random(f"{name}-{args.seed}"), set(), []
     for i in range(args.commits):
         picks = pick(repo, by_id, roles, facts, args.symbols, rng, taken)
+        if not picks:
+            break
         sha = synthetic(repo, picks, COMMENT[indexer])
         codeagent(repo, "build", "--ref", sha, "--json")
         data = json.loads(codeagent(repo, "impact", f"HEAD..{sha}", "--depth", "1", "--json", "--history", "0"))

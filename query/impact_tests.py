@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .cochange import CoChange
 from .impact_changes import Changed
@@ -69,8 +70,13 @@ def stem_of_test(path: str) -> str:
     return _norm(_SUFFIX.sub("", _PREFIX.sub("", stem)))
 
 
+@lru_cache(maxsize=1 << 16)
+def _test_stems(test_path: str) -> tuple[str, str]:
+    return stem_of_test(test_path), _norm(test_path.rsplit("/", 1)[-1].split(".")[0])
+
+
 def naming_score(test_path: str, names: Iterable[str]) -> float:
-    own, whole = stem_of_test(test_path), _norm(test_path.rsplit("/", 1)[-1].split(".")[0])
+    own, whole = _test_stems(test_path)  # every test file is tried against every change
     best = 0.0
     for n in names:
         if n == own:
