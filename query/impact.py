@@ -158,7 +158,7 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
     tests_b = _test_paths(b)
     nodes, truncated = _walk(a, b, changed, options.depth, frozenset(tests_b))
     by_key = {c.key: c for c in changed}
-    shown = [n for n in nodes.values() if n.depth <= options.depth and n.path not in tests_b]
+    shown = [n for n in nodes.values() if n.depth <= options.depth and n.path not in tests_b and not n.loose]
     shown.sort(key=lambda n: (n.depth, not (by_key.get(n.root) and by_key[n.root].breaking),
                               n.confidence != "exact", n.path, n.line))
     source_paths = sorted({c.path for c in changed if c.path not in tests_b}
