@@ -12,7 +12,8 @@ lists the dependents; each is judged against its changed symbol (its `changed` f
   judged where SCIP has an occurrence of the changed symbol's name on that line (a class and
   its constructor count as one), right when that occurrence is the changed symbol, or when
   what is defined on that line has a SCIP relationship (implementation, reference) to it;
-  an override is judged where SCIP defines something on its line. Lines where SCIP resolved
+  an override is judged where SCIP defines something on its line, and right by such a
+  relationship or by a use inside it (a subclass constructor's `super(...)`). Lines where SCIP resolved
   nothing of that name (an import SCIP could not follow, dynamic code) are unjudged, as are
   changed symbols SCIP has no definition of (a variable, a module's lines);
 - by the span, a looser second figure: right when SCIP has an occurrence of the changed
@@ -220,7 +221,10 @@ def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> t
         if not targets or d["path"] not in facts["paths"]:
             out[f"unjudged_{d['confidence']}"] += 1
             continue
-        line_verdict = judge_line(d, targets, facts)
+        row = by_id.get(d["symbol_id"]) if d["symbol_id"] else None
+        start, end = (row[1], row[2]) if row else (1, 10 ** 9)
+        span_hit = any(p == d["path"] and start <= ln <= end for s in targets for p, ln in facts["uses"].get(s, ()))
+        line_verdict = judge_line(d, targets, facts, span_hit)
         if line_verdict is None:
             out[f"unjudged_{d['confidence']}"] += 1
         else:
@@ -229,9 +233,6 @@ def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> t
                 out[f"right_{key}"] += int(line_verdict)
             if not line_verdict:
                 wrong.append([d["name"], d["path"], d.get("at"), d["edge"], d["confidence"], d["changed"]])
-        row = by_id.get(d["symbol_id"]) if d["symbol_id"] else None
-        start, end = (row[1], row[2]) if row else (1, 10 ** 9)
-        span_hit = any(p == d["path"] and start <= ln <= end for s in targets for p, ln in facts["uses"].get(s, ()))
         out[f"span_judged_{d['confidence']}"] += 1
         out[f"span_right_{d['confidence']}"] += int(span_hit or bool(line_verdict))
     changed_ids = {c.get("symbol_id") for c in data["changed"]} - {None}
@@ -244,7 +245,7 @@ def judge(data: dict, facts: dict, by_id: dict, by_path: dict, roles: dict) -> t
     return dict(out), wrong
 
 
-def judge_line(d: dict, targets: set[str], facts: dict) -> bool | None:
+def judge_line(d: dict, targets: set[str], facts: dict, span_hit: bool) -> bool | None:
     """Right, wrong, or None (unjudged) by the line of the use, as bench/graph_truth.py judges
     a call edge: judged where SCIP has an occurrence of the target's name on that line, right
     when that occurrence is the target. An override (or implementation) is judged by SCIP's
@@ -258,7 +259,7 @@ def judge_line(d: dict, targets: set[str], facts: dict) -> bool | None:
     if any(facts["related"].get(s, set()) & targets for s in defined):
         return True
     if d["edge"] in ("overrides", "implements") and defined:
-        return False
+        return span_hit  # a subclass's constructor: its `super(...)` call is the use
     return False if {gt.scip_name(s) for s in here} & names else None
 
 
@@ -275,18 +276,23 @@ def truth_dependents(c: dict, targets: set[str], facts: dict, by_path: dict, rol
     return keys
 
 
-def run_repo(name: str, args: argparse.Namespace, bin_dir: Path) -> list[dict]:
+def run_repo(name: str, args: argparse.Namespace, bin_dir: Path, shas: list[str] | None = None) -> list[dict]:
+    """The repository's rows: new synthetic commits, or (`shas`) the ones of an earlier run
+    judged again with the code as it is now."""
     mirror, indexer = REPOS[name]
     repo = gt.checkout(mirror, args.mirrors, args.work)
     facts = scip_facts(gt.run_scip(bin_dir, repo, indexer))
     head = json.loads(codeagent(repo, "build", "--ref", "HEAD", "--json"))["manifest_id"]
     by_id, by_path, roles = index_rows(repo, head)
     rng, taken, rows = random.Random(f"{name}-{args.seed}"), set(), []
-    for i in range(args.commits):
-        picks = pick(repo, by_id, roles, facts, args.symbols, rng, taken)
-        if not picks:
-            break
-        sha = synthetic(repo, picks, COMMENT[indexer])
+    for i in range(len(shas) if shas is not None else args.commits):
+        if shas is None:
+            picks = pick(repo, by_id, roles, facts, args.symbols, rng, taken)
+            if not picks:
+                break
+            sha = synthetic(repo, picks, COMMENT[indexer])
+        else:
+            sha = shas[i]
         codeagent(repo, "build", "--ref", sha, "--json")
         data = json.loads(codeagent(repo, "impact", f"HEAD..{sha}", "--depth", "1", "--json", "--history", "0"))
         counts, wrong = judge(data, facts, by_id, by_path, roles)
@@ -338,6 +344,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-precision.json"))
     ap.add_argument("--table", action="store_true", help="Only print the table of --out.")
+    ap.add_argument("--again", type=Path, default=None,
+                    help="Judge the synthetic commits of this earlier --out again (the code as it is now).")
     args = ap.parse_args()
     if args.table:
         print("\n".join(table(json.loads(args.out.read_text()))))
@@ -348,7 +356,8 @@ def main() -> None:
     for name in args.only.split(","):
         if name in results:
             continue
-        results[name] = run_repo(name, args, bin_dir)
+        earlier = json.loads(args.again.read_text()).get(name, []) if args.again else None
+        results[name] = run_repo(name, args, bin_dir, [r["sha"] for r in earlier] if earlier is not None else None)
         args.out.write_text(json.dumps(results, indent=1))
     print("\n".join(table({k: v for k, v in results.items() if k in args.only.split(",")})))
     print("load average:", Path("/proc/loadavg").read_text().strip())
