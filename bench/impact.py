@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from codeagent.query.cochange import cochange_scores, git_commit_records
-from codeagent.query.impact_tests import naming_score, stem_names
+from codeagent.query.impact_tests import WEIGHTS, combined, naming_score, stem_names
 from codeagent.roles import SOURCE, TEST, file_role, is_code_path
 
 HERE = Path("/work/main")  # this repository (its history; never committed to)
@@ -42,9 +42,13 @@ REPOS = {  # name -> (mirror directory, language)
     "attrs": ("python-attrs+attrs", "python"), "rich": ("Textualize+rich", "python"),
     "black": ("psf+black", "python"), "cobra": ("spf13+cobra", "go"), "echo": ("labstack+echo", "go"),
     "express": ("expressjs+express", "javascript"), "okhttp": ("square+okhttp", "kotlin"),
-    "clap": ("clap-rs+clap", "rust"),
+    "clap": ("clap-rs+clap", "rust"), "chi": ("go-chi+chi", "go"), "axios": ("axios+axios", "javascript"),
+    "retrofit": ("square+retrofit", "java"), "sinatra": ("sinatra+sinatra", "ruby"),
 }
-ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0"}
+# PYTHONSAFEPATH: `python -m` in a corpus of standard-library copies must not import them (and
+# write their __pycache__ into the work tree the bench measures)
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CODEAGENT_DAEMON": "0",
+       "PYTHONSAFEPATH": "1"}
 MAX_FILES = 30  # commits touching more files are left out (merges, sweeping refactors)
 
 
@@ -137,17 +141,65 @@ def run_commit(repo: Path, c: dict) -> dict:
             "dependents": data["summary"]["dependents"]}
 
 
-def rescore(results: dict, weights: str) -> dict:
-    """The impact rankings again from each commit's stored signals, with other weights
-    (graph,cochange,naming): how sensitive the ranking is to them, without a rebuild."""
-    g, c, n = (float(x) for x in weights.split(","))
+def rescore(results: dict, weights: dict[str, float]) -> dict:
+    """The impact rankings again from each commit's stored signals, with other weights: how
+    sensitive the ranking is to them, without a rebuild (the formula is impact_tests.combined)."""
+    saved = dict(WEIGHTS)
+    WEIGHTS.clear()
+    WEIGHTS.update(weights)
+    try:
+        out = {}
+        for name, rows in results.items():
+            out[name] = []
+            for r in rows:
+                scored = sorted(((combined(s, edited), p) for p, s, edited in r.get("signals", [])),
+                                key=lambda t: (-t[0], t[1]))
+                out[name].append({**r, "impact": scores([p for _, p in scored], r["truth"])})
+        return out
+    finally:
+        WEIGHTS.clear()
+        WEIGHTS.update(saved)
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """`graph=0.4,cochange=0.4,...` -> a weights dict (signals not named weigh 0)."""
+    out = {k: 0.0 for k in WEIGHTS}
+    for part in text.split(","):
+        k, _, v = part.partition("=")
+        out[k.strip()] = float(v)
+    return out
+
+
+def _objective(results: dict) -> float:
+    rows = [r for name, rs in results.items() if name != "codeagent" for r in rs]
+    return sum(r["impact"]["mrr"] + (r["impact"]["r@5"] + r["impact"]["r@10"]) / 2 for r in rows) / max(1, len(rows))
+
+
+def grid() -> list[dict[str, float]]:
+    """Weights on a coarse grid (steps of 0.1, summing to 1)."""
+    import itertools
+
+    keys, out = list(WEIGHTS), []
+    for combo in itertools.product(range(11), repeat=len(keys) - 1):
+        if sum(combo) <= 10:
+            out.append({k: v / 10 for k, v in zip(keys, [*combo, 10 - sum(combo)])})
+    return out
+
+
+def fit(results: dict) -> dict[str, float]:
+    """The grid's best weights for `results` (pooled MRR plus mean recall; ties: the first)."""
+    return max(grid(), key=lambda w: _objective(rescore(results, w)))
+
+
+def leave_one_out(results: dict) -> dict:
+    """Each development-set repository ranked with the weights fit on the others."""
     out = {}
-    for name, rows in results.items():
-        out[name] = []
-        for r in rows:
-            scored = sorted(((g * s["graph"] + c * s["cochange"] + n * s["naming"] + (1 if edited else 0), p)
-                             for p, s, edited in r.get("signals", [])), key=lambda t: (-t[0], t[1]))
-            out[name].append({**r, "impact": scores([p for _, p in scored], r["truth"])})
+    for name in results:
+        if name == "codeagent":
+            continue
+        w = fit({k: v for k, v in results.items() if k != name and k != "codeagent"})
+        out[name] = rescore({name: results[name]}, w)[name]
+        print(f"  held out {name}: weights {w}", file=sys.stderr, flush=True)
     return out
 
 
@@ -228,8 +280,7 @@ async def _warm_calls(repo: Path, n: int) -> list[float]:
                 t0, c0 = time.perf_counter(), time.process_time()  # the server runs in this process
                 res = await client.call_tool("get_impact", {})
                 assert not res.is_error, res.content
-                if i:
-                    out.append((time.perf_counter() - t0, time.process_time() - c0))
+                out.append((time.perf_counter() - t0, time.process_time() - c0))  # [0]: the first call
     finally:
         state.close()
     return out
@@ -248,7 +299,7 @@ def latency(work: Path, packages: str) -> None:
     edited = edit_ten(repo)
     time.sleep(0.2)  # out of the build's racy window
     codeagent(repo, "build", "--json")
-    calls = anyio.run(_warm_calls, repo, 20)
+    first, *calls = anyio.run(_warm_calls, repo, 20)
     warm, warm_cpu = sorted(w for w, _ in calls), sorted(c for _, c in calls)
     cold = []
     for _ in range(3):
@@ -263,7 +314,8 @@ def latency(work: Path, packages: str) -> None:
           f"{data['summary']['tests']} tests")
     print(f"get_impact warm (MCP, in-process server): wall p50 {statistics.median(warm) * 1000:.0f} ms, "
           f"p95 {p95(warm) * 1000:.0f} ms; CPU p50 {statistics.median(warm_cpu) * 1000:.0f} ms, "
-          f"p95 {p95(warm_cpu) * 1000:.0f} ms (n={len(warm)})")
+          f"p95 {p95(warm_cpu) * 1000:.0f} ms (n={len(warm)}); first call {first[0] * 1000:.0f} ms wall, "
+          f"{first[1] * 1000:.0f} ms CPU")
     print(f"codeagent impact --json cold (new process): median {statistics.median(cold) * 1000:.0f} ms (n=3)")
     print("load average:", Path("/proc/loadavg").read_text().strip())
 
@@ -276,8 +328,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/impact-bench.json"))
     ap.add_argument("--latency", action="store_true", help="Measure get_impact's latency instead.")
     ap.add_argument("--table", action="store_true", help="Only print the table of --out.")
-    ap.add_argument("--rescore", metavar="G,C,N", default=None,
-                    help="Only print the table of --out again, impact re-ranked with these weights.")
+    ap.add_argument("--rescore", metavar="K=W,...", default=None,
+                    help="Only print the table of --out again, impact re-ranked with these weights "
+                         "(graph, focus, cochange, naming, proximity).")
+    ap.add_argument("--fit", action="store_true",
+                    help="Only fit the weights on --out's development set (grid), and print the "
+                         "leave-one-repository-out table.")
     ap.add_argument("--packages", default=LATENCY_PACKAGES, help="--latency: stdlib packages (or all).")
     args = ap.parse_args()
     if args.latency:
@@ -286,7 +342,12 @@ def main() -> None:
         print("\n".join(table(json.loads(args.out.read_text()))))
         return None
     if args.rescore:
-        print("\n".join(table(rescore(json.loads(args.out.read_text()), args.rescore))))
+        print("\n".join(table(rescore(json.loads(args.out.read_text()), parse_weights(args.rescore)))))
+        return None
+    if args.fit:
+        results = json.loads(args.out.read_text())
+        print("fit on all:", fit(results))
+        print("\n".join(table(leave_one_out(results))))
         return None
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     args.work.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,7 @@ MAX_DEPTH = 6
 TEST_DEPTH = 4  # tests are looked for this deep at least: a test reaches code through helpers
 WALK_NODES = 3000  # nodes one walk may visit (dependents and tests together)
 _HISTORY: dict[tuple[str, str, int], list[CommitRecord]] = {}  # commits are immutable: kept
+_COMMITS: dict[str, str | None] = {}  # manifest id -> its commit: a manifest id names immutable bytes
 
 
 @dataclass(frozen=True)
@@ -72,15 +73,22 @@ def history_of(repo: Path | None, commit: str | None, n: int, store_root: Path |
     return _HISTORY[key]
 
 
+def _memo(view: IndexView, key: str, make):
+    """`make()` once per view: what it reads of a manifest's index never changes."""
+    if key not in view.cache:
+        view.cache[key] = make()
+    return view.cache[key]
+
+
 def _test_paths(view: IndexView) -> set[str]:
-    return {r[0] for r in view.sql("SELECT path FROM files WHERE role = ?", [TEST])}
+    return _memo(view, "impact:tests", lambda: {r[0] for r in view.sql("SELECT path FROM files WHERE role = ?", [TEST])})
 
 
 def _modules(view: IndexView, paths: set[str]) -> dict[str, str]:
     if not paths or not view.has_table("modules"):
         return {}
-    return {p: m for p, m in view.sql("SELECT path, module FROM modules WHERE path IN "
-                                      "(SELECT unnest(?::VARCHAR[]))", [sorted(paths)]) if m}
+    every = _memo(view, "impact:modules", lambda: dict(view.sql("SELECT path, module FROM modules WHERE module <> ''")))
+    return {p: every[p] for p in paths if p in every}
 
 
 def _seeds(changed: Sequence[Changed]) -> tuple[dict, dict, dict, dict]:
@@ -131,7 +139,7 @@ def _names(changed: Sequence[Changed]) -> dict[str, str]:
 def _dependent(n: Reached, nodes: dict[str, Reached], by_key: dict[str, Changed], names: dict[str, str]) -> dict:
     root = by_key.get(n.root)
     return {"name": n.name, "kind": n.kind, "path": n.path, "line": n.line, "symbol_id": n.symbol_id,
-            "depth": n.depth, "edge": n.edge, "confidence": n.confidence,
+            "depth": n.depth, "edge": n.edge, "at": n.at, "confidence": n.confidence,
             "changed": root.name if root else n.root,
             "flag": root.change if root and root.breaking else None,
             "path_back": path_back(nodes, n.key, names)}
@@ -150,7 +158,7 @@ def compute_impact(a: IndexView, b: IndexView, *, options: ImpactOptions = Impac
     tests_b = _test_paths(b)
     nodes, truncated = _walk(a, b, changed, options.depth, frozenset(tests_b))
     by_key = {c.key: c for c in changed}
-    shown = [n for n in nodes.values() if n.depth <= options.depth and n.path not in tests_b]
+    shown = [n for n in nodes.values() if n.depth <= options.depth and n.path not in tests_b and not n.loose]
     shown.sort(key=lambda n: (n.depth, not (by_key.get(n.root) and by_key[n.root].breaking),
                               n.confidence != "exact", n.path, n.line))
     source_paths = sorted({c.path for c in changed if c.path not in tests_b}
@@ -177,9 +185,35 @@ def resolve_spec(store, root: Path | None, spec: str) -> tuple[str | None, str]:
     return refnames.resolve(store, spec, root)
 
 
+def _commit_of(store, manifest_id: str) -> str | None:
+    if manifest_id not in _COMMITS:
+        if len(_COMMITS) >= 256:
+            _COMMITS.clear()
+        _COMMITS[manifest_id] = load_manifest(store, manifest_id).commit
+    return _COMMITS[manifest_id]
+
+
+def _ref_at(store, commit: str, not_id: str) -> tuple[str, str] | None:
+    """The store ref (branches first, then tags...) whose index is of `commit`, other than
+    `not_id`: refs.resolve's answer for a full sha, without asking git."""
+    refs = store.list_refs()
+    if refs.get(f"commits/{commit}") not in (None, not_id):  # `build --ref SHA` wrote it
+        return f"commits/{commit}", refs[f"commits/{commit}"]
+    for prefix in ("heads/", "tags/", "remotes/", "commits/"):
+        for ref in sorted(r for r in refs if r.startswith(prefix)):
+            try:
+                if refs[ref] != not_id and _commit_of(store, refs[ref]) == commit:
+                    return ref, refs[ref]
+            except CodeagentError:
+                continue
+    return None
+
+
 def worktree_base(store, root: Path | None, head: IndexView) -> tuple[str | None, str]:
     """The index the work tree is compared with: the one built at its commit (a branch, tag
     or `build --ref`), else the full assembly its overlay sits on."""
+    if head.commit and (found := _ref_at(store, head.commit, head.manifest_id)) is not None:
+        return found
     if head.commit:
         try:
             ref, mid = refnames.resolve(store, head.commit, root)

@@ -44,7 +44,10 @@ class ImpactTools:
 
     def _base(self, store, root, ref: str | None, manifest_id: str) -> IndexView:
         with self._lock:
-            view = self._bases.pop(manifest_id, None) or open_view(store, root, ref, manifest_id)
+            view = self._bases.pop(manifest_id, None)
+            if view is None:
+                view = open_view(store, root, ref, manifest_id)
+                view.keep_text_in_memory = True  # kept across calls: a long-lived reader's mapped arrays
             self._bases[manifest_id] = view  # most recently used last
             while len(self._bases) > KEPT_BASES:
                 self._bases.pop(next(iter(self._bases))).close()

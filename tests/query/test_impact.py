@@ -90,6 +90,7 @@ def test_a_renamed_function_lists_its_callers(git_repo) -> None:
     assert all(d["flag"] == "renamed" and d["changed"] == "fetch_one" for d in callers.values())
     assert callers["pkg.api.load"]["confidence"] == "exact"
     assert callers["pkg.api.load"]["path_back"] == ["pkg.api.load", "fetch_one"]
+    assert callers["pkg.api.load"]["at"] == 9  # the line of the call, not of `def load`
     # two hops out: entry calls compute, which called fetch
     entry = next(d for d in data["dependents"] if d["name"] == "pkg.api.entry")
     assert entry["depth"] == 2 and entry["path_back"] == ["pkg.api.entry", "pkg.core.compute", "fetch_one"]
@@ -118,6 +119,7 @@ def test_a_test_two_calls_away_ranks_above_an_unrelated_test(git_repo) -> None:
     top = data["tests"][0]
     assert top["functions"][0]["name"] == "tests.test_api.test_entry" and top["functions"][0]["depth"] == 2
     assert "reaches the change in 2 edges" in top["reason"] and top["score"] > 0
+    assert top["signals"]["focus"] == 1.0 and top["signals"]["graph"] == 1.0
     assert data["risk"]["untested"] == []
 
 
@@ -164,3 +166,18 @@ def test_bad_ranges_and_missing_indexes_exit_with_their_codes(git_repo) -> None:
     assert both.exit_code == 2
     missing = runner.invoke(main, ["impact", "main..nosuchref", "--repo", str(git_repo.path), "--json"])
     assert missing.exit_code in (4, 5) and json.loads(missing.stdout)["error"]["code"] in ("index_missing", "not_found")
+
+
+def test_a_name_matched_call_of_a_method_every_library_has_is_not_listed(git_repo) -> None:
+    sink = "class Sink:\n    def flush(self):\n        return 1\n\n    def drain_all(self):\n        return 2\n"
+    use = "def save(f):\n    f.flush()\n\n\ndef empty(f):\n    f.drain_all()\n"
+    git_repo.write_many({"pkg/__init__.py": "", "pkg/sink.py": sink, "pkg/use.py": use})
+    git_repo.commit("one")
+    build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    edited = sink.replace("return 1", "return 3").replace("return 2", "return 4")
+    data = _worktree(git_repo, {"pkg/sink.py": edited}, history=0)
+    assert {c["name"] for c in data["changed"]} == {"Sink.flush", "Sink.drain_all"}
+    listed = {d["name"]: d for d in data["dependents"]}
+    # `f.drain_all()` can only mean the one drain_all; `f.flush()` is any file's, stream's...
+    assert "pkg.use.empty" in listed and listed["pkg.use.empty"]["confidence"] == "name"
+    assert "pkg.use.save" not in listed

@@ -72,3 +72,14 @@ def test_test_names_match_the_module_they_are_named_after() -> None:
     assert naming_score("tests/test_compat.py", stem_names("src/attr/_compat.py")) == 1.0
     assert naming_score("tests/test_compat_more.py", stem_names("src/attr/_compat.py")) == 0.5
     assert naming_score("tests/test_make.py", stem_names("src/attr/_compat.py")) == 0.0
+
+
+def test_proximity_is_the_directory_a_test_shares_with_the_change() -> None:
+    from codeagent.query.impact_tests import proximity
+
+    assert proximity("pkg/dns/resolver_test.go", ["pkg/dns/resolver.go"]) == 1.0
+    mirror = "okhttp/src/commonTest/kotlin/okhttp3/internal/dns/CacheTest.kt"
+    assert proximity(mirror, ["okhttp/src/commonMain/kotlin/okhttp3/internal/dns/Cache.kt"]) == 1.0
+    assert proximity(mirror, ["okhttp/src/commonMain/kotlin/okhttp3/internal/tls/Cert.kt"]) == 0.5
+    assert proximity("tests/test_make.py", ["src/attr/_make.py"]) == 0.0
+    assert proximity("tests/test_make.py", []) == 0.0
