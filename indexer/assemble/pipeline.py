@@ -189,6 +189,7 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
             inserted = 0
             for run in runs:
                 inserted += insert_entries(con, store, run, assembly.tables, beside=beside, spool=merge)
+                _forget_tables(assembly.tables if base is None else {}, run)
                 steps.advance()
             if memory is not None:
                 con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
@@ -215,6 +216,15 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
         if spill is not None:
             shutil.rmtree(spill[1], ignore_errors=True)
     return base_dir
+
+
+def _forget_tables(tables: Mapping[str, object], run: list[FileEntry]) -> None:
+    """Drop the parsed shards' tables a full assembly has inserted (it reads each shard
+    once; another path with the same content reads it back from its object): held to the end,
+    they were a third of a cold build's peak memory (docs/benchmarks/cold-build.md)."""
+    if isinstance(tables, dict):
+        for f in run:
+            tables.pop(f.shard, None)
 
 
 def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) -> None:
