@@ -11,9 +11,12 @@ from ..errors import InvalidParameter, OutOfMemory
 MIB = 1 << 20
 DEFAULT_MEMORY = 1 << 30
 MIN_MEMORY = 256 * MIB
-# An assembly batch holds its shards, flattened rows and postings at once: about 20x its
-# source bytes at the peak (measured on the stdlib), so a batch gets 1/40 of the budget.
-ASSEMBLY_BYTES_PER_SOURCE_BYTE = 40
+# An assembly batch holds its shards, flattened rows and postings at once: about 15x its
+# source bytes at the peak (a 25.6 MB batch of the stdlib: +394 MiB), more while the
+# previous batch's postings still go in beside it, so a batch gets 1/128 of the budget: with
+# the parsed shards' tables dropped once inserted, the batches are no longer a cold stdlib
+# build's peak (750-830 MiB at 1/40; docs/benchmarks/cold-build.md).
+ASSEMBLY_BYTES_PER_SOURCE_BYTE = 128
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": MIB, "g": 1 << 30, "t": 1 << 40}
 

@@ -204,6 +204,7 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
             inserted = 0
             for run in runs:
                 inserted += insert_entries(con, store, run, assembly.tables, beside=beside, spool=merge)
+                _forget_tables(assembly.tables if base is None else {}, run)
                 steps.advance()
             if memory is not None:
                 con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
@@ -238,6 +239,15 @@ def _postings_runs(store: Store, work: Path, memory: MemoryBudget | None) -> Pos
     from .postings_merge import PostingsRuns  # it imports (deferred, see the line above)
 
     return PostingsRuns(store.tmp_dir / f"postings-{work.name}", (memory or MemoryBudget()).postings_round_rows)
+
+
+def _forget_tables(tables: Mapping[str, object], run: list[FileEntry]) -> None:
+    """Drop the parsed shards' tables a full assembly has inserted (it reads each shard
+    once; another path with the same content reads it back from its object): held to the end,
+    they were a third of a cold build's peak memory (docs/benchmarks/cold-build.md)."""
+    if isinstance(tables, dict):
+        for f in run:
+            tables.pop(f.shard, None)
 
 
 def _swap_into_place(store: Store, manifest_id: str, work: Path, final: Path) -> None:

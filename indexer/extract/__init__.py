@@ -14,13 +14,12 @@ from .text import doc_sections, line_chunks
 
 def extract(source: bytes, language: str) -> Extraction:
     """Extract symbols, references and chunks from UTF-8 `source` in `language`."""
-    text = source.decode("utf-8")
     if language in (MARKDOWN, RST):
-        return Extraction(chunks=doc_sections(text, language))
+        return Extraction(chunks=doc_sections(source.decode("utf-8"), language))
     if language != TEXT:
         from .treesitter import extract_tree  # heavy import only when there is code to parse
 
-        result = extract_tree(source, language)
+        result = extract_tree(source, language)  # works on the bytes: no decode of the file
         if result is not None:
             return result
-    return Extraction(chunks=line_chunks(text))
+    return Extraction(chunks=line_chunks(source.decode("utf-8")))
