@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 from codeagent.format import resident
 from codeagent.format.resident_write import write_resident
@@ -96,7 +97,9 @@ def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_re
     assert edges.num_rows > 0 and "Caf\u00e9Parser" in str(edges.column("target").to_pylist())
 
 
-def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_path):
+@pytest.mark.parametrize("memory", [0, 3000])
+def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_path, memory):
+    """Spooled on disk (memory 0), or in memory until the spool passes 3000 bytes."""
     _project(git_repo)
     manifest_id = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1)).manifest_id
     db = Store(git_repo.path / ".codeagent").assembled_dir(manifest_id) / "index.duckdb"
@@ -106,7 +109,7 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
     _built_in_memory(db, expected)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        write_resident(con, small, tmp_path / "spool", rows=3)
+        write_resident(con, small, tmp_path / "spool", rows=3, memory=memory)
     finally:
         con.close()
     assert not (tmp_path / "spool").exists()
