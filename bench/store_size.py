@@ -196,13 +196,13 @@ def main() -> None:
         subprocess.run([python, "-m", "codeagent", "--help"], cwd=outside, env=ENV, capture_output=True)
     runs: dict[str, list[dict]] = {v: [] for v in versions}
     kinds: dict[str, dict] = {}
-    for _ in range(args.rounds):
+    for n in range(args.rounds):
         for version, python in versions.items():
             run = cold_build(python, repo, outside)
             run["store"] = _dir_bytes(repo / ".codeagent")
             runs[version].append(run)
             kinds[version] = inventory(repo / ".codeagent")
-            if args.detail:
+            if args.detail and n == args.rounds - 1:
                 _print_detail(version, repo / ".codeagent")
     shutil.rmtree(outside, ignore_errors=True)
     print(f"corpus: {repo} ({len(listed)} files, source {_mb(source)}), rounds={args.rounds}")
