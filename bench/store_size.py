@@ -222,6 +222,9 @@ def main() -> None:
                      f"{max(r['rss'] for r in rs) / 1024:.0f} MiB"])
     print_table(["version", "store", "store / source", "write_bytes", "written / store",
                  "write_bytes - cancelled", "wchar", "build CPU", "build wall", "peak RSS"], rows)
+    print_table(["version", "round", "store", "write_bytes", "build CPU", "peak RSS"],
+                [[v, str(i + 1), _mb(r["store"]), _mb(r["io"]["write_bytes"]), f"{r['cpu']:.1f} s",
+                  f"{r['rss'] / 1024:.0f} MiB"] for v, rs in runs.items() for i, r in enumerate(rs)])
     print(f"targets: store <= 5x source ({_mb(5 * source)}), written <= 1.5x store")
     print("loadavg:", Path("/proc/loadavg").read_text().strip())
 
