@@ -119,3 +119,29 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
         assert reader.num_record_batches == (1 if want.num_rows else 0), path.name
         assert reader.schema.equals(want.schema, check_metadata=True), path.name
         assert reader.read_all().equals(want), path.name
+
+
+def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo):
+    """The previous layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays): a
+    reader names the build to run, and the next build assembles it again from its shards."""
+    from codeagent import format as fmt
+    from codeagent.errors import IndexMissing
+
+    git_repo.write("m.py", "def parse_header(x):\n    return x\n")
+    git_repo.commit()
+    first = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    directory = store.assembled_dir(first.manifest_id)
+    (directory / fmt.COMPLETE_MARKER).write_text(
+        f"{first.manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}\n")
+    try:
+        open_index(git_repo.path, ref="main").close()
+    except IndexMissing as exc:
+        assert "not assembled" in exc.message and "codeagent build" in str(exc.hint)
+    else:
+        raise AssertionError("an assembly of older resident arrays was read as current")
+    again = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    assert again.manifest_id == first.manifest_id and again.files_parsed == 0
+    assert store.is_assembled(first.manifest_id)
+    with open_index(git_repo.path, ref="main") as view:
+        assert resident.map_arrays(view.path.parent, "symbols") is not None

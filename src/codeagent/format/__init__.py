@@ -60,15 +60,12 @@ EXTRACTOR_VERSION history:
      `Foo..new`: no last name to resolve). Rust calls inside a macro's arguments
      (`assert!(f(x))`, `vec![a::g()]`) are call references. Kotlin: a next-line primary
      constructor whose annotations stand on lines of their own is blanked too.
- 11: shard Parquet compressed with zstd level 3 again instead of LZ4 (same rows): 0.62x the
-     shard bytes on the standard library (56.6 MB -> 35 MB) for ~1.1 s more worker CPU in a
-     ~45 s cold build; the store was 11x the source (bench/store_size.py).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "10"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401

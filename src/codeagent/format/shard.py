@@ -92,8 +92,6 @@ def _items(lists: pa.FixedSizeListArray) -> pa.Array:
     return lists.values.slice(lists.offset * size, len(lists) * size)
 
 
-SHARD_ZSTD_LEVEL = 3  # part of the shard bytes: a change is an EXTRACTOR_VERSION bump
-
 PACKED = {"chunks": Packed(CHUNK_TYPE), "symbols": Packed(SYMBOL_TYPE), "refs": Packed(REF_TYPE)}
 
 SHARD_SCHEMA = pa.schema([
@@ -114,10 +112,12 @@ def encode_table(table: pa.Table) -> bytes:
     """A shard table's Parquet bytes (deterministic)."""
     sink = pa.BufferOutputStream()  # a BytesIO goes through a Python call per write (~0.4 ms a shard)
     # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
-    # at this size. zstd-3 (EXTRACTOR_VERSION 11): 0.62x LZ4's bytes on the stdlib (35 vs
-    # 56.6 MB) for ~1.1 s more CPU of ~45 s; LZ4 made the shards the store's second largest part.
-    pq.write_table(table, sink, compression="zstd", compression_level=SHARD_ZSTD_LEVEL,
-                   use_dictionary=False, write_statistics=False, store_schema=False)
+    # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
+    # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
+    # (Measured again 2026-12-07 in whole cold builds: zstd-3 shards, 33 vs 57 MB, cost ~2 s
+    # more of ~39 s: docs/benchmarks/store.md.)
+    pq.write_table(table, sink, compression="lz4", use_dictionary=False,
+                   write_statistics=False, store_schema=False)
     return sink.getvalue().to_pybytes()
 
 
