@@ -427,6 +427,9 @@ def _reused_and_needed(builder: _Builder, store: Store, previous: Manifest | Non
     """(entries known without parsing: skipped files and reused shards, files to parse); the
     previous manifest's files whose shards are gone are parsed again, said in `repairs`."""
     builder.known = builder.known_entries(previous)
+    if previous is not None and previous.extractor_version != fmt.EXTRACTOR_VERSION:  # said: a format bump
+        repairs.append(f"the index was built by extractor version {previous.extractor_version}, this codeagent's "
+                       f"is {fmt.EXTRACTOR_VERSION} (format/__init__.py says what changed): every file parsed again")
     lost = _forget_lost_shards(store, builder.known)
     if lost:
         repairs.append(f"{len(lost)} files whose shards were missing from the store or damaged were parsed "

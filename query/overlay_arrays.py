@@ -373,8 +373,6 @@ def overlay_names(view: IndexView) -> dict | None:
 def _repaired(table, before, after):
     """A sorted (key, name) pair table with the pairs of `before` not in `after` removed and
     those of `after` not in `before` added (both pair tables)."""
-    import pyarrow as pa
-
     old = set(zip(before.column("key").to_pylist(), before.column("name").to_pylist()))
     new = set(zip(after.column("key").to_pylist(), after.column("name").to_pylist()))
     keys, names = StringColumn(table.column("key")), StringColumn(table.column("name"))
@@ -388,6 +386,5 @@ def _repaired(table, before, after):
         if i < len(pairs) and pairs[i] == gone:
             keep[i] = False
     added = sorted(new - old)
-    added_table = pa.table({"key": pa.array([k for k, _ in added], pa.string()),
-                            "name": pa.array([n for _, n in added], pa.string())})
+    added_table = arrays.pairs_table(added)  # the layout of the base's (dictionary-encoded)
     return merge_sorted(table, keep, added_table, pair, added.__getitem__)[0]

@@ -12,6 +12,13 @@ from ..budget import MemoryBudget
 from .plan import Assembly
 
 
+def spool_memory(budget: MemoryBudget) -> int:
+    """The bytes of a resident file's spool kept in memory (1/16 of the budget: 64 MiB by
+    default, every file of the standard library): such a file is written once instead of
+    spooled to tmp/ and copied. Larger ones spool to disk, so memory stays bounded."""
+    return budget.total // 16
+
+
 def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | None) -> None:
     """Write the resident arrays beside the finished database (`base_dir`: the assembly it
     was built on, whose unchanged name tables are copied). DuckDB keeps under the build's
@@ -26,7 +33,8 @@ def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | N
     con = duckdb.connect(str(work_dir / fmt.DUCKDB_FILE), read_only=True,
                          config={"memory_limit": f"{limit}B", "temp_directory": str(spill)})
     try:
-        write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}", base_dir)
+        write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}", base_dir,
+                       memory=spool_memory(assembly.memory or MemoryBudget()))
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeagent import kernels
-from codeagent.format.arrow_spool import Spool, write_spooled
+from codeagent.format.arrow_spool import Spool, SpoolMemory, write_spooled
 
 TEXT = st.one_of(st.none(), st.sampled_from(["", "a", "ab", "é", "z\u4e2d"]), st.text(max_size=5))
 ROW = st.tuples(TEXT, st.one_of(st.none(), st.integers(-2**31, 2**31 - 1)), st.one_of(st.none(), st.booleans()),
@@ -59,8 +59,10 @@ def _exact(array: pa.Array, n: int) -> pa.Array:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(ROW, max_size=70), st.lists(st.integers(0, 70), max_size=4), st.booleans())
-def test_spooled_file_is_the_in_memory_one(tmp_path_factory, rows, cuts, as_given):
+@given(st.lists(ROW, max_size=70), st.lists(st.integers(0, 70), max_size=4), st.booleans(),
+       st.sampled_from([0, 1, 200, 1 << 20]))
+def test_spooled_file_is_the_in_memory_one(tmp_path_factory, rows, cuts, as_given, memory):
+    """Spooled on disk (memory 0), in memory, or rolled over to disk part way (1, 200 bytes)."""
     tmp = tmp_path_factory.mktemp("spool")
     # 8 more valid rows after them, cut off: the bitmaps' bits past the rows are set, as DuckDB's can be
     padded = rows + [("x", 1, True, ["y"], 1.0, "p.py")] * 8
@@ -69,7 +71,8 @@ def test_spooled_file_is_the_in_memory_one(tmp_path_factory, rows, cuts, as_give
     # slices of one batch (offsets not 0, bitmaps not byte-aligned) as well as whole batches
     bounds = sorted({0, len(rows), *(c for c in cuts if c <= len(rows))})
     batches = [whole.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
-    spools = [Spool(tmp / f.name, f.type, as_given) for f in SCHEMA]
+    held = SpoolMemory(memory)
+    spools = [Spool(tmp / f.name, f.type, as_given, held) for f in SCHEMA]
     for batch in batches:
         for spool, column in zip(spools, batch.columns):
             spool.append(column)
@@ -78,6 +81,9 @@ def test_spooled_file_is_the_in_memory_one(tmp_path_factory, rows, cuts, as_give
     read = pa.ipc.open_file(pa.py_buffer(got)).read_all()
     assert read.to_pylist() == whole.to_pylist()
     assert got == _in_memory(batches, as_given)
+    spooled = {p.name for p in tmp.rglob("*") if p.is_file()} - {"out.arrow"}
+    # held in memory below the limit: no spool file written; past it, all of them on disk
+    assert (not spooled) if memory and held.limit else bool(spooled) or not rows
 
 
 def test_unsupported_types_are_refused(tmp_path):

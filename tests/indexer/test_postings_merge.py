@@ -10,6 +10,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codeagent.format.assembly import TABLES_SQL
+from codeagent.indexer.assemble import postings_merge
 from codeagent.indexer.assemble.postings_merge import PostingsRuns
 from codeagent.indexer.assemble.term_postings import stable_order
 
@@ -44,8 +45,10 @@ def _merged(tmp_path, runs: list[list[tuple]], round_rows: int) -> list[tuple]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.lists(ROW, max_size=30), max_size=5), st.integers(1, 40))
-def test_the_merge_is_a_stable_sort_of_the_runs_by_term(tmp_path_factory, runs, round_rows):
+@given(st.lists(st.lists(ROW, max_size=30), max_size=5), st.integers(1, 40), st.sampled_from([1, 4, 7, 1 << 16]))
+def test_the_merge_is_a_stable_sort_of_the_runs_by_term(tmp_path_factory, monkeypatch, runs, round_rows, batch):
+    """Whatever the rounds, and the rows of a run file's compressed batches (`batch`)."""
+    monkeypatch.setattr(postings_merge, "RUN_BATCH_ROWS", batch)
     tmp_path = tmp_path_factory.mktemp("merge")
     want = sorted((r for rows in runs for r in sorted(rows, key=lambda r: r[0].encode())),
                   key=lambda r: r[0].encode())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 from codeagent.format import resident
 from codeagent.format.resident_write import write_resident
@@ -96,7 +97,9 @@ def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_re
     assert edges.num_rows > 0 and "Caf\u00e9Parser" in str(edges.column("target").to_pylist())
 
 
-def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_path):
+@pytest.mark.parametrize("memory", [0, 3000])
+def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_path, memory):
+    """Spooled on disk (memory 0), or in memory until the spool passes 3000 bytes."""
     _project(git_repo)
     manifest_id = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1)).manifest_id
     db = Store(git_repo.path / ".codeagent").assembled_dir(manifest_id) / "index.duckdb"
@@ -106,7 +109,7 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
     _built_in_memory(db, expected)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        write_resident(con, small, tmp_path / "spool", rows=3)
+        write_resident(con, small, tmp_path / "spool", rows=3, memory=memory)
     finally:
         con.close()
     assert not (tmp_path / "spool").exists()
@@ -116,3 +119,29 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
         assert reader.num_record_batches == (1 if want.num_rows else 0), path.name
         assert reader.schema.equals(want.schema, check_metadata=True), path.name
         assert reader.read_all().equals(want), path.name
+
+
+def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo):
+    """The previous layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays): a
+    reader names the build to run, and the next build assembles it again from its shards."""
+    from codeagent import format as fmt
+    from codeagent.errors import IndexMissing
+
+    git_repo.write("m.py", "def parse_header(x):\n    return x\n")
+    git_repo.commit()
+    first = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    directory = store.assembled_dir(first.manifest_id)
+    (directory / fmt.COMPLETE_MARKER).write_text(
+        f"{first.manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}\n")
+    try:
+        open_index(git_repo.path, ref="main").close()
+    except IndexMissing as exc:
+        assert "not assembled" in exc.message and "codeagent build" in str(exc.hint)
+    else:
+        raise AssertionError("an assembly of older resident arrays was read as current")
+    again = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+    assert again.manifest_id == first.manifest_id and again.files_parsed == 0
+    assert store.is_assembled(first.manifest_id)
+    with open_index(git_repo.path, ref="main") as view:
+        assert resident.map_arrays(view.path.parent, "symbols") is not None

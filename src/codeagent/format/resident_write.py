@@ -3,7 +3,8 @@ repository.
 
 A structure's rows come from DuckDB already in their order (DuckDB sorts under its
 memory_limit, spilling to disk) and are read in batches: each batch's columns are appended to
-spool files (arrow_spool.py), and its key indexes' (key, row) pairs to temp tables that DuckDB
+spool files (arrow_spool.py: in memory up to `write_resident`'s `memory`, so a file below it is
+written once), and its key indexes' (key, row) pairs to temp tables that DuckDB
 sorts the same way. Every file is then written as one record batch from its spool. Holding
 whole structures in Arrow made this step the build's peak: ~4.5 GiB on ten copies of the
 standard library. The files are byte for byte those of the in-memory builders
@@ -22,7 +23,7 @@ import pyarrow as pa
 from .. import kernels
 from ..hashing import hash_bytes
 from . import resident as r
-from .arrow_spool import Spool, write_spooled
+from .arrow_spool import Spool, SpoolMemory, write_spooled
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
 TEXT_BATCH_BYTES = 32 << 20
@@ -42,6 +43,7 @@ class _Stream:
     fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
     taken: bool = False  # the builder sorts the rows again (Arrow's `take`: arrow_spool.Spool's `given`)
     read: Callable | None = None  # (cursor, stream) -> (schema, batches), when not `sql` read whole
+    keyed: bool = False  # the key indexes' keys dictionary-encoded (KeyIndex.build's `dictionary`)
 
 
 def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
@@ -87,26 +89,29 @@ def _order(sql: str, keys: tuple[str, ...]) -> str:
 STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
     "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key", taken=True),
-    "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
+    "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys,
+                     keyed=True),
     "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=8192, fresh_fields=False,
                      taken=True, read=_text_batches),
-    "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, ("path",),
+    "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, r.POSTINGS_DICTIONARY,
                         taken=True),
 }
 _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
+_KEYED_INDEX_SCHEMA = pa.schema([("key", pa.dictionary(pa.int32(), pa.string())), ("row", pa.int32())])
 
 
 def write_resident(con, directory: Path, spool: Path, previous: Path | None = None,
-                   rows: int | None = None) -> None:
+                   rows: int | None = None, memory: int = 0) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con` (its memory_limit
     bounds this step); `spool`: a directory for the spool files, removed after;
     `previous`: the verified assembly this one was built on (its REUSABLE structures may be
-    copied); `rows`: the rows read at once, when not each structure's own."""
+    copied); `rows`: the rows read at once, when not each structure's own; `memory`: the bytes
+    of spool a file may hold in memory (SpoolMemory: below it the file is written once)."""
     try:
         for structure in r.STRUCTURES:
             if structure in STREAMS:
                 stream = STREAMS[structure] if rows is None else replace(STREAMS[structure], rows=rows)
-                _write_stream(con, directory, structure, stream, spool / structure)
+                _write_stream(con, directory, structure, stream, spool / structure, memory)
             else:
                 _write_names(con, directory, previous)
             pa.default_memory_pool().release_unused()
@@ -123,12 +128,13 @@ def _write_names(con, directory: Path, previous: Path | None) -> None:
         r.write_arrays(directory, "names", r.name_arrays(table), source)
 
 
-def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path) -> None:
+def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path, memory: int) -> None:
     cur, keys = con.cursor(), con.cursor()
     try:
         sql_schema, reader = (stream.read or _sql_batches)(cur, stream)
         schema = _rows_schema(sql_schema, stream)
-        spools = [Spool(spool / "rows" / f.name, f.type, not stream.taken) for f in schema]
+        held = SpoolMemory(memory)
+        spools = [Spool(spool / "rows" / f.name, f.type, not stream.taken, held) for f in schema]
         indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
         for name in indexes:
             keys.execute(f'CREATE TEMP TABLE "k_{name}" (key VARCHAR, row INTEGER)')
@@ -146,8 +152,10 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
             first += batch.num_rows
         del reader
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
+        del spools, held
         for name in indexes:
-            _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name)
+            _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name,
+                         _KEYED_INDEX_SCHEMA if stream.keyed else _INDEX_SCHEMA, memory)
     finally:
         cur.close()
         keys.close()
@@ -166,13 +174,14 @@ def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
     return pa.schema(fields, metadata=r.file_metadata())
 
 
-def _write_index(keys, path: Path, table: str, spool: Path) -> None:
+def _write_index(keys, path: Path, table: str, spool: Path, schema: pa.Schema, memory: int) -> None:
     """A key index file from its pairs' temp table, sorted by DuckDB (bytewise, as Python's
     str: DuckDB compares strings by their bytes)."""
     order = ", ".join(r.INDEX_ORDER)
     reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
-    schema = _INDEX_SCHEMA.with_metadata(r.file_metadata())
-    spools = [Spool(spool / f.name, f.type) for f in schema]
+    schema = schema.with_metadata(r.file_metadata())
+    held = SpoolMemory(memory)
+    spools = [Spool(spool / f.name, f.type, memory=held) for f in schema]
     for batch in reader:
         for s, column in zip(spools, batch.columns):
             s.append(column)

@@ -114,6 +114,8 @@ def encode_table(table: pa.Table) -> bytes:
     # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
     # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
     # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
+    # (Measured again 2026-12-07 in whole cold builds: zstd-3 shards, 33 vs 57 MB, cost ~2 s
+    # more of ~39 s: docs/benchmarks/store.md.)
     pq.write_table(table, sink, compression="lz4", use_dictionary=False,
                    write_statistics=False, store_schema=False)
     return sink.getvalue().to_pybytes()

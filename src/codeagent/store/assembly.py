@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import format as fmt
 from ..errors import InvalidParameter, StoreWriteFailed
 from ..format.overlay import graph_of
+from ..format.resident import RESIDENT_VERSION
 from ..hashing import hash_stream, is_object_id
 from .atomic import atomic_write
 
@@ -186,8 +187,10 @@ def _stamp_entry(st: os.stat_result, digest: str, checked_ns: int | None = None)
 
 
 def complete_marker(manifest_id: str) -> str:
-    """Content of an assembled directory's COMPLETE file (names the assembly and graph
-    layouts: a bump of either makes the next build assemble again)."""
-    return f"{manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}\n"
+    """Content of an assembled directory's COMPLETE file (names the assembly, graph and
+    resident-array layouts: a bump of any makes the next build assemble again, and a reader
+    of an older one says to build)."""
+    return (f"{manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION} "
+            f"resident {RESIDENT_VERSION}\n")
 
 
