@@ -15,7 +15,6 @@ from ..errors import NotARepository, StoreCorrupt
 from ..hashing import hash_bytes
 from ..format.manifest import FileEntry, Manifest, load_manifest, shard_key, stored_form
 from ..store import Store, StoreLock, append_log, disk_write_failure
-from .. import sources
 from .assemble.plan import Assembled, Assembly
 from .budget import MemoryBudget, over_budget
 from .embed import attach_vectors, embedder_of
@@ -23,7 +22,6 @@ from .history import history_step
 from .languages import detect_language
 from .parse import ParseResult, parse_bytes, parse_job
 from .secret_cache import load_secret_patterns
-
 from ..refs import WORKTREE_REF
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -353,9 +351,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         clock = time.perf_counter()
         data, manifest_id = stored_form(  # a delta only where an overlay follows the change
             store, manifest, previous if _overlay_wanted(opts, previous) else None, previous_id)
-        damage = store.assembly_problems(manifest_id, trust_mtime=True) if store.is_assembled(manifest_id) else []
-        if damage and manifest_id == previous_id:
-            repairs.append(f"the assembled index was damaged ({damage[0]}): assembled again")
+        damage, mended = _assembly_repairs(store, manifest_id, previous_id)
+        repairs += mended
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         due = False
         if _to_assemble(store, manifest_id, previous_id, damage):
@@ -372,6 +369,18 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         shards_written=builder.shards_written, phases=phases, repairs=repairs, consolidation_due=due,
         graph_pending=store.graph_pending(manifest_id),
     )
+
+
+def _assembly_repairs(store: Store, manifest_id: str, previous_id: str | None) -> tuple[list, list[str]]:
+    """(the assembly's damage, what a build of the same manifest mends and says it did)."""
+    assembled = store.is_assembled(manifest_id)
+    damage = store.assembly_problems(manifest_id, trust_mtime=True) if assembled else []
+    said = []
+    if manifest_id == previous_id and damage:
+        said = [f"the assembled index was damaged ({damage[0]}): assembled again"]
+    elif manifest_id == previous_id and not assembled and store.has(manifest_id):
+        said = ["the assembled index was missing, half-built or in an older layout: assembled again"]
+    return damage, said
 
 
 def _to_assemble(store: Store, manifest_id: str, previous_id: str | None, damage: list) -> bool:
@@ -407,8 +416,7 @@ def _only_paths(opts: BuildOptions, previous: Manifest | None,
 
 
 def _previous(store: Store, ref: str, repairs: list[str]) -> tuple[str | None, Manifest | None]:
-    """(the manifest id `ref` names, that manifest when it is readable by this build); a
-    damaged one is said in `repairs`."""
+    """(the manifest id `ref` names, that manifest if this build can read it); damage is said in `repairs`."""
     previous_id = store.read_ref(ref)
     if not previous_id:
         return previous_id, None

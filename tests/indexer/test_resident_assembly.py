@@ -142,6 +142,7 @@ def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_r
         raise AssertionError("an assembly of older resident arrays was read as current")
     again = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
     assert again.manifest_id == first.manifest_id and again.files_parsed == 0
+    assert any("older layout" in r for r in again.repairs)  # said, not "nothing changed"
     assert store.is_assembled(first.manifest_id)
     with open_index(git_repo.path, ref="main") as view:
         assert resident.map_arrays(view.path.parent, "symbols") is not None
