@@ -10,6 +10,7 @@ indentation survive byte for byte.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import json5
@@ -24,7 +25,7 @@ def loads(text: str, where: str) -> dict:
     if not text.strip():
         return {}
     try:
-        data = json5.loads(text)
+        data = _json5(text)
     except Exception as exc:  # json-five raises several unrelated types for bad input
         raise ClientConfigInvalid(f"{where} is not valid JSON/JSONC: {exc}",
                                   hint="fix or move the file, then run the command again") from None
@@ -46,7 +47,7 @@ def set_member(text: str, keys: list[str], value: Any, where: str) -> str:
             return _insert(text, obj, key, _nest(keys[depth + 1:], value))
         if depth == len(keys) - 1:
             start, end = _span(member.value)
-            if json5.loads(text[start:end]) == value:
+            if _json5(text[start:end]) == value:
                 return text
             indent = _line_indent(text, member.key._tok.index)
             return text[:start] + _dump(value, len(indent), _unit(text)) + text[end:]
@@ -89,12 +90,48 @@ def remove_member(text: str, keys: list[str], where: str) -> str:
 
 def _model(text: str, where: str) -> JSONObject:
     try:
-        top = json5.loads(text, loader=ModelLoader()).value
+        top = json5.loads(_masked(text), loader=ModelLoader()).value
     except Exception as exc:  # as in loads
         raise ClientConfigInvalid(f"{where} is not valid JSON/JSONC: {exc}") from None
     if not isinstance(top, JSONObject):
         raise ClientConfigInvalid(f"{where} does not hold a JSON object at the top")
     return top
+
+
+# json-five 1.1.2 reads the escaped backslash of "C:\\xampp" as the start of a \x escape and
+# refuses the file. Each escaped backslash is handed to it as \f instead: the same length, so
+# every offset holds, and turned back into a backslash in the values it returns.
+_ESCAPE = re.compile(r"\\(.)", re.S)  # an escape: a backslash and the character it escapes
+
+
+def _masked(text: str, esc: str = "f") -> str:
+    if "\\\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: "\\" + esc if m.group(1) == "\\" else m.group(0), text)
+
+
+def _json5(text: str) -> Any:
+    """The value `text` holds: strict JSON first, else json-five, escaped backslashes included."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if "\\\\" not in text:
+        return json5.loads(text)
+    for esc, char in (("f", "\f"), ("b", "\b")):  # a stand-in the file does not use itself
+        if char not in text and not any(m.group(1) == esc for m in _ESCAPE.finditer(text)):
+            return _restored(json5.loads(_masked(text, esc)), char)
+    raise ValueError("escaped backslashes beside both form feeds and backspaces")
+
+
+def _restored(value: Any, char: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(char, "\\")
+    if isinstance(value, dict):
+        return {_restored(k, char): _restored(v, char) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restored(v, char) for v in value]
+    return value
 
 
 def _key(kv) -> str:
@@ -134,7 +171,9 @@ def _member(key: str, value: Any, indent: int, unit: int) -> str:
 
 def _dump(value: Any, indent: int, unit: int) -> str:
     """JSON of `value` whose continuation lines start `indent` spaces in."""
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + " " * indent)
+    text = json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + " " * indent)
+    # U+2028/U+2029 are legal in a JSON string but json-five reads them as line breaks
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _nest(keys: list[str], value: Any) -> Any:
