@@ -8,8 +8,8 @@ import time
 import click
 
 from .. import daemon
-from ..cli import JSON_OPT
-from .server import serve_forever
+from . import JSON_OPT
+from ..daemon.server import serve_forever
 
 IDLE_OPT = click.option("--idle-timeout", type=float, default=daemon.DEFAULT_IDLE_TIMEOUT,
                         show_default=True, metavar="SECONDS",

@@ -25,10 +25,10 @@ LOCK_WAIT = 30.0  # seconds a new daemon waits for a stopping one to finish its 
 # side runs on the standard library alone.
 PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
-    "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
+    "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.cli.build",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm",
-    "codeagent.query.context_commands", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
+    "codeagent.cli.search", "codeagent.query.search", "codeagent.query.warm",
+    "codeagent.cli.context", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
     "codeagent.indexer.parse:warm",
 )
 
