@@ -50,10 +50,11 @@ def hook_cmd(client_name: str, repo: Path | None) -> None:
     """Answer one hook event read from stdin (installed by `codeagent install CLIENT
     --hooks`). Prints nothing, and exits 0, when there is nothing to add or anything fails."""
     from ..query.hooks import hook_answer  # deferred, as context_cmd's
+    from ..runtime.warm import ask_warm
 
     try:
         event = json.loads(sys.stdin.read() or "{}")
-        answer = hook_answer(event, repo, client_name) if isinstance(event, dict) else None
+        answer = hook_answer(event, repo, client_name, ask_warm) if isinstance(event, dict) else None
     except (ValueError, OSError):
         answer = None
     if answer:

@@ -17,7 +17,7 @@ from ..query import graph
 from ..query.index import open_index
 from ..query.navigate import file_outline, get_symbol
 from ..query.search import SearchRequest, search
-from ..query.warm import search_warm
+from ..runtime.warm import search_warm
 
 MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
 

@@ -27,7 +27,7 @@ PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
     "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.cli.build",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.cli.search", "codeagent.query.search", "codeagent.query.warm",
+    "codeagent.cli.search", "codeagent.query.search", "codeagent.runtime.warm",
     "codeagent.cli.context", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
     "codeagent.indexer.parse:warm",
 )
