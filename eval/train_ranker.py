@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..query.learned import FEATURES, MODEL_FILE
+from ..query.ranking.learned import FEATURES, MODEL_FILE
 
 WORK = Path(os.path.expanduser("~/.cache/codeagent-devset"))
 REPOS = """python-attrs+attrs Textualize+rich psf+black spf13+cobra go-chi+chi labstack+echo

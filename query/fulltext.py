@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 from ..errors import InvalidParameter
 from .doctable import chunk_docs, docs_by_key
-from .filerank import chunk_terms as query_terms
+from .ranking.files import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView, sql_literals
 from .intent import classify_intent
-from .ranking import BM25_B, BM25_K1
+from .ranking.fuse import BM25_B, BM25_K1
 from ..model import COMPLETE, SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet

@@ -19,7 +19,7 @@ from ..errors import CodeagentError, IndexMissing, InvalidParameter
 from ..format.fleet import fleet_ref, read_listing
 from ..model import SearchHit
 from ..store import Store
-from .filerank import chunk_terms
+from .ranking.files import chunk_terms
 from .index import IndexView, open_store
 from .search import SearchRequest, search
 

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeagent.query import open_index, search_text
-from codeagent.query.filerank import STOPWORDS
+from codeagent.query.ranking.files import STOPWORDS
 from codeagent.query.fulltext import query_terms
-from codeagent.query.ranking import bm25_term, idf
+from codeagent.query.ranking.fuse import bm25_term, idf
 
 from .conftest import build_repo
 

@@ -15,17 +15,17 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..roles import CODE_EXTENSIONS, SOURCE
-from ..tokenize import tokenize, word_tokens
-from .doctable import chunk_docs
-from .filepostings import body_rows
-from .filters import FileFilter, allowed_paths
+from ...roles import CODE_EXTENSIONS, SOURCE
+from ...tokenize import tokenize, word_tokens
+from ..doctable import chunk_docs
+from ..filepostings import body_rows
+from ..filters import FileFilter, allowed_paths
 from . import learned
 from .history import file_activity, history_scores
-from .index import IndexView, sql_literals
-from .ranking import BM25_B, BM25_K1
-from ..model import SearchHit
-from .sourcetext import best_window, file_lines, span_text
+from ..index import IndexView, sql_literals
+from .fuse import BM25_B, BM25_K1
+from ...model import SearchHit
+from ..sourcetext import best_window, file_lines, span_text
 
 # Words of commit messages and bug reports that say what kind of change it is, not where:
 # they are rare in code, so BM25's idf would make them the query's strongest terms.

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..model import SearchHit
-from .filerank import query_terms
-from .fulltext import corpus_stats
-from .index import IndexView, sql_literals
-from .ranking import bm25_term, idf
+from ...model import SearchHit
+from .files import query_terms
+from ..fulltext import corpus_stats
+from ..index import IndexView, sql_literals
+from .fuse import bm25_term, idf
 
 FUNCTION_KINDS = ("function", "method", "constructor", "destructor")
 SYMBOL_WEIGHT = 0.6  # a function's own BM25 (the best of the query = 1) beside its file's score

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 
-from . import intent as intents
+from .. import intent as intents
 
 BM25_K1 = 1.2
 BM25_B = 0.75

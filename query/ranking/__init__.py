@@ -1,0 +1,1 @@
+"""How a search is ranked (filled in below once the modules settle)."""
