@@ -23,7 +23,7 @@ from ..filters import FileFilter, allowed_paths
 from . import learned
 from .history import file_activity, history_scores
 from ..index import IndexView, sql_literals
-from .fuse import BM25_B, BM25_K1
+from .bm25 import FILE_B, K1, bm25_term, idf
 from ...model import SearchHit
 from ..sourcetext import best_window, file_lines, span_text
 
@@ -47,12 +47,8 @@ IDENTIFIER_WEIGHT = 1.6  # a query token that is a whole identifier (camelCase, 
 PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
 MENTION_BONUS = 1.0  # added to the normalised score of a file the query names
 CHUNK_WEIGHT = 0.35  # the best chunk/symbol hit of a file, at rank 0, against a top BM25 of 1
-HISTORY_WEIGHT = 0.3  # the history field's BM25 (query/history.py), against a top body BM25 of 1
+HISTORY_WEIGHT = 0.3  # the history field's BM25 (history.py), against a top body BM25 of 1
 NAME_WEIGHT = 2.0  # a query term that is a word of the file's name: this many times its idf
-FILE_K1 = BM25_K1
-# Less length normalisation than for chunks: a task's file is more often a long, central one
-# (dev set: b 0.75 -> 0.5 with the name field, pooled MRR@10 0.614 -> 0.631 on six repositories).
-FILE_B = 0.5
 MAX_TERMS = 256
 
 # How much each role keeps of its score when the query does not ask for it.
@@ -201,19 +197,17 @@ class FileEvidence:
 
 def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float], n_docs: int,
                      avgdl: float, df: Mapping[str, int]) -> dict[str, float]:
-    """Weighted BM25 of each file over its summed term counts (pure)."""
+    """Weighted BM25 (bm25.py, b = FILE_B) of each file over its summed term counts (pure)."""
     out: dict[str, float] = {}
     avgdl = avgdl or 1.0
     for f in files:
         s = 0.0
-        norm = FILE_K1 * (1.0 - FILE_B + FILE_B * f.length / avgdl)
         name = set(word_tokens_of_name(f.path)) if NAME_WEIGHT else set()
         for term, tf in sorted(f.tf.items()):  # one summation order, whatever the source
-            d = df.get(term, 1)
-            idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
-            s += weights.get(term, 0.0) * idf * tf * (FILE_K1 + 1.0) / (tf + norm)
+            term_idf = idf(n_docs, df.get(term, 1))
+            s += bm25_term(tf, f.length, avgdl, term_idf, K1, FILE_B, weight=weights.get(term, 0.0))
             if term in name:
-                s += NAME_WEIGHT * weights.get(term, 0.0) * idf
+                s += NAME_WEIGHT * weights.get(term, 0.0) * term_idf
         out[f.path] = s
     return out
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
 from ..index import IndexView, sql_literals
-from .fuse import bm25_term, idf
+from .bm25 import bm25_term, idf
 
 _ROWS_SQL = "SELECT path, any_value(dl), list(term), list(tf) FROM read_parquet(?) WHERE term IN ({terms}) GROUP BY path"
 

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from codeagent.query import open_index, search_text
 from codeagent.query.ranking.files import STOPWORDS
 from codeagent.query.fulltext import query_terms
-from codeagent.query.ranking.fuse import bm25_term, idf
 
 from .conftest import build_repo
 
@@ -47,14 +46,6 @@ def test_query_terms_drop_stop_words_unless_nothing_else():
     assert query_terms("where is the rate limiter") == ["rate", "limiter"]
     assert query_terms("the") == ["the"]
     assert query_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
-
-
-def test_bm25_term_saturates_and_normalises():
-    i = idf(100, 3)
-    assert bm25_term(2, 10, 10, i) > bm25_term(1, 10, 10, i)
-    assert bm25_term(1, 5, 10, i) > bm25_term(1, 20, 10, i)
-    assert bm25_term(1000, 10, 10, i) < i * 2.2
-    assert bm25_term(0, 10, 10, i) == 0.0 and idf(100, 100) > 0 and not math.isnan(idf(1, 1))
 
 
 WORD = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=3, max_size=7).filter(
