@@ -31,10 +31,11 @@ from . import tokencount
 from .graph import callees, callers
 from .index import IndexView
 from .navigate import file_outline
-from .ranking.files import chunk_terms, names_file, query_terms
+from .ranking.files import names_file
 from .retrieval import SearchRequest
 from .search import search
 from .sourcetext import best_window, file_lines
+from .terms import chunk_terms, query_terms
 
 FILE, SPANS, OUTLINE, PATH = "file", "spans", "outline", "path"
 DETAILS = (FILE, SPANS, OUTLINE, PATH)

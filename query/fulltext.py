@@ -13,7 +13,6 @@ from typing import NamedTuple
 
 from ..errors import InvalidParameter
 from .doctable import chunk_docs, docs_by_key
-from .ranking.files import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView, sql_literals
 from .intent import classify_intent
@@ -22,6 +21,7 @@ from ..model import COMPLETE, SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table
+from .terms import chunk_terms
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
 
@@ -138,7 +138,7 @@ def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = 
 def text_candidates(view: IndexView, query: str, *, filt: FileFilter | None = None,
                     doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10,
                     windows: bool = True) -> Candidates:
-    terms = query_terms(query)
+    terms = chunk_terms(query)
     rows = bm25_rows(view, terms, filt=filt, doc_kinds=doc_kinds, limit=limit)
     return Candidates(_hits(view, rows, terms, windows), rows[0][5] if rows else 0, COMPLETE)
 
@@ -147,7 +147,7 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
                 path: str | None = None, extension: str | None = None,
                 doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> SearchResponse:
     """BM25-ranked documents (symbols "s", chunks and doc sections "c") for `query`."""
-    if not query_terms(query):
+    if not chunk_terms(query):
         raise InvalidParameter(f"no searchable words in {query!r}")
     bad = set(doc_kinds) - set(DOC_KINDS)
     if bad:

@@ -19,10 +19,10 @@ from ..format.fleet import fleet_ref, read_listing
 from ..model import SearchHit
 from ..store import Store
 from .ranking.bm25 import bm25_term, idf
-from .ranking.files import chunk_terms
 from .ranking.fuse import RRF_K
 from .index import IndexView, open_store
 from .search import SearchRequest, search
+from .terms import chunk_terms
 
 FUSIONS = ("global", "score", "rank")
 

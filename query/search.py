@@ -17,13 +17,13 @@ from .grep import retrieve as regex_retriever
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .paths import retrieve as path_retriever
-from .ranking.files import (chunk_terms, file_candidates, file_hits, file_ranking, group_by_file,
-                            order_by_files, roles_of)
+from .ranking.files import file_candidates, file_hits, file_ranking, group_by_file, order_by_files, roles_of
 from .ranking.fuse import blend_weights, fuse
 from ..model import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
 from .retrieval import Candidates, Retriever, SearchRequest, check_applies, unapplied_filters
 from .sourcetext import window_snippets
 from .symbols import retrieve as symbol_retriever
+from .terms import chunk_terms
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
@@ -36,7 +36,7 @@ STRONG = 0.7
 FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
 SPANS_PER_FILE = 3
 HITS_PER_FILE = 1
-GROUPS = (None, "file", "symbol")  # symbol: the functions and methods to look at (functions.py)
+GROUPS = (None, "file", "symbol")  # symbol: the functions and methods to look at (ranking/functions.py)
 
 
 def _semantic(view: IndexView, req: SearchRequest) -> Candidates:

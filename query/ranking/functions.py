@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ...model import SearchHit
-from .files import query_terms
 from ..fulltext import corpus_stats
 from ..index import IndexView, sql_literals
+from ..terms import query_terms
 from .bm25 import score_postings
 
 FUNCTION_KINDS = ("function", "method", "constructor", "destructor")

@@ -8,8 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeagent.query import open_index, search_text
-from codeagent.query.ranking.files import STOPWORDS
-from codeagent.query.fulltext import query_terms
+from codeagent.query.terms import STOPWORDS, chunk_terms
 
 from .conftest import build_repo
 
@@ -42,10 +41,10 @@ def test_scores_descend(poly):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_query_terms_drop_stop_words_unless_nothing_else():
-    assert query_terms("where is the rate limiter") == ["rate", "limiter"]
-    assert query_terms("the") == ["the"]
-    assert query_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
+def test_chunk_terms_drop_stop_words_unless_nothing_else():
+    assert chunk_terms("where is the rate limiter") == ["rate", "limiter"]
+    assert chunk_terms("the") == ["the"]
+    assert chunk_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
 
 
 WORD = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=3, max_size=7).filter(
