@@ -119,7 +119,7 @@ class IndexedRef:
         """`case` with its gold functions: those of this index whose lines hold a changed line."""
         if case.gold_symbols or not case.gold_lines:
             return case
-        from ..query.functions import FUNCTION_KINDS  # the baseline mode runs without the query engine
+        from ..query.ranking.functions import FUNCTION_KINDS  # the baseline mode runs without the query engine
         from ..query.index import sql_literals
 
         rows = self._engine_view().sql(

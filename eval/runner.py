@@ -192,7 +192,7 @@ def run_cases(cases: list[EvalCase], opts: RunOptions) -> RunResult:
 
 def _dump_features(indexed: IndexedRef, cases: list[EvalCase], out: Path) -> None:
     """Each case's candidate files with the file model's features and whether each is gold."""
-    from ..query.learned import FEATURES, feature_rows  # only when training data is asked for
+    from ..query.ranking.learned import FEATURES, feature_rows  # only when training data is asked for
 
     with open(out, "a", encoding="utf-8") as fh:
         for case in cases:

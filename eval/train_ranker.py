@@ -1,4 +1,4 @@
-"""Train the file model (query/learned.py) on the development set, one command each step.
+"""Train the file model (query/ranking/learned.py) on the development set, one command each step.
 
     MIRROR=DIR python -m codeagent.eval.train_ranker dump [--limit 20] [--only a,b]
     python -m codeagent.eval.train_ranker train [--write]
@@ -9,7 +9,7 @@ the same work directory as the development-set script (~/.cache/codeagent-devset
 each case's candidate files with their features. `train` fits a linear listwise model
 (softmax cross-entropy over each case's candidates, L2 towards the hand-set score, full-batch Adam in numpy), reports
 leave-one-repository-out figures beside the hand-set score on the same cases, and with
-`--write` stores the model trained on every repository as query/file_model.json. Nothing it
+`--write` stores the model trained on every repository as query/ranking/file_model.json. Nothing it
 reads or writes besides that model file belongs in a commit: not the tasks, not the features.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..query.learned import FEATURES, MODEL_FILE
+from ..query.ranking.learned import FEATURES, MODEL_FILE
 
 WORK = Path(os.path.expanduser("~/.cache/codeagent-devset"))
 REPOS = """python-attrs+attrs Textualize+rich psf+black spf13+cobra go-chi+chi labstack+echo

@@ -6,7 +6,7 @@
 
 Long-lived callers (the MCP server) use `IndexFollower(repo).view()` per request.
 Retrievers are named in `search.RETRIEVERS` (what each is asked and answers:
-retrieval.py); fusion is `ranking.fuse`. Importing the package loads the read side whole
+retrieval.py); fusion is `ranking.fuse.fuse`. Importing the package loads the read side whole
 (~100-200 ms): every read command and the server use most of it; the semantic retriever
 (numpy, the embedders) loads on first use.
 """
@@ -20,7 +20,7 @@ from .follower import IndexFollower
 from .index import IndexView, open_index
 from .intent import INTENTS, classify_intent
 from .navigate import file_outline, get_symbol, read_lines, resolve_symbol, source_spans
-from .ranking import fuse
+from .ranking.fuse import fuse
 from ..model import (COMPLETE, PARTIAL, TRUNCATED, GraphEdge, GraphNode, GraphResponse,
                       GrepMatch, GrepResponse, Metadata, Outline, SearchHit, SearchResponse,
                       SourceSpan, SymbolDetail, SymbolInfo)

@@ -27,13 +27,15 @@ from dataclasses import dataclass, field
 from ..errors import CodeagentError, InvalidParameter
 from ..model import Metadata
 from ..tokenize import tokenize
-from . import filerank, tokencount
+from . import tokencount
 from .graph import callees, callers
 from .index import IndexView
 from .navigate import file_outline
+from .ranking.files import names_file
 from .retrieval import SearchRequest
 from .search import search
 from .sourcetext import best_window, file_lines
+from .terms import chunk_terms, query_terms
 
 FILE, SPANS, OUTLINE, PATH = "file", "spans", "outline", "path"
 DETAILS = (FILE, SPANS, OUTLINE, PATH)
@@ -107,7 +109,7 @@ def build_context(view: IndexView, task: str, budget: int) -> ContextPack:
     name, count = tokencount.counter()
     cands = gather(view, task)
     lines = file_lines(view, [c.path for c in cands])
-    terms = set(filerank.chunk_terms(task))
+    terms = set(chunk_terms(task))
     items = _fill(view, cands, lines, terms, budget, count)
     while items and count("\n\n".join(i.text for i in items)) > budget:
         items.pop()  # token merges across items: the whole must fit too
@@ -119,12 +121,12 @@ def gather(view: IndexView, task: str) -> list[_Candidate]:
     """The ranked candidates: the file ranking's files with their spans and reasons, then
     the call-graph neighbours of the top hits."""
     resp = search(view, SearchRequest(task, limit=MAX_FILES, group_by="file"))
-    qt = filerank.query_terms(task)
+    qt = query_terms(task)
     idents = set(_IDENT.findall(task))
     found: dict[str, _Candidate] = {}
     for f in resp.files or []:
         c = found.setdefault(f.path, _Candidate(f.path, f.score, f.language))
-        if filerank.names_file(f.path, qt.mentions):
+        if names_file(f.path, qt.mentions):
             c.reasons.append("named in the task")
         named = [h.name for h in f.spans if h.name and h.name in idents]
         if named:

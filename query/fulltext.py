@@ -2,7 +2,7 @@
 the per-shard postings and the per-manifest statistics (docs, term_df, corpus).
 
 Ranking: documents matching more distinct query terms first (coordination), then BM25
-(k1, b in ranking.py). So a document holding every query term never ranks below a copy of
+(ranking/bm25.py). So a document holding every query term never ranks below a copy of
 it lacking one, whatever the length normalisation does. The reported score is
 `matched_terms + bm25 / (1 + bm25)`, monotonic in that order.
 """
@@ -13,20 +13,19 @@ from typing import NamedTuple
 
 from ..errors import InvalidParameter
 from .doctable import chunk_docs, docs_by_key
-from .filerank import chunk_terms as query_terms
 from .filters import FileFilter, make_filter
 from .index import IndexView, sql_literals
 from .intent import classify_intent
-from .ranking import BM25_B, BM25_K1
+from .ranking.bm25 import bm25_sql
 from ..model import COMPLETE, SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines, snippet
 from .symbol_table import resident_table
+from .terms import chunk_terms
 
 DOC_KINDS = ("s", "c")  # s: symbol, c: chunk (code/text window or doc section)
 
-# df comes from the same scan of the query terms' postings (one posting per document and
-# term), so term_df may be a table or a view without costing a second scan. Terms are
+# The postings of the query's terms, which `bm25_sql` scores (df from this same scan). Terms are
 # inlined as literals (tokenizer output: [a-z0-9_] only) so DuckDB prunes row groups when
 # the postings are sorted by term: `term_postings(term, path, doc_kind, doc, tf, length)`
 # ordered by term, when the assembly provides it, is read instead of postings JOIN docs.
@@ -35,21 +34,6 @@ _POSTINGS_SORTED = """SELECT path, doc_kind, doc, term, tf, length FROM term_pos
 _POSTINGS_JOINED = """SELECT p.path, p.doc_kind, p.doc, p.term, p.tf, d.length
   FROM postings p JOIN docs d USING (path, doc_kind, doc) WHERE p.term IN ({terms})"""
 _SORTED_COLUMNS = {"term", "path", "doc_kind", "doc", "tf", "length"}
-# The corpus statistics (n_docs, avgdl) are the manifest's, read once per view and inlined;
-# the total is counted over the materialized scores (cheaper than a window over them).
-_BM25_SQL = """
-WITH p AS ({postings}),
-df AS (SELECT term, count(*) AS df FROM p GROUP BY term),
-scored AS MATERIALIZED (
-  SELECT p.path, p.doc_kind, p.doc, count(*) AS matched,
-         sum(ln(1 + ({n_docs}::BIGINT - df.df + 0.5) / (df.df + 0.5)) * p.tf * ({k1} + 1)
-             / (p.tf + {k1} * (1 - {b} + {b} * p.length / {avgdl}::DOUBLE))) AS bm25
-  FROM p JOIN df USING (term)
-  WHERE p.doc_kind IN ({kinds}) AND {where}
-  GROUP BY ALL)
-SELECT path, doc_kind, doc, matched, bm25, (SELECT count(*) FROM scored) AS total FROM scored
-ORDER BY matched DESC, bm25 DESC, path, doc_kind, doc LIMIT {limit}
-"""
 
 
 _SYMBOL_DOCS_SQL = """
@@ -66,8 +50,7 @@ def bm25_rows(view: IndexView, terms: list[str], *, filt: FileFilter | None = No
     sorted_ = _SORTED_COLUMNS <= view.tables.get("term_postings", set())
     postings = (_POSTINGS_SORTED if sorted_ else _POSTINGS_JOINED).format(terms=sql_literals(terms))
     n_docs, avgdl = corpus_stats(view)
-    sql = _BM25_SQL.format(postings=postings, kinds=sql_literals(doc_kinds), k1=BM25_K1, b=BM25_B,
-                           where=where, limit=int(limit), n_docs=int(n_docs), avgdl=repr(float(avgdl)))
+    sql = bm25_sql(postings, kinds=sql_literals(doc_kinds), where=where, n_docs=n_docs, avgdl=avgdl, limit=limit)
     return view.sql(sql, params)
 
 
@@ -155,7 +138,7 @@ def _hits(view: IndexView, rows: list[tuple], terms: list[str], windows: bool = 
 def text_candidates(view: IndexView, query: str, *, filt: FileFilter | None = None,
                     doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10,
                     windows: bool = True) -> Candidates:
-    terms = query_terms(query)
+    terms = chunk_terms(query)
     rows = bm25_rows(view, terms, filt=filt, doc_kinds=doc_kinds, limit=limit)
     return Candidates(_hits(view, rows, terms, windows), rows[0][5] if rows else 0, COMPLETE)
 
@@ -164,7 +147,7 @@ def search_text(view: IndexView, query: str, *, language: str | None = None,
                 path: str | None = None, extension: str | None = None,
                 doc_kinds: tuple[str, ...] = DOC_KINDS, limit: int = 10) -> SearchResponse:
     """BM25-ranked documents (symbols "s", chunks and doc sections "c") for `query`."""
-    if not query_terms(query):
+    if not chunk_terms(query):
         raise InvalidParameter(f"no searchable words in {query!r}")
     bad = set(doc_kinds) - set(DOC_KINDS)
     if bad:

@@ -23,7 +23,7 @@ from ..errors import AssemblyVanished, CodeagentError, IndexMissing, InvalidPara
 from ..roles import TEST
 
 from .cochange import MAX_COMMITS, CommitRecord, cochange_scores, git_commit_records
-from .history import stored_records
+from .ranking.history import stored_records
 from ..format.manifest import Manifest, load_manifest
 from .impact_changes import Changed, changed_entries, symbol_diff
 from .impact_graph import Reached, path_back, walk_dependents
@@ -60,7 +60,7 @@ def _side(view: IndexView) -> dict:
 
 def history_of(repo: Path | None, commit: str | None, n: int, store_root: Path | None = None) -> list[CommitRecord]:
     """The commit records co-change reads: the last `n` reachable from `commit`, from the
-    history view the build stored (query/history.py), else from git (memoised)."""
+    history view the build stored (query/ranking/history.py), else from git (memoised)."""
     if not commit or n <= 0:
         return []
     key = (str(repo), commit, n)

@@ -11,7 +11,6 @@ score (31%: every repository's best hit weighs the same).
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass, field
 
@@ -19,13 +18,13 @@ from ..errors import CodeagentError, IndexMissing, InvalidParameter
 from ..format.fleet import fleet_ref, read_listing
 from ..model import SearchHit
 from ..store import Store
-from .filerank import chunk_terms
+from .ranking.bm25 import bm25_term, idf
+from .ranking.fuse import RRF_K
 from .index import IndexView, open_store
 from .search import SearchRequest, search
+from .terms import chunk_terms
 
 FUSIONS = ("global", "score", "rank")
-RRF_K = 60  # the usual reciprocal-rank constant
-BM25_K1, BM25_B = 1.2, 0.75  # the usual BM25 constants, for the fleet-wide file score
 
 
 @dataclass
@@ -164,8 +163,8 @@ def repo_strengths(views: dict[str, IndexView], lists: dict[str, list[SearchHit]
         n_files, mean = _corpus(view)
         files, lengths = files + n_files, lengths + n_files * mean
     average = lengths / max(files, 1.0)
-    idf = {t: math.log(1 + (files - n + 0.5) / (n + 0.5)) for t, n in df.items()}
-    return {name: _best_file(view, list(dict.fromkeys(h.path for h in lists.get(name, []))), terms, idf, average)
+    idfs = {t: idf(files, n) for t, n in df.items()}
+    return {name: _best_file(view, list(dict.fromkeys(h.path for h in lists.get(name, []))), terms, idfs, average)
             for name, view in views.items()}
 
 
@@ -185,8 +184,7 @@ def _best_file(view: IndexView, paths: list[str], terms: list[str], idf: dict[st
     scores: dict[str, float] = {}
     for path, term, tf in view.sql(f"SELECT path, term, sum(tf) FROM term_postings WHERE term IN ({marks}) "
                                    f"AND path IN ({pmarks}) GROUP BY path, term", [*terms, *paths]):
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * (lengths.get(path) or average) / max(average, 1.0))
-        scores[path] = scores.get(path, 0.0) + idf[term] * tf * (BM25_K1 + 1) / (tf + norm)
+        scores[path] = scores.get(path, 0.0) + bm25_term(tf, lengths.get(path) or average, max(average, 1.0), idf[term])
     return max(scores.values(), default=0.0)
 
 

@@ -2,7 +2,7 @@
 
 A retriever is `fn(view, request) -> Candidates` (retrieval.py), named in the table
 `RETRIEVERS`. Modes `symbol`, `text`, `regex`, `path`, `semantic` call one retriever;
-`auto` and `hybrid` fuse several with `ranking.fuse`, weighted by the query intent.
+`auto` and `hybrid` fuse several with `ranking.fuse.fuse`, weighted by the query intent.
 """
 
 from __future__ import annotations
@@ -11,17 +11,19 @@ import time
 from dataclasses import replace
 
 from ..errors import IndexMissing, InvalidParameter
-from . import filerank, ranking
 from .filters import check_roles, checked_kind, checked_language, skipped_files
 from .fulltext import retrieve as text_retriever
 from .grep import retrieve as regex_retriever
 from .index import IndexView
 from .intent import ERROR, NATURAL_LANGUAGE, classify_intent
 from .paths import retrieve as path_retriever
+from .ranking.files import file_candidates, file_hits, file_ranking, group_by_file, order_by_files, roles_of
+from .ranking.fuse import blend_weights, fuse
 from ..model import COMPLETE, PARTIAL, TRUNCATED, FileResult, SearchHit, SearchResponse
 from .retrieval import Candidates, Retriever, SearchRequest, check_applies, unapplied_filters
 from .sourcetext import window_snippets
 from .symbols import retrieve as symbol_retriever
+from .terms import chunk_terms
 
 MODES = ("auto", "symbol", "text", "regex", "path", "semantic", "hybrid")
 # CodeCompass "index priority": for these intents, the strong hits (score >= STRONG) of one
@@ -34,7 +36,7 @@ STRONG = 0.7
 FILE_RANKED_INTENTS = (NATURAL_LANGUAGE, ERROR)
 SPANS_PER_FILE = 3
 HITS_PER_FILE = 1
-GROUPS = (None, "file", "symbol")  # symbol: the functions and methods to look at (functions.py)
+GROUPS = (None, "file", "symbol")  # symbol: the functions and methods to look at (ranking/functions.py)
 
 
 def _semantic(view: IndexView, req: SearchRequest) -> Candidates:
@@ -55,7 +57,7 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
     by_key: dict[str, SearchHit] = {}
     total = 0
     completeness = COMPLETE
-    weights = ranking.blend_weights(intent, req.semantic_weight)
+    weights = blend_weights(intent, req.semantic_weight)
     for name in names:
         if weights.get(name, 0.0) <= 0 or unapplied_filters(name, req):
             continue
@@ -74,7 +76,7 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
             by_key.setdefault(key, hit)
             keys.append(key)
         lists[name] = keys
-    fused = ranking.fuse(lists, weights)
+    fused = fuse(lists, weights)
     first = _priority_keys(intent, lists, by_key)
     rest = [(k, s) for k, s in fused if k not in first][:max(req.limit - len(first), 0)]
     scale = rest[0][1] if rest else 1.0
@@ -84,14 +86,14 @@ def _fused(view: IndexView, req: SearchRequest, intent: str, names: list[str]) -
 
 
 def _by_file(view: IndexView, req: SearchRequest, cand: Candidates, per_file: int) -> Candidates:
-    """The fused hits in the order of the file ranking (`filerank.order_by_files`; a ranked
+    """The fused hits in the order of the file ranking (`ranking.files.order_by_files`; a ranked
     file no hit came from is shown through its best chunk)."""
     depth = max(req.limit, 10)
-    ranked = filerank.file_ranking(view, req.query, req.file_filter(),
-                                   [h.path for h in cand.hits], limit=depth, use_history=req.history)
+    ranked = file_ranking(view, req.query, req.file_filter(),
+                          [h.path for h in cand.hits], limit=depth, use_history=req.history)
     seen = {h.path for h in cand.hits}
-    made = {h.path: h for h in filerank.file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
-    hits = filerank.order_by_files(cand.hits, ranked, made, per_file)
+    made = {h.path: h for h in file_hits(view, [p for p, _ in ranked if p not in seen], req.query)}
+    hits = order_by_files(cand.hits, ranked, made, per_file)
     return Candidates(hits[:req.limit], max(cand.total, len(ranked)), cand.completeness, cand.notes)
 
 
@@ -104,18 +106,18 @@ def file_evidence(view: IndexView, request: SearchRequest) -> list:
         return []
     wide = replace(request, limit=max(request.limit * 3, 30))
     cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
-    return filerank.file_candidates(view, request.query, request.file_filter(), [h.path for h in cand.hits],
-                                    limit=max(request.limit, 10), use_history=request.history)
+    return file_candidates(view, request.query, request.file_filter(), [h.path for h in cand.hits],
+                           limit=max(request.limit, 10), use_history=request.history)
 
 
 def _functions(view: IndexView, req: SearchRequest, intent: str) -> Candidates:
-    """The functions and methods of the best files (functions.py), best first."""
-    from .functions import rank_functions  # only --group symbols ranks functions
+    """The functions and methods of the best files (ranking/functions.py), best first."""
+    from .ranking.functions import rank_functions  # only --group symbols ranks functions
 
     wide = replace(req, limit=max(req.limit * 3, 30))
     cand = _fused(view, wide, intent, ["symbol", "path", "text", "semantic"])
-    ranked = filerank.file_ranking(view, req.query, req.file_filter(), [h.path for h in cand.hits],
-                                   limit=max(req.limit, 10), use_history=req.history)
+    ranked = file_ranking(view, req.query, req.file_filter(), [h.path for h in cand.hits],
+                          limit=max(req.limit, 10), use_history=req.history)
     hits = rank_functions(view, req.query, ranked, req.limit)
     return Candidates(hits, len(hits), cand.completeness)
 
@@ -174,7 +176,7 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
     completeness = cand.completeness
     if completeness == COMPLETE and cand.total > len(cand.hits) and request.mode == "regex":
         completeness = TRUNCATED
-    results = window_snippets(view, cand.hits[:request.limit], set(filerank.chunk_terms(request.query)))
+    results = window_snippets(view, cand.hits[:request.limit], set(chunk_terms(request.query)))
     files = None
     if asked.group_by == "file":
         files = _file_results(view, results, asked.limit)
@@ -187,8 +189,8 @@ def search(view: IndexView, request: SearchRequest) -> SearchResponse:
 
 
 def _file_results(view: IndexView, hits: list[SearchHit], limit: int) -> list[FileResult]:
-    groups = filerank.group_by_file(hits)[:limit]
-    roles = filerank.roles_of(view, [path for path, _ in groups])
+    groups = group_by_file(hits)[:limit]
+    roles = roles_of(view, [path for path, _ in groups])
     return [FileResult(path, group[0].score, group[0].language, roles.get(path, ""),
                        group[:SPANS_PER_FILE], len(group),
                        list(dict.fromkeys(h.match or h.result_type for h in group)))

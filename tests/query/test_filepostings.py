@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from codeagent.query import IndexFollower, open_index
 from codeagent.query.filepostings import FilePostings, body_rows
-from codeagent.query.filerank import file_ranking
+from codeagent.query.ranking.files import file_ranking
 from codeagent.query.filters import allowed_paths, make_filter
 from codeagent.query.search import SearchRequest, search
 from codeagent.query.sourcetext import best_window

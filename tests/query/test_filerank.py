@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from codeagent.errors import InvalidParameter
 from codeagent.query import open_index
-from codeagent.query.filerank import (group_by_file, names_file, order_by_files, query_terms,
-                                      role_prior)
+from codeagent.query.ranking.files import group_by_file, names_file, order_by_files, role_prior
+from codeagent.query.terms import query_terms
 from codeagent.model import SearchHit
 from codeagent.query.search import SearchRequest, search
 from codeagent.roles import file_role
@@ -175,7 +175,7 @@ def test_grouping_and_file_order_never_lose_a_hit(raw, order, n_ranked, per_file
 
 
 def test_a_reports_template_furniture_weighs_nothing():
-    from codeagent.query.filerank import query_terms
+    from codeagent.query.terms import query_terms
 
     report = ("Task input persisted leading to memory not being released\n### First check\n"
               "- [X] I used the GitHub search to find a similar request\n<!-- Please describe\nthe bug -->\n"

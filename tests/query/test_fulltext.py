@@ -8,9 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeagent.query import open_index, search_text
-from codeagent.query.filerank import STOPWORDS
-from codeagent.query.fulltext import query_terms
-from codeagent.query.ranking import bm25_term, idf
+from codeagent.query.terms import STOPWORDS, chunk_terms
 
 from .conftest import build_repo
 
@@ -43,18 +41,10 @@ def test_scores_descend(poly):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_query_terms_drop_stop_words_unless_nothing_else():
-    assert query_terms("where is the rate limiter") == ["rate", "limiter"]
-    assert query_terms("the") == ["the"]
-    assert query_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
-
-
-def test_bm25_term_saturates_and_normalises():
-    i = idf(100, 3)
-    assert bm25_term(2, 10, 10, i) > bm25_term(1, 10, 10, i)
-    assert bm25_term(1, 5, 10, i) > bm25_term(1, 20, 10, i)
-    assert bm25_term(1000, 10, 10, i) < i * 2.2
-    assert bm25_term(0, 10, 10, i) == 0.0 and idf(100, 100) > 0 and not math.isnan(idf(1, 1))
+def test_chunk_terms_drop_stop_words_unless_nothing_else():
+    assert chunk_terms("where is the rate limiter") == ["rate", "limiter"]
+    assert chunk_terms("the") == ["the"]
+    assert chunk_terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
 
 
 WORD = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=3, max_size=7).filter(

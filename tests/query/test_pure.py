@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from codeagent.errors import InvalidParameter
 from codeagent.query.globs import escape_re2, glob_to_regex
 from codeagent.query.intent import ERROR, NATURAL_LANGUAGE, PATH, SYMBOL, classify_intent
-from codeagent.query.ranking import blend_weights, fuse
+from codeagent.query.ranking.fuse import blend_weights, fuse
 
 
 @pytest.mark.parametrize("query,intent", [

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..model import SearchHit
-from .filerank import query_terms
-from .fulltext import corpus_stats
-from .index import IndexView, sql_literals
-from .ranking import bm25_term, idf
+from ...model import SearchHit
+from ..fulltext import corpus_stats
+from ..index import IndexView, sql_literals
+from ..terms import query_terms
+from .bm25 import score_postings
 
 FUNCTION_KINDS = ("function", "method", "constructor", "destructor")
 SYMBOL_WEIGHT = 0.6  # a function's own BM25 (the best of the query = 1) beside its file's score
@@ -25,19 +25,6 @@ WHERE term IN ({terms}) AND doc_kind = 's' AND path IN (SELECT unnest(?::VARCHAR
 _FUNCTIONS_SQL = """SELECT path, ordinal, symbol_id, stable_id, kind, name, qualified_name, language,
        coalesce(signature, ''), start_line, end_line FROM symbols
 WHERE path IN (SELECT unnest(?::VARCHAR[])) AND kind IN ({kinds})"""
-
-
-def symbol_bm25(rows: Sequence[tuple[str, int, str, float, float]], weights: Mapping[str, float],
-                n_docs: int, avgdl: float) -> dict[tuple[str, int], float]:
-    """(path, ordinal) -> weighted BM25 of the symbol's postings (pure); df over `rows`."""
-    df: dict[str, int] = {}
-    for _, _, term, _, _ in rows:
-        df[term] = df.get(term, 0) + 1
-    out: dict[tuple[str, int], float] = {}
-    for path, doc, term, tf, length in sorted(rows):
-        score = weights.get(term, 0.0) * bm25_term(tf, length, avgdl or 1.0, idf(n_docs, df[term]))
-        out[(path, doc)] = out.get((path, doc), 0.0) + score
-    return out
 
 
 def combine(files: Sequence[tuple[str, float]], functions: Sequence[tuple[str, int]],
@@ -67,7 +54,7 @@ def rank_functions(view: IndexView, query: str, files: Sequence[tuple[str, float
         return []
     rows = view.sql(_POSTINGS_SQL.format(terms=sql_literals(weights)), [paths])
     n_docs, avgdl = corpus_stats(view)
-    own = symbol_bm25([(p, int(d), t, float(tf), float(n)) for p, d, t, tf, n in rows], weights, int(n_docs), float(avgdl))
+    own = score_postings([(p, int(d), t, float(tf), float(n)) for p, d, t, tf, n in rows], weights, int(n_docs), float(avgdl))
     syms = {(r[0], int(r[1])): r for r in view.sql(_FUNCTIONS_SQL.format(kinds=sql_literals(FUNCTION_KINDS)), [paths])}
     hits = []
     for key, score in combine(files, list(syms), own)[:limit]:

@@ -1,4 +1,4 @@
-"""Pure ranking functions: BM25, rank fusion, and the per-intent weights that steer fusion.
+"""Rank fusion, and the per-intent weights that steer it (pure; BM25 is bm25.py).
 
 No I/O here: retrievers (symbols.py, fulltext.py, grep.py, and any registered later, such as
 the semantic one) produce ordered candidate lists; `fuse` merges them.
@@ -6,13 +6,10 @@ the semantic one) produce ordered candidate lists; `fuse` merges them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 
-from . import intent as intents
+from .. import intent as intents
 
-BM25_K1 = 1.2
-BM25_B = 0.75
 RRF_K = 60
 
 # Which retriever's list counts how much, per query intent (auto / hybrid modes).
@@ -22,20 +19,6 @@ INTENT_WEIGHTS: dict[str, dict[str, float]] = {
     intents.ERROR: {"text": 1.0, "symbol": 0.3, "path": 0.0, "semantic": 0.4},
     intents.NATURAL_LANGUAGE: {"text": 1.0, "symbol": 0.5, "path": 0.1, "semantic": 1.0},
 }
-
-
-def idf(n_docs: int, df: int) -> float:
-    """BM25 idf, Lucene's form: always positive."""
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-
-
-def bm25_term(tf: float, doc_len: float, avgdl: float, term_idf: float,
-              k1: float = BM25_K1, b: float = BM25_B) -> float:
-    """One term's BM25 contribution (the SQL in fulltext.py computes the same)."""
-    if tf <= 0:
-        return 0.0
-    norm = k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else k1
-    return term_idf * tf * (k1 + 1.0) / (tf + norm)
 
 
 def fuse(lists: Mapping[str, Sequence[Hashable]], weights: Mapping[str, float],

@@ -15,45 +15,24 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..roles import CODE_EXTENSIONS, SOURCE
-from ..tokenize import tokenize, word_tokens
-from .doctable import chunk_docs
-from .filepostings import body_rows
-from .filters import FileFilter, allowed_paths
+from ...roles import CODE_EXTENSIONS, SOURCE
+from ...tokenize import tokenize
+from ..doctable import chunk_docs
+from ..filepostings import body_rows
+from ..filters import FileFilter, allowed_paths
 from . import learned
 from .history import file_activity, history_scores
-from .index import IndexView, sql_literals
-from .ranking import BM25_B, BM25_K1
-from ..model import SearchHit
-from .sourcetext import best_window, file_lines, span_text
+from ..index import IndexView, sql_literals
+from .bm25 import FILE_B, K1, bm25_term, idf
+from ...model import SearchHit
+from ..sourcetext import best_window, file_lines, span_text
+from ..terms import query_terms
 
-# Words of commit messages and bug reports that say what kind of change it is, not where:
-# they are rare in code, so BM25's idf would make them the query's strongest terms.
-TASK_WORDS = frozenset("""fix fixes fixed fixing add adds added adding update updates updated
-remove removes removed removing support supports allow allows allowed make makes ensure improve
-improved improves refactor refactored cleanup clean minor typo change changes changed bump
-bumped issue issues bug bugs pr merge merged revert reverts reverted correctly properly instead
-now also new should when doesn doesn't don dont can cannot not no use used uses using via per
-into like so more less some any all only just than then there these those would could which
-while after before because since still even get gets got set sets way case cases work works
-working handle handles handled better different correct incorrect wrong avoid avoids possible
-missing unnecessary unused error errors""".split())
-STOPWORDS = frozenset("""a an and are as at be by do does for from how i if in is it its of on or
-the this that to was were what when where which who why with we you your our my me he she they
-them their has have had been being will""".split())
-TASK_WORD_WEIGHT = 0.3
-VARIANT_WEIGHT = 0.6  # another form of a plain query word (`parsing` for `parse`), of its weight
-IDENTIFIER_WEIGHT = 1.6  # a query token that is a whole identifier (camelCase, snake_case)
 PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
 MENTION_BONUS = 1.0  # added to the normalised score of a file the query names
 CHUNK_WEIGHT = 0.35  # the best chunk/symbol hit of a file, at rank 0, against a top BM25 of 1
-HISTORY_WEIGHT = 0.3  # the history field's BM25 (query/history.py), against a top body BM25 of 1
+HISTORY_WEIGHT = 0.3  # the history field's BM25 (history.py), against a top body BM25 of 1
 NAME_WEIGHT = 2.0  # a query term that is a word of the file's name: this many times its idf
-FILE_K1 = BM25_K1
-# Less length normalisation than for chunks: a task's file is more often a long, central one
-# (dev set: b 0.75 -> 0.5 with the name field, pooled MRR@10 0.614 -> 0.631 on six repositories).
-FILE_B = 0.5
-MAX_TERMS = 256
 
 # How much each role keeps of its score when the query does not ask for it.
 ROLE_PRIOR: dict[str, float] = {
@@ -61,130 +40,10 @@ ROLE_PRIOR: dict[str, float] = {
     "benchmark": 0.4, "example": 0.5, "vendored": 0.25, "docs": 0.1, "translated_docs": 0.03,
     "config": 0.15,
 }
-# Query words that ask for a role: then it keeps most of its score.
-ROLE_WORDS: dict[str, frozenset[str]] = {
-    "test": frozenset("test tests testing unittest pytest spec specs".split()),
-    "mock": frozenset("mock mocks mocking fake fakes stub stubs".split()),
-    "fixture": frozenset("fixture fixtures testdata golden snapshot".split()),
-    "benchmark": frozenset("bench benchmark benchmarks perf".split()),
-    "example": frozenset("example examples sample samples demo".split()),
-    "docs": frozenset("doc docs documentation readme guide changelog".split()),
-    "translated_docs": frozenset("translation translations translated i18n".split()),
-    "config": frozenset("config configuration json yaml yml toml settings".split()),
-    "generated": frozenset("generated codegen protobuf proto".split()),
-    "vendored": frozenset("vendor vendored".split()),
-}
 
-_PATH_MENTION = re.compile(r"[\w@~+.-]*(?:/[\w@~+.-]+)+|[\w@+-]+\.[A-Za-z]{1,6}\b")
-_DOTTED = re.compile(r"\b[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)+\b")
 _PACKAGE_FILES = ("__init__", "mod", "index")  # a module that is its folder: pkg/__init__.py is `pkg`
 _FILE_NAME = re.compile(r"\.(?:" + "|".join(sorted(CODE_EXTENSIONS)) + r")$")
 _NAME_SEP = re.compile(r"\.|::")
-_CODED = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
-
-
-@dataclass(frozen=True)
-class QueryTerms:
-    """A query's terms with their weights, and the files it names."""
-
-    weights: dict[str, float]
-    mentions: tuple[str, ...] = ()  # path fragments and dotted names, as written
-    asked_roles: frozenset[str] = frozenset()
-
-
-def word_variants(word: str) -> list[str]:
-    """Other forms of an English word that code may spell it in (pure, light stemming):
-    `parsing` -> pars, parse; `matches` -> match; `retries` -> retry; `parse` -> parses,
-    parsed, parser, parsing. Only words of 5+ letters; stems keep 3+ letters; `-er` is never
-    stripped (header, buffer, number are words of their own)."""
-    if len(word) < 5 or not word.isalpha():
-        return []
-    out: list[str] = []
-    if word.endswith(("ies", "ied")):
-        out.append(word[:-3] + "y")
-    elif word.endswith("ations"):
-        out += [word[:-6] + "e", word[:-1]]
-    elif word.endswith("ation"):
-        out.append(word[:-5] + "e")
-    elif word.endswith("ing"):
-        out += _stems(word[:-3])
-    elif word.endswith("ed"):
-        out += _stems(word[:-2])
-    elif word.endswith("es"):
-        out += [word[:-2], word[:-1]]
-    elif word.endswith("s") and not word.endswith("ss"):
-        out.append(word[:-1])
-    elif word.endswith("ly"):
-        out.append(word[:-2])
-    else:
-        base = word[:-1] if word.endswith("e") else word
-        out += [word + "s", base + "ed", base + "ing", base + "er"]
-    return [v for v in dict.fromkeys(out) if v != word and len(v) >= 3]
-
-
-def _stems(stem: str) -> list[str]:
-    """`pars` -> pars, parse; `runn` -> runn, run."""
-    out = [stem, stem + "e"]
-    if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "ls":
-        out.append(stem[:-1])
-    return out
-
-
-# An issue template's furniture: checklist items, HTML comments, Markdown headings. Their words
-# ("search", "documentation", "version", "behavior") are the template's, not the report's.
-_TEMPLATE = re.compile(r"^[ \t]*[-*][ \t]*\[[ xX]\].*$|^[ \t]*#{1,6}[ \t].*$", re.M)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-
-
-def without_template(report: str) -> str:
-    """A bug report without its template's furniture (pure); a short query is left as it is."""
-    return _TEMPLATE.sub(" ", _COMMENT.sub(" ", report)) if len(report) > 200 else report
-
-
-def query_terms(query: str) -> QueryTerms:
-    """Weighted terms of a task-like query (pure): boilerplate words weigh little, stop words
-    nothing, identifiers a lot."""
-    query = without_template(query)
-    weights: dict[str, float] = {}
-    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query):
-        toks = word_tokens(word)
-        if not toks:
-            continue
-        coded = bool(_CODED.search(word)) and len(toks) > 1
-        for i, tok in enumerate(toks):
-            if tok in STOPWORDS or tok.isdigit():
-                continue
-            w = TASK_WORD_WEIGHT if tok in TASK_WORDS else 1.0
-            if coded and i == 0:
-                w = IDENTIFIER_WEIGHT
-            weights[tok] = max(weights.get(tok, 0.0), w)
-            if not coded and VARIANT_WEIGHT:
-                for var in word_variants(tok):
-                    weights[var] = max(weights.get(var, 0.0), w * VARIANT_WEIGHT)
-    if len(weights) > MAX_TERMS:
-        weights = dict(sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_TERMS])
-    lowered = {t.lower() for t in re.findall(r"[A-Za-z]+", query)}
-    asked = frozenset(role for role, words in ROLE_WORDS.items() if lowered & words)
-    mentions = tuple(dict.fromkeys(m.strip("./") for m in _PATH_MENTION.findall(query) + _DOTTED.findall(query)
-                                   if len(m.strip("./")) > 2))
-    return QueryTerms(weights, mentions, asked)
-
-
-MAX_CHUNK_TERMS = 32  # the chunk retriever's share of a long query
-
-
-def chunk_terms(query: str) -> list[str]:
-    """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
-    dropped when others remain; of a long query (a bug report, a traceback) the
-    MAX_CHUNK_TERMS that weigh most (`query_terms`), in query order (pure)."""
-    terms = list(dict.fromkeys(tokenize(without_template(query))))
-    content = [t for t in terms if t not in STOPWORDS]
-    terms = content or terms
-    if len(terms) > MAX_CHUNK_TERMS:
-        weights = query_terms(query).weights
-        keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_CHUNK_TERMS])
-        terms = [t for t in terms if t in keep]
-    return terms
 
 
 @dataclass
@@ -201,19 +60,17 @@ class FileEvidence:
 
 def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float], n_docs: int,
                      avgdl: float, df: Mapping[str, int]) -> dict[str, float]:
-    """Weighted BM25 of each file over its summed term counts (pure)."""
+    """Weighted BM25 (bm25.py, b = FILE_B) of each file over its summed term counts (pure)."""
     out: dict[str, float] = {}
     avgdl = avgdl or 1.0
     for f in files:
         s = 0.0
-        norm = FILE_K1 * (1.0 - FILE_B + FILE_B * f.length / avgdl)
         name = set(word_tokens_of_name(f.path)) if NAME_WEIGHT else set()
         for term, tf in sorted(f.tf.items()):  # one summation order, whatever the source
-            d = df.get(term, 1)
-            idf = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
-            s += weights.get(term, 0.0) * idf * tf * (FILE_K1 + 1.0) / (tf + norm)
+            term_idf = idf(n_docs, df.get(term, 1))
+            s += bm25_term(tf, f.length, avgdl, term_idf, K1, FILE_B, weight=weights.get(term, 0.0))
             if term in name:
-                s += NAME_WEIGHT * weights.get(term, 0.0) * idf
+                s += NAME_WEIGHT * weights.get(term, 0.0) * term_idf
         out[f.path] = s
     return out
 

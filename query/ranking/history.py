@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
-from .index import IndexView, sql_literals
-from .ranking import bm25_term, idf
+from ...format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
+from ..index import IndexView, sql_literals
+from .bm25 import bm25_term, idf
 
 _ROWS_SQL = "SELECT path, any_value(dl), list(term), list(tf) FROM read_parquet(?) WHERE term IN ({terms}) GROUP BY path"
 
