@@ -94,7 +94,7 @@ class Hook:
                     cmd = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
                 except OSError:
                     continue
-                if b"codeagent.query.warm" in cmd and os.path.realpath(cmd[0].decode()) == self.python:
+                if b"codeagent.runtime.warm" in cmd and os.path.realpath(cmd[0].decode()) == self.python:
                     pids.append(int(entry))
         return pids
 

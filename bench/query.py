@@ -143,7 +143,7 @@ def _grep_rows(view, repo: Path, rounds: int, per_pattern: bool = False) -> list
 
 
 def _warm_reader(exe: list[str], env: dict, repo: Path, timeout: float = 120.0) -> None:
-    """The first search through the daemon starts the repository's warm reader (query/warm.py);
+    """The first search through the daemon starts the repository's warm reader (runtime/warm.py);
     wait until it answers, as it does for every later search of a session."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

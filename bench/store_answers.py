@@ -53,7 +53,8 @@ def resident(repo: Path, args: list[str]) -> str:
     from click.testing import CliRunner
 
     from codeagent import cli
-    from codeagent.query import commands, index
+    from codeagent.cli import search as commands
+    from codeagent.query import index
 
     def open_long_lived(*a, **k):
         view = index.open_index(*a, **k)

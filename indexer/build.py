@@ -181,7 +181,7 @@ class _Builder:
 
     def _executor(self):
         if self._pool is None:
-            from .pool import fork_pool  # multiprocessing (10-20 ms): only a build that parses enough forks
+            from ..runtime.pool import fork_pool  # multiprocessing (10-20 ms): only a build that parses enough forks
 
             self._pool = fork_pool(self.opts.jobs or os.cpu_count() or 1, _die_with_parent)
         return self._pool

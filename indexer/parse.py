@@ -61,7 +61,7 @@ def parse_job(args: tuple[bytes, str, str, int, str]) -> ParseResult:
 
 def warm() -> None:
     """Parse a line of each language with rules: grammars loaded, queries compiled, the shard
-    writer used once. A resident process (codeagent.daemon) pays this once, not per command."""
+    writer used once. A resident process (codeagent.runtime.daemon) pays this once, not per command."""
     from .extract.treesitter import RULE_MODULES  # tree-sitter, +~60 ms: only a resident process warms
 
     for language in (*RULE_MODULES, "markdown", "text"):

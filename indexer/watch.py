@@ -40,7 +40,7 @@ from pathlib import Path
 from .. import sources
 from ..errors import CodeagentError, NotARepository
 from ..repo_config import RULE_FILES
-from .watch_builder import Builder, Job
+from ..runtime.watch_builder import Builder, Job
 
 DEFAULT_QUIET_MS = 100
 DEFAULT_MAX_WAIT_MS = 2000

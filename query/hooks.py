@@ -6,7 +6,8 @@ back JSON whose `hookSpecificOutput.additionalContext` it shows the model beside
 result. The process the agent starts is clients/hook_runner.py (standard library only), which
 hands the event to the resident daemon; this module runs in the daemon's child. We answer a
 few lines: the definitions whose names the pattern spells, and the files the index ranks for
-it. The search goes to the repository's warm reader (query/warm.py), found without running
+it. The search goes to the repository's warm reader (runtime/warm.py: the command passes its
+`ask_warm` in, the read side imports no process role), found without running
 git when the store says which index to read, and asks for names first (a few milliseconds),
 the full ranking only when no name matches. Any failure answers nothing: a hook must never
 get in the agent's way.
@@ -15,17 +16,18 @@ get in the agent's way.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import format as fmt
 from .. import refs as refnames
 from ..clients.hook_runner import normalize
 from ..errors import CodeagentError
+from ..model import SearchResponse
 from ..store import Store
 from .index import open_index, open_store
 from .retrieval import SearchRequest
 from .search import search
-from .warm import ask_warm
 
 DEFAULT_EVENT = {"claude-code": "PostToolUse", "gemini": "AfterTool", "codex": "PostToolUse"}
 MAX_DEFINITIONS = 5
@@ -46,9 +48,14 @@ def words_of(tool: str, pattern: str) -> list[str]:
     return [w for w in dict.fromkeys(_WORD.findall(text)) if w.lower() not in _NOISE]
 
 
-def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-code") -> dict | None:
+# The warm reader's asker (runtime.warm.ask_warm): its answer, or None to search here.
+Ask = Callable[[Path, Path, str | None, SearchRequest], SearchResponse | None]
+
+
+def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-code",
+                ask: Ask | None = None) -> dict | None:
     """The hook's JSON answer to one Claude Code, Gemini CLI or Codex event, or None (nothing
-    to add)."""
+    to add); `ask` puts each search to the warm reader first."""
     event = normalize(event, client)
     if event is None:
         return None
@@ -58,7 +65,7 @@ def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-cod
         return None
     root = repo or Path(event.get("cwd") or ".")
     try:
-        lines = _lines(root, tool, words)
+        lines = _lines(root, tool, words, ask)
     except (CodeagentError, OSError):
         return None
     if not lines:
@@ -68,7 +75,7 @@ def hook_answer(event: dict, repo: Path | None = None, client: str = "claude-cod
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
 
 
-def _lines(root: Path, tool: str, words: list[str]) -> list[str]:
+def _lines(root: Path, tool: str, words: list[str], ask: Ask | None) -> list[str]:
     """One search (a lookup through the warm reader): the files it ranks, and for a Grep the
     definitions among their spans whose names the pattern spells. A Grep asks for names
     first (symbol mode: the same top files as the full ranking on names, a tenth of the cost),
@@ -76,11 +83,11 @@ def _lines(root: Path, tool: str, words: list[str]) -> list[str]:
     located = _locate(root)
     query = " ".join(words)
     if tool == "Glob":
-        files = _search(located, SearchRequest(query, mode="path", limit=MAX_FILES, group_by="file"))
+        files = _search(located, SearchRequest(query, mode="path", limit=MAX_FILES, group_by="file"), ask)
     else:
-        files = _search(located, SearchRequest(query, mode="symbol", limit=MAX_FILES, group_by="file"))
+        files = _search(located, SearchRequest(query, mode="symbol", limit=MAX_FILES, group_by="file"), ask)
         if not files.files:
-            files = _search(located, SearchRequest(query, mode="auto", limit=MAX_FILES, group_by="file"))
+            files = _search(located, SearchRequest(query, mode="auto", limit=MAX_FILES, group_by="file"), ask)
     out = []
     if tool == "Grep":
         named = set(words)
@@ -113,9 +120,9 @@ def _locate(start: Path) -> tuple[Path, Store, str | None]:
     return root or start, store, refnames.resolve(store, None, root)[0]
 
 
-def _search(located: tuple[Path, Store, str | None], request: SearchRequest):
+def _search(located: tuple[Path, Store, str | None], request: SearchRequest, ask: Ask | None):
     root, store, ref = located
-    answer = ask_warm(root, store.root, ref, request)
+    answer = ask(root, store.root, ref, request) if ask is not None else None
     if answer is not None:
         return answer
     with open_index(root, ref=ref) as view:

@@ -174,7 +174,7 @@ def _pool_job(group: list[str]) -> tuple[dict[str, str], VectorStats]:
 def _groups_in_pool(store: Store, embedder: Embedder, groups: list[list[str]], reuse: _Reuse):
     """Yield (objects, stats) per group from one forked worker per core."""
     global _pool_state
-    from ..pool import fork_pool  # multiprocessing (10-20 ms): only a large embedding forks
+    from ...runtime.pool import fork_pool  # multiprocessing (10-20 ms): only a large embedding forks
 
     _pool_state = (store, embedder, reuse)
     try:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from ...errors import InvalidParameter
 from ..build import _die_with_parent
-from ..pool import fork_pool
+from ...runtime.pool import fork_pool
 
 ENGINES = ("local", "ray")
 RAY_TASK_RETRIES = 4  # a task whose worker died is run again (its writes are content-addressed)

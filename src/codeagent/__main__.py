@@ -2,7 +2,7 @@ import os
 import sys
 
 try:
-    from .daemon import main
+    from .runtime.daemon import main
 except KeyboardInterrupt:  # a Ctrl-C while importing: one line, as the CLI answers it later
     sys.stderr.write("interrupted: codeagent stopped while starting; nothing was changed\n")
     sys.stderr.flush()

@@ -47,7 +47,7 @@ def grep_event(cwd: Path, pattern: str = "def helper") -> str:
 def test_the_hook_process_finds_the_daemons_socket_imports_nothing_heavy_and_fails_open(tmp_path):
     env = {**os.environ, "CODEAGENT_DAEMON_DIR": str(tmp_path / "d")}
     env.pop("CODEAGENT_DAEMON", None)
-    code = "from codeagent.daemon.protocol import socket_path; print(socket_path())"
+    code = "from codeagent.runtime.daemon.protocol import socket_path; print(socket_path())"
     theirs = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
     mine = subprocess.run([*RUNNER[:3], "-c", f"import runpy, sys; sys.argv = ['x']; "
                            f"m = runpy.run_path({hook_runner.__file__!r}); "
@@ -227,6 +227,6 @@ def test_a_session_first_call_starts_the_daemon_for_the_next(tmp_path):
 
 
 def hook_runner_socket(env: dict) -> str:
-    code = "from codeagent.daemon.protocol import socket_path; print(socket_path())"
+    code = "from codeagent.runtime.daemon.protocol import socket_path; print(socket_path())"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     return proc.stdout.strip()

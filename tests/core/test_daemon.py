@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import codeagent.format
-from codeagent import daemon
+from codeagent.runtime import daemon
 
 CLI = [sys.executable, "-m", "codeagent"]
 

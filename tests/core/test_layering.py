@@ -57,9 +57,8 @@ MCP_SERVER_MAY_IMPORT = {
                   {"codeagent.mcp_server.app", "codeagent.mcp_server.http"}),
     "codeagent.errors": ("the stable error codes a tool answer maps exceptions to, and the "
                          "adapter's own argument errors", None),
-    "codeagent.cli": ("`codeagent serve` is one of the CLI's commands (run_command), and "
-                      "`serve --watch` runs `codeagent watch` as a child (child_command)",
-                      {"codeagent.mcp_server.commands", "codeagent.mcp_server.watch"}),
+    "codeagent.cli": ("`serve --watch` runs `codeagent watch` as a child (child_command)",
+                      {"codeagent.mcp_server.watch"}),
 }
 
 
@@ -89,9 +88,66 @@ def _may_import(module: str, target: str) -> bool:
     return importers is None or module in importers
 
 
+# The edge of the core, above the libraries: the command modules (cli/) drive every library,
+# and the process roles (runtime/) run them: only these may import a side package from inside
+# src/codeagent (runtime/ only the read side: the warm reader serves searches).
+EDGE = ("codeagent.cli.",)
+RUNTIME = "codeagent.runtime"
+EDGE_FOLDERS = ("src/codeagent/cli/", "src/codeagent/runtime/")
+SIDE_PACKAGES = ("codeagent.indexer", "codeagent.query", "codeagent.mcp_server", "codeagent.eval")
+
+
 def test_core_imports_no_side_package():
-    assert _offenders("src/codeagent", ("codeagent.indexer", "codeagent.query",
-                                        "codeagent.mcp_server", "codeagent.eval")) == []
+    absolute = [o for o in _offenders("src/codeagent", SIDE_PACKAGES)  # inside functions too
+                if not o.startswith(EDGE_FOLDERS)]
+    assert absolute == []
+    strays = sorted(f"{module}: {target}" for module, targets in _import_graph().items()
+                    if _in_core(module) and not module.startswith((*EDGE, RUNTIME))
+                    for target in targets if target.startswith(SIDE_PACKAGES))
+    assert strays == []
+
+
+def _in_core(module: str) -> bool:
+    return not any(module == p or module.startswith(p + ".") for p in PACKAGE_DIRS if p != "codeagent")
+
+
+# What a process role may import besides the core: (why, the runtime modules that may).
+RUNTIME_MAY_IMPORT = {
+    "codeagent.query": ("the warm reader keeps an IndexFollower per ref and searches it",
+                        {"codeagent.runtime.warm"}),
+}
+
+
+def test_runtime_imports_the_core_and_only_what_it_names():
+    """runtime/ (daemon, warm reader, watch builder, pools) runs the CLI in its processes and
+    names what it preloads as strings: of the side packages it imports only those
+    RUNTIME_MAY_IMPORT grants, by the modules named there (never the build side: indexer
+    imports the pools and the watch builder, and the two must not form a circle)."""
+    graph = _import_graph()
+    strays = sorted(f"{module}: {target}" for module, targets in graph.items()
+                    if module.startswith(RUNTIME) for target in targets
+                    if target.startswith(SIDE_PACKAGES) and not any(
+                        target.startswith(p) and module in who for p, (_, who) in RUNTIME_MAY_IMPORT.items()))
+    assert strays == []
+
+
+def test_the_read_side_imports_no_process_role():
+    """query/ and mcp_server/ import neither runtime/ nor a command module: the read side is
+    a library that the warm reader, the daemon's children and `serve` run, not one that
+    starts processes (the hook's warm-reader asker is passed in by the command)."""
+    strays = sorted(f"{module}: {target}" for module, targets in _import_graph().items()
+                    if module.startswith(("codeagent.query", "codeagent.mcp_server"))
+                    for target in targets if target.startswith((RUNTIME, *EDGE)))
+    assert strays == []
+
+
+def test_only_the_command_table_names_the_command_modules():
+    """A command module (codeagent.cli.<group>) is imported by the command table, by name, and
+    by its sibling command modules; no library imports one (a library would then pull in click
+    and its command's neighbours)."""
+    strays = sorted(f"{module}: {target}" for module, targets in _import_graph().items()
+                    if not module.startswith(EDGE) for target in targets if target.startswith(EDGE))
+    assert strays == []
 
 
 def _modules() -> dict[str, Path]:
@@ -220,7 +276,7 @@ def test_every_preload_entry_loads():
     """The daemon's PRELOAD names modules (and "module:function"s) that exist."""
     import importlib
 
-    from codeagent.daemon.server import PRELOAD
+    from codeagent.runtime.daemon.server import PRELOAD
 
     for name in PRELOAD:
         module, _, function = name.partition(":")

@@ -156,7 +156,7 @@ def test_the_process_edge_reads_the_test_variables_once():
     root = Path(__file__).resolve().parents[2]
     readers = sorted(str(p.relative_to(root)) for folder in ("src", "indexer", "query", "mcp_server", "eval")
                      for p in (root / folder).rglob("*.py") if "CODEAGENT_TEST_" in p.read_text(encoding="utf-8"))
-    assert readers == ["src/codeagent/cli.py", "src/codeagent/store/faults.py"], readers
+    assert readers == ["src/codeagent/cli/__init__.py", "src/codeagent/store/faults.py"], readers
 
 
 def _packs(store: Store) -> list[Path]:

@@ -57,7 +57,7 @@ def test_progress_bar_only_on_a_terminal(git_repo):
 
 
 def test_a_shorter_line_is_padded_over_a_longer_one(capsys, monkeypatch):
-    from codeagent.indexer.commands import TerminalProgress
+    from codeagent.cli.build import TerminalProgress
 
     monkeypatch.setattr("time.monotonic", iter(range(0, 1000, 10)).__next__)  # no throttling
     progress = TerminalProgress(True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from codeagent.indexer.watch import ChangeFilter, build_args, describe
-from codeagent.indexer.watch_builder import Builder
+from codeagent.runtime.watch_builder import Builder
 from codeagent.query import find_symbols, open_index
 
 EVENT_TIMEOUT = 60.0

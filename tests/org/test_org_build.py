@@ -113,7 +113,7 @@ def _manifest(store: Store, mid: str):
 
 
 def test_build_to_a_remote_publishes_every_repository_ref(fleet, tmp_path, monkeypatch):
-    from codeagent.indexer.fleet.commands import run_build
+    from codeagent.cli.org import run_build
     from codeagent.indexer.replicate.remote import open_remote
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where --to stages
@@ -149,7 +149,7 @@ def test_build_to_s3_through_a_moto_server(fleet, tmp_path, monkeypatch):
     pytest.importorskip("moto.server", reason="moto[server] is not installed")
     from pyarrow import fs as pafs
 
-    from codeagent.indexer.fleet.commands import run_build
+    from codeagent.cli.org import run_build
     from codeagent.indexer.replicate.remote import open_remote
 
     with socket.socket() as s:

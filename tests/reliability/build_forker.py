@@ -16,9 +16,9 @@ import json
 import os
 import sys
 
-from codeagent.daemon.run import flush
-from codeagent.daemon.server import preload
-from codeagent.indexer.watch_builder import _child
+from codeagent.runtime.daemon.run import flush
+from codeagent.runtime.daemon.server import preload
+from codeagent.runtime.watch_builder import _child
 
 
 def _say(reply: dict) -> None:

@@ -177,7 +177,7 @@ def test_a_pool_a_ctrl_c_stops_in_its_start_up_is_gone_before_the_exit() -> None
         import threading
         from concurrent.futures import process
         from codeagent import interrupts
-        from codeagent.indexer.pool import fork_pool
+        from codeagent.runtime.pool import fork_pool
         from codeagent.store import faults
 
         faults.install(faults.Faults(int_at_fork=int(sys.argv[1])))
@@ -228,7 +228,7 @@ def test_a_ctrl_c_while_the_arguments_are_parsed_exits_130_with_one_line(tmp_pat
     not click's "Aborted!" and exit 1."""
     script = textwrap.dedent("""
         import os, signal, sys
-        from codeagent.daemon.run import run_cli
+        from codeagent.runtime.daemon.run import run_cli
 
         def sigint_in(name):
             def hook(frame, event, arg):

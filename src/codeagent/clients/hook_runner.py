@@ -5,8 +5,8 @@ It must not be noticed, so it is small. -S: no `site` (no .pth files, no site-pa
 the path); -I: no PYTHON* variables, no script folder shadowing the standard library. It
 imports only C modules of the standard library (_socket, _json, _struct, _sha1: about 5 ms
 over the bare interpreter, where `json`, `socket` and `hashlib` cost 25 ms more, most of it
-`re` and `enum`), so it speaks the daemon's wire here rather than through daemon/client.py;
-socket_path and trusted mirror daemon/protocol.py and daemon/trust.py (a test holds them
+`re` and `enum`), so it speaks the daemon's wire here rather than through runtime/daemon/client.py;
+socket_path and trusted mirror runtime/daemon/protocol.py and runtime/daemon/trust.py (a test holds them
 equal). It keeps only a search it can add to (Claude Code's and Gemini's matchers already
 pick grep and glob; for Codex, whose searches are shell commands, an `rg`/`grep`/`git grep`/
 `find`/`fd` in the Bash call) in a folder with an index, and hands `codeagent hook CLIENT` to
@@ -327,7 +327,7 @@ def indexed(folder: str) -> bool:
 def _start_daemon() -> None:
     """Start a daemon for the next call (the rare path: it may import what it needs)."""
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
-    from codeagent.daemon.client import spawn  # only here: subprocess, json, socket
+    from codeagent.runtime.daemon.client import spawn  # only here: subprocess, json, socket
 
     try:
         spawn()

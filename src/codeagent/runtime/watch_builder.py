@@ -29,15 +29,15 @@ import threading
 import time
 
 from ..cli import child_command
-from ..daemon.run import flush, run_cli, wind_down
-from ..daemon.server import preload
+from .daemon.run import flush, run_cli, wind_down
+from .daemon.server import preload
 from ..interrupts import INTERRUPTED_EXIT
 
 
 def builder_command() -> tuple[list[str], str]:
     """(argv, cwd) of a builder process."""
     argv, cwd = child_command()
-    return [argv[0], "-m", "codeagent.indexer.watch_builder"], cwd
+    return [argv[0], "-m", "codeagent.runtime.watch_builder"], cwd
 
 
 class Builder:
@@ -162,7 +162,7 @@ class Job:
 
 
 def serve() -> None:
-    """The builder's loop (`python -m codeagent.indexer.watch_builder`)."""
+    """The builder's loop (`python -m codeagent.runtime.watch_builder`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the watcher stops builds, by killing the group
     preload()
     for line in sys.stdin:

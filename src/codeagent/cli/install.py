@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..cli import JSON_OPT, run_command
+from . import JSON_OPT, run_command
 from ..errors import InvalidParameter
-from .registry import CLIENTS, SCOPES
+from ..clients.registry import CLIENTS, SCOPES
 
 
 @click.command("install")
@@ -33,7 +33,7 @@ def install_cmd(client_name: str | None, repo: Path | None, scope: str | None, w
 
     Merges codeagent's server into the client's own settings file, keeping every other server
     and comment; the old file is kept as FILE.codeagent-backup. A second run changes nothing."""
-    from .setup import install, listing  # deferred: `codeagent --help` imports no client code
+    from ..clients.setup import install, listing  # deferred: `codeagent --help` imports no client code
 
     if list_clients:
         rows = run_command(as_json, listing, repo or Path.cwd())
@@ -88,7 +88,7 @@ def doctor_cmd(client_name: str | None, repo: Path | None, scope: str | None, as
 
     Exit codes: 0 healthy, 4 not configured, 5 index not built, 31 settings file unreadable,
     32 the command is missing or does not answer MCP (or an old protocol), 33 stale index."""
-    from .doctor import doctor, exit_code  # deferred: the MCP SDK's client
+    from ..clients.doctor import doctor, exit_code  # deferred: the MCP SDK's client
 
     reports = run_command(as_json, doctor, client_name, (repo or Path.cwd()).resolve(), scope)
     if as_json:

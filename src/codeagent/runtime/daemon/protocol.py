@@ -37,7 +37,8 @@ def socket_dir() -> str:
 
 def socket_path() -> str:
     """The socket of this user's daemon for this Python installation of codeagent."""
-    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the codeagent package
+    # the codeagent package (runtime/daemon/ is two folders below it), as hook_runner.py finds it
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     python = os.path.realpath(sys.executable)  # `python`, `python3` and the entry script agree
     key = hashlib.sha1(f"{sys.prefix}\0{python}\0{here}".encode()).hexdigest()[:12]
     return os.path.join(socket_dir(), f"d-{key}.sock")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-from .commands import _index_options, _open
+from . import run_command
+from .search import _index_options, _open
 
 HOOK_CLIENTS = ("claude-code", "gemini", "codex")
 
@@ -25,7 +25,7 @@ def context_cmd(task: str, budget: int, repo: Path, store_dir: Path | None, ref:
                 as_json: bool) -> None:
     """The files and symbols that matter for TASK, most relevant first, each at the detail the
     budget allows (its relevant spans, the whole file, its outline, or its path and why)."""
-    from .context import build_context  # deferred: only this command counts tokens
+    from ..query.context import build_context  # deferred: only this command counts tokens
 
     def run():
         with _open(repo, store_dir, ref) as view:
@@ -49,11 +49,12 @@ def context_cmd(task: str, budget: int, repo: Path, store_dir: Path | None, ref:
 def hook_cmd(client_name: str, repo: Path | None) -> None:
     """Answer one hook event read from stdin (installed by `codeagent install CLIENT
     --hooks`). Prints nothing, and exits 0, when there is nothing to add or anything fails."""
-    from .hooks import hook_answer  # deferred, as context_cmd's
+    from ..query.hooks import hook_answer  # deferred, as context_cmd's
+    from ..runtime.warm import ask_warm
 
     try:
         event = json.loads(sys.stdin.read() or "{}")
-        answer = hook_answer(event, repo, client_name) if isinstance(event, dict) else None
+        answer = hook_answer(event, repo, client_name, ask_warm) if isinstance(event, dict) else None
     except (ValueError, OSError):
         answer = None
     if answer:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-from .org import FUSIONS, open_fleet, org_search
-from .search import SearchRequest
+from . import run_command
+from ..query.org import FUSIONS, open_fleet, org_search
+from ..query.search import SearchRequest
 
 MODES = ["auto", "symbol", "text", "regex", "path"]
 

@@ -1,4 +1,4 @@
-"""`codeagent daemon start|stop|status|run`: the resident server (see codeagent.daemon)."""
+"""`codeagent daemon start|stop|status|run`: the resident server (see codeagent.runtime.daemon)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 
 import click
 
-from .. import daemon
-from ..cli import JSON_OPT
-from .server import serve_forever
+from ..runtime import daemon
+from . import JSON_OPT
+from ..runtime.daemon.server import serve_forever
 
 IDLE_OPT = click.option("--idle-timeout", type=float, default=daemon.DEFAULT_IDLE_TIMEOUT,
                         show_default=True, metavar="SECONDS",

@@ -8,7 +8,7 @@ import sys
 def run_cli(args: list[str] | None = None, prog_name: str | None = None) -> int:
     """Run the click CLI; its exit status."""
     try:
-        from ..cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
+        from ...cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
 
         cli_main(args=args, prog_name=prog_name)
         return 0

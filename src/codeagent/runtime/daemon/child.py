@@ -12,7 +12,7 @@ import sys
 from .protocol import Reader, send
 from .run import flush, run_cli, wind_down
 
-IN_CHILD = False  # True in a command's process forked by the server (query/warm.py asks)
+IN_CHILD = False  # True in a command's process forked by the server (runtime/warm.py asks)
 
 def run_child(conn: socket.socket, fds: list[int], request: dict) -> None:
     """In the forked child: become the caller's command, run it, exit with its status."""

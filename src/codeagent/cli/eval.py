@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
+from . import run_command
 from ..errors import QualityRegression
 
 DATASETS_HELP = "commits | definitions | descriptions | PATH.jsonl"
@@ -57,7 +57,7 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
     JSONL file of {"query", "gold_files"|"gold_symbols", "ref"}. Exit codes as for every
     command, plus 20 when --compare finds a regression.
     """
-    from .evaluate import default_workdir, evaluate, load_report, parse_modes  # runner, miners, numpy: +~0.4 s on --help
+    from ..eval.evaluate import default_workdir, evaluate, load_report, parse_modes  # runner, miners, numpy: +~0.4 s on --help
 
     as_json = out is not None and str(out) == "-"
     mode_list = run_command(as_json, parse_modes, modes)
@@ -72,8 +72,8 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
 
 def _write(rep: dict, out: Path | None, html_out: Path | None, as_json: bool) -> None:
     """The report as JSON on stdout (`--out -`), else as a Markdown table, and into the files asked for."""
-    from .html import html_report  # loaded by evaluate already; +~0.2 s on --help at the top
-    from .report import markdown
+    from ..eval.html import html_report  # loaded by evaluate already; +~0.2 s on --help at the top
+    from ..eval.report import markdown
 
     text = json.dumps(rep, indent=1, sort_keys=False) + "\n"
     if as_json:
@@ -90,7 +90,7 @@ def _write(rep: dict, out: Path | None, html_out: Path | None, as_json: bool) ->
 
 def _regressed(rep: dict, old_report: dict, as_json: bool) -> bool:
     """Print the deltas against `old_report`; True when a metric fell below its old CI."""
-    from .gate import compare, format_comparison  # loaded by evaluate already; +~0.3 s on --help at the top
+    from ..eval.gate import compare, format_comparison  # loaded by evaluate already; +~0.3 s on --help at the top
 
     cmp = compare(rep, old_report)
     click.echo(format_comparison(cmp), nl=False, err=as_json)

@@ -29,12 +29,12 @@ import time
 from pathlib import Path
 
 from .. import refs as refnames
-from ..daemon import child, protocol, trust
-from ..daemon.server import code_stamp, stale
-from .follower import IndexFollower
-from .index import open_store
+from .daemon import child, protocol, trust
+from .daemon.server import code_stamp, stale
+from ..query.follower import IndexFollower
+from ..query.index import open_store
 from ..model import SearchResponse
-from .search import SearchRequest, search
+from ..query.search import SearchRequest, search
 
 IDLE_TIMEOUT = 15 * 60.0
 CONNECT_TIMEOUT = 0.5
@@ -114,7 +114,7 @@ def _ask(path: str, message: dict) -> SearchResponse | None:
 def _start(root: Path, store: Path, ref_name: str) -> None:
     """Start the reader, detached; it warms up before it listens (the lock keeps it single)."""
     try:
-        subprocess.Popen([sys.executable, "-m", "codeagent.query.warm", str(root), str(store), ref_name],
+        subprocess.Popen([sys.executable, "-m", "codeagent.runtime.warm", str(root), str(store), ref_name],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
     except OSError:

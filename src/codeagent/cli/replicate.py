@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from ...cli import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command
-from ..commands import TerminalProgress
+from . import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command
+from .build import TerminalProgress
 
 JOBS_OPT = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=8,
                         help="Parallel transfers (default 8).")
@@ -38,7 +38,7 @@ def publish_cmd(repo: Path, dest: str, ref: str | None, store_dir: Path | None, 
     Only objects the remote lacks move. The commit's index is also recorded under
     commits/<sha>, so `sync` on a branch nobody published falls back to its nearest ancestor.
     """
-    from .publish import publish  # +~60 ms that sync and --help need not pay
+    from ..indexer.replicate.publish import publish  # +~60 ms that sync and --help need not pay
 
     progress = TerminalProgress(not as_json and sys.stderr.isatty())
     result = run_command(as_json, publish, repo, dest, ref, store_dir=store_dir, jobs=jobs,
@@ -82,7 +82,7 @@ def sync_cmd(repo: Path, source: str, ref: str | None, require_commit: str | Non
     sync resumes without fetching verified objects again. A branch with no published
     index falls back to its nearest published ancestor commit, and says so.
     """
-    from .sync import SyncOptions, sync  # +~110 ms that publish and --help need not pay
+    from ..indexer.replicate.sync import SyncOptions, sync  # +~110 ms that publish and --help need not pay
 
     opts = SyncOptions(repo=repo, source=source, ref=ref, store_dir=store_dir,
                        require_commit=require_commit, build=build_after, jobs=jobs,
@@ -122,7 +122,7 @@ def sync_cmd(repo: Path, source: str, ref: str | None, require_commit: str | Non
 def bundle_cmd(repo: Path, refs: tuple[str, ...], out: Path, store_dir: Path | None,
                as_json: bool) -> None:
     """Write indexes into one tar file (a CI artifact); `codeagent sync --from FILE` reads it."""
-    from .publish import bundle  # +~60 ms that sync and --help need not pay
+    from ..indexer.replicate.publish import bundle  # +~60 ms that sync and --help need not pay
 
     progress = TerminalProgress(not as_json and sys.stderr.isatty())
     result = run_command(as_json, bundle, repo, out, list(refs) or None, store_dir=store_dir,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-from .commands import _footer, _index_options, _open, _print_hit
+from . import run_command
+from .search import _footer, _index_options, _open, _print_hit
 
 
 @click.command("similar")
@@ -23,7 +23,7 @@ def similar_cmd(handle: str, limit: int, language: str | None, kind: str | None,
                 as_json: bool) -> None:
     """Find code similar to SYMBOL (symbol_id, stable id or qualified name) by embedding
     similarity; needs an index built with `--embedder`."""
-    from .semantic import find_similar  # numpy, the embedders: +65-140 ms on `codeagent --help`
+    from ..query.semantic import find_similar  # numpy, the embedders: +65-140 ms on `codeagent --help`
 
     def run():
         with _open(repo, store_dir, ref) as view:

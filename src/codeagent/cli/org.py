@@ -10,14 +10,14 @@ from pathlib import Path
 
 import click
 
-from ...cli import run_command
-from ...errors import InvalidParameter
-from ...query.org_commands import org_search_cmd
-from ...store import Store
-from ..commands import JsonProgress, TerminalProgress
-from .engines import ENGINES, open_engine
-from .plan import build_fleet
-from .spec import load_fleet
+from . import run_command
+from ..errors import InvalidParameter
+from .org_search import org_search_cmd
+from ..store import Store
+from .build import JsonProgress, TerminalProgress
+from ..indexer.fleet.engines import ENGINES, open_engine
+from ..indexer.fleet.plan import build_fleet
+from ..indexer.fleet.spec import load_fleet
 
 
 @click.group("org")
@@ -54,9 +54,9 @@ def run_build(fleet: Path, engine: str, address: str | None, store_dir: Path | N
 
 
 def _publish(store: Store, result, to_remote: str) -> dict:
-    from ...format.fleet import fleet_ref  # with the remotes' clients: only a --to build loads them
-    from ..replicate.publish import PublishResult, publish_into
-    from ..replicate.remote import open_remote
+    from ..format.fleet import fleet_ref  # with the remotes' clients: only a --to build loads them
+    from ..indexer.replicate.publish import PublishResult, publish_into
+    from ..indexer.replicate.remote import open_remote
 
     with open_remote(to_remote, create=True) as remote:
         remote.init()
@@ -110,7 +110,7 @@ def org_build_cmd(fleet: Path, engine: str, address: str | None, store_dir: Path
 def org_gc_cmd(store_dir: Path, dry_run: bool, as_json: bool) -> None:
     """Delete what no ref of the fleet's last build needs (refs of repositories and refs no
     longer in the fleet file go too)."""
-    from .maintenance import fleet_gc  # DuckDB via gc: only when collecting
+    from ..indexer.fleet.maintenance import fleet_gc  # DuckDB via gc: only when collecting
 
     report = run_command(as_json, fleet_gc, Store(store_dir), dry_run=dry_run)
     if as_json:

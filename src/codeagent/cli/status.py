@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 
 from .. import sources
-from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
+from . import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
 from ..errors import IndexMissing
 from ..format.manifest import load_manifest
 from ..refs import resolve
 from ..store import read_log
-from .diff import diff_ids
-from .status import store_status
+from ..query.diff import diff_ids
+from ..query.status import store_status
 
 _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed": "="}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
+from . import run_command
 from ..errors import InvalidParameter
 
 LOOPBACK_NAMES = ("localhost",)
@@ -88,7 +88,7 @@ def serve_cmd(repo: Path, ref: str | None, store_dir: Path | None, transport: st
 
 def _watching(server):
     """serve --watch: the watcher child, followed beside the transport (see watch.py)."""
-    from .watch import enable_watch_protocol, follow_watcher  # the MCP SDK, +~0.5 s: not for --help
+    from ..mcp_server.watch import enable_watch_protocol, follow_watcher  # the MCP SDK, +~0.5 s: not for --help
 
     if server.state.config.ref not in (None, "worktree"):
         raise InvalidParameter(f"--watch keeps the work-tree index current, but --ref "
@@ -104,7 +104,7 @@ def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log
     import anyio
 
     if transport == "stdio":
-        from .stdio import serve_stdio  # the MCP SDK, +~0.5 s: not for `codeagent --help`
+        from ..mcp_server.stdio import serve_stdio  # the MCP SDK, +~0.5 s: not for `codeagent --help`
 
         # The SDK's own stdio runner reads unbounded lines; ours needs the low-level server,
         # which MCPServer does not expose publicly yet.
@@ -112,7 +112,7 @@ def _run(server, transport: str, host: str, port: int, max_frame_bytes: int, log
     else:
         import uvicorn  # with the SDK's HTTP app, +~0.2 s: only for --transport http
 
-        from .http import http_app
+        from ..mcp_server.http import http_app
 
         click.echo(f"codeagent serve: MCP over streamable HTTP at http://{host}:{port}/mcp "
                    f"(legacy SSE at /sse, health at /health)", err=True)
@@ -138,17 +138,17 @@ def _refuse(exc: Exception) -> None:
 
 def _make_org_server(org_dir: Path):
     from ..query.org import open_fleet  # the query package: not for --help
-    from .org import create_org_server  # the SDK, +~0.7 s: not for --help
+    from ..mcp_server.org import create_org_server  # the SDK, +~0.7 s: not for --help
 
     return create_org_server(open_fleet(org_dir))[0]
 
 
 def _make_server(repo: Path, ref: str | None, store_dir: Path | None, allow_build: bool,
                  profile: str):
-    from .state import ServerConfig, ServerState  # the query package, +~0.4 s: not for --help
+    from ..mcp_server.state import ServerConfig, ServerState  # the query package, +~0.4 s: not for --help
 
     state = ServerState(ServerConfig(repo, ref, store_dir, allow_build, profile))
     state.warm_up()  # opens the index while the SDK below is imported
-    from .app import create_server  # the SDK, +~0.7 s: not for --help
+    from ..mcp_server.app import create_server  # the SDK, +~0.7 s: not for --help
 
     return create_server(state)

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
+from . import run_command
 from ..errors import NotFound
-from . import graph
-from .index import open_index
-from .navigate import file_outline, get_symbol
-from .search import SearchRequest, search
-from .warm import search_warm
+from ..query import graph
+from ..query.index import open_index
+from ..query.navigate import file_outline, get_symbol
+from ..query.search import SearchRequest, search
+from ..runtime.warm import search_warm
 
 MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
 

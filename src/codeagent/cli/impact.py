@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..cli import run_command
-from .impact import DEFAULT_DEPTH, MAX_DEPTH, ImpactOptions, impact
+from . import run_command
+from ..query.impact import DEFAULT_DEPTH, MAX_DEPTH, ImpactOptions, impact
 
 _MARK = {"added": "+", "removed": "-", "body_changed": "~", "signature_changed": "!", "renamed": "=",
          "moved": ">", "modified": "~"}

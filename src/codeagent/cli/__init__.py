@@ -1,7 +1,8 @@
 """The `codeagent` command. Commands are thin: parse arguments, call one library function.
 
-Commands live next to the code they drive and are imported only when invoked, so a no-op
-`codeagent build` does not pay for importing DuckDB, pyarrow or the MCP SDK.
+Each command group is a module of this folder (build.py: build/verify/repair/gc, search.py:
+search/show/callers/callees/refs, status.py, serve.py, ...), imported only when invoked, so a
+no-op `codeagent build` does not pay for importing DuckDB, pyarrow or the MCP SDK.
 """
 
 from __future__ import annotations
@@ -14,39 +15,39 @@ from pathlib import Path
 
 import click
 
-from . import __version__, interrupts
-from .errors import CodeagentError
+from .. import __version__, interrupts
+from ..errors import CodeagentError
 
-# name -> "module:function", named rather than imported: the core imports no side package
-# (tests/core/test_layering.py), and a command's module is imported only when it runs.
+# name -> "module:function", named rather than imported: a command's module, and the library
+# it drives, is imported only when it runs (tests/core/test_layering.py).
 # Importing them all up front took a no-op `codeagent build` from 101 to 158 ms of user CPU
 # (+47 ms wall; hyperfine, a 5-file repository): the read side's modules, mostly.
 COMMANDS = {
-    "build": "codeagent.indexer.commands:build_cmd",
-    "status": "codeagent.query.store_commands:status_cmd",
-    "verify": "codeagent.indexer.commands:verify_cmd",
-    "repair": "codeagent.indexer.commands:repair_cmd",
-    "gc": "codeagent.indexer.commands:gc_cmd",
-    "diff": "codeagent.query.store_commands:diff_cmd",
-    "search": "codeagent.query.commands:search_cmd",
-    "similar": "codeagent.query.semantic_commands:similar_cmd",
-    "show": "codeagent.query.commands:show_cmd",
-    "callers": "codeagent.query.commands:callers_cmd",
-    "callees": "codeagent.query.commands:callees_cmd",
-    "refs": "codeagent.query.commands:refs_cmd",
-    "impact": "codeagent.query.impact_commands:impact_cmd",
-    "serve": "codeagent.mcp_server.commands:serve_cmd",
-    "publish": "codeagent.indexer.replicate.commands:publish_cmd",
-    "sync": "codeagent.indexer.replicate.commands:sync_cmd",
-    "bundle": "codeagent.indexer.replicate.commands:bundle_cmd",
-    "eval": "codeagent.eval.commands:eval_cmd",
-    "daemon": "codeagent.daemon.commands:daemon_cmd",
-    "watch": "codeagent.indexer.watch_commands:watch_cmd",
-    "install": "codeagent.clients.commands:install_cmd",
-    "doctor": "codeagent.clients.commands:doctor_cmd",
-    "context": "codeagent.query.context_commands:context_cmd",
-    "hook": "codeagent.query.context_commands:hook_cmd",
-    "org": "codeagent.indexer.fleet.commands:org_cmd",
+    "build": "codeagent.cli.build:build_cmd",
+    "status": "codeagent.cli.status:status_cmd",
+    "verify": "codeagent.cli.build:verify_cmd",
+    "repair": "codeagent.cli.build:repair_cmd",
+    "gc": "codeagent.cli.build:gc_cmd",
+    "diff": "codeagent.cli.status:diff_cmd",
+    "search": "codeagent.cli.search:search_cmd",
+    "similar": "codeagent.cli.similar:similar_cmd",
+    "show": "codeagent.cli.search:show_cmd",
+    "callers": "codeagent.cli.search:callers_cmd",
+    "callees": "codeagent.cli.search:callees_cmd",
+    "refs": "codeagent.cli.search:refs_cmd",
+    "impact": "codeagent.cli.impact:impact_cmd",
+    "serve": "codeagent.cli.serve:serve_cmd",
+    "publish": "codeagent.cli.replicate:publish_cmd",
+    "sync": "codeagent.cli.replicate:sync_cmd",
+    "bundle": "codeagent.cli.replicate:bundle_cmd",
+    "eval": "codeagent.cli.eval:eval_cmd",
+    "daemon": "codeagent.cli.daemon:daemon_cmd",
+    "watch": "codeagent.cli.watch:watch_cmd",
+    "install": "codeagent.cli.install:install_cmd",
+    "doctor": "codeagent.cli.install:doctor_cmd",
+    "context": "codeagent.cli.context:context_cmd",
+    "hook": "codeagent.cli.context:hook_cmd",
+    "org": "codeagent.cli.org:org_cmd",
 }
 
 
@@ -60,7 +61,7 @@ def _test_faults() -> None:
     """The process edge's one test-only entry point: the CODEAGENT_TEST_* variables a test
     process sets become the store's fault seam (store/faults.py: from_environment)."""
     if "codeagent.store.faults" in sys.modules or any(k.startswith("CODEAGENT_TEST_") for k in os.environ):
-        from .store import faults  # the store's imports (~35 ms) are not for `--help` or a daemon's client
+        from ..store import faults  # the store's imports (~35 ms) are not for `--help` or a daemon's client
 
         faults.from_environment()
 
@@ -144,7 +145,7 @@ def child_command(*args: str) -> tuple[list[str], str]:
     repository's own modules (the stdlib corpus' json/, a project's codeagent/) must never
     shadow the ones codeagent imports."""
     return ([sys.executable, "-m", "codeagent", *args],
-            str(Path(__file__).resolve().parent.parent))
+            str(Path(__file__).resolve().parents[2]))
 
 
 def emit_error(exc: CodeagentError, as_json: bool) -> None:
@@ -164,8 +165,8 @@ def run_command(as_json: bool, fn, *args, **kwargs):
 
 def store_for(repo: Path, store_dir: Path | None):
     """(the Store of `repo`, the repository's top directory): `store_dir` or TOP/.codeagent."""
-    from .sources import git_toplevel  # git helpers (6-25 ms): only commands that open a store
-    from .store import Store
+    from ..sources import git_toplevel  # git helpers (6-25 ms): only commands that open a store
+    from ..store import Store
 
     top = git_toplevel(repo.resolve()) if repo.exists() else None
     return Store(store_dir or (top or repo.resolve()) / ".codeagent"), (top or repo.resolve())

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from ..cli import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command, store_for
+from . import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command, store_for
 from ..errors import InvalidParameter
-from .budget import memory_budget
+from ..indexer.budget import memory_budget
 
 
 class TerminalProgress:
@@ -150,7 +150,7 @@ def build_cmd(repo: Path, rev: str | None, worktree: bool, store_dir: Path | Non
     locked by another build (see --wait), 9 a write failed (disk full, I/O error),
     14 a remote failed (partitioned builds: a partition is missing).
     """
-    from .build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
+    from ..indexer.build import BuildOptions, build  # +~100 ms that verify, gc and --help need not pay
 
     run_command(as_json, _check_build_args, rev, worktree, paths)
     opts = BuildOptions(repo=repo, store_dir=store_dir, rev=rev, jobs=jobs, max_bytes=max_file_size, lock_wait=lock_wait,
@@ -177,7 +177,7 @@ def _check_build_args(rev: str | None, worktree: bool, paths: tuple[str, ...]) -
 
 def _partitioned(opts, partition: str | None, to_remote: str | None, source: str | None):
     """One partition of a partitioned build (--partition, --to) or the join (--from-partitions)."""
-    from .partition import build_from_partitions, build_partition, parse_partition  # imports the build: +~100 ms
+    from ..indexer.partition import build_from_partitions, build_partition, parse_partition  # imports the build: +~100 ms
 
     if source is not None:
         if partition is not None or to_remote is not None:
@@ -224,7 +224,7 @@ def _raise(exc: Exception) -> None:
 @JSON_OPT
 def verify_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Re-hash every object and manifest; exit 7 on any mismatch or dangling name."""
-    from .maintenance import verify_store  # +~40 ms that a no-op build need not pay
+    from ..indexer.maintenance import verify_store  # +~40 ms that a no-op build need not pay
 
     store, _ = run_command(as_json, store_for, repo, store_dir)
     report = verify_store(store)
@@ -247,7 +247,7 @@ def repair_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     from their sources, assembled indexes from their manifests, an unreadable manifest built
     again. Exit 0 when the refs are whole again, 7 when something could not be re-created
     (named, with what to run), 5 no index, 8 store locked."""
-    from .repair import repair_store  # parses and assembles: +~150 ms that verify need not pay
+    from ..indexer.repair import repair_store  # parses and assembles: +~150 ms that verify need not pay
 
     store, root = run_command(as_json, store_for, repo, store_dir)
     report = run_command(as_json, repair_store, store, root if root.is_dir() else None)
@@ -275,7 +275,7 @@ def repair_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
     """Delete objects that no kept manifest references; exit 5 if a --keep-refs names no index."""
-    from .maintenance import gc_store  # +~40 ms that a no-op build need not pay
+    from ..indexer.maintenance import gc_store  # +~40 ms that a no-op build need not pay
 
     store, root = run_command(as_json, store_for, repo, store_dir)
     report = run_command(as_json, gc_store, store, list(keep_refs) or None, repo=root, dry_run=dry_run)

@@ -21,14 +21,14 @@ from .trust import foreign, interpreter_env, peer, process_context
 LOCK_WAIT = 30.0  # seconds a new daemon waits for a stopping one to finish its commands
 # Imported (or, for "module:function", called) by the server before it forks children: what
 # a build or a query would load, with grammars and queries warmed by parsing a line of each.
-# Named rather than imported: the daemon is core (no side package imported) and its client
-# side runs on the standard library alone.
+# Named rather than imported: runtime/ imports no build side (tests/core/test_layering.py)
+# and the daemon's client side runs on the standard library alone.
 PRELOAD = (
     "codeagent.cli", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute", "pyarrow.parquet",
-    "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.indexer.commands",
+    "duckdb", "tree_sitter", "tree_sitter_language_pack", "codeagent.cli.build",
     "codeagent.indexer.build", "codeagent.indexer.shard", "codeagent.indexer.assemble.pipeline",
-    "codeagent.query.commands", "codeagent.query.search", "codeagent.query.warm",
-    "codeagent.query.context_commands", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
+    "codeagent.cli.search", "codeagent.query.search", "codeagent.runtime.warm",
+    "codeagent.cli.context", "codeagent.query.hooks",  # the agents' hooks: 10 ms a call
     "codeagent.indexer.parse:warm",
 )
 

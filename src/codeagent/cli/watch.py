@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from ..cli import REPO_ARG, STORE_OPT, run_command
-from .watch import WatchOptions, describe, watch
+from . import REPO_ARG, STORE_OPT, run_command
+from ..indexer.watch import WatchOptions, describe, watch
 
 
 @click.command("watch")

@@ -207,7 +207,7 @@ def main() -> None:
             sys.stdout.flush()
             sys.exit(code)
     if command == "serve":  # a long-lived server with its own shutdown
-        from ..cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
+        from ...cli import main as cli_main  # click (20-50 ms): not for a command the daemon runs
 
         cli_main()
         return
