@@ -9,7 +9,10 @@ each into its own store (copies of one cold build: the same base), then one `cta
 corpus. The edits, each changing only its own aspect of the file:
   comment  the trailing comment changes (bench/build.py's edit: no line moves)
   lines    1-3 comment lines inserted near the top (every line below moves)
-  call     a module-level call added or removed (a reference changes: the graph step runs)
+  call     a module-level call of a builtin added or removed (`len(...)`: a reference no
+           symbol is named after, inert for the graph: overlay_lines.py carries the graph)
+  repocall a module-level call of a function the file defines added or removed
+           (`py_encode_basestring(...)`: a resolved reference changes, the graph step runs)
 Prints, per edit kind and code, the median and range of CPU seconds (user+sys, children
 included) and wall seconds, the ratio of the median CPU to ctags' median CPU, this code's CPU
 over the previous code's, and /proc/loadavg before and after. CPU is the measure to read on a
@@ -31,17 +34,20 @@ from build import run_with_rss  # noqa: E402
 from corpus import git, median, print_table, stdlib_repo  # noqa: E402
 
 TARGET = "json/encoder.py"
-KINDS = ("comment", "lines", "call")
+KINDS = ("comment", "lines", "call", "repocall")
 PIN = Path("/work/wt/pin-edit-base/.venv/bin/python")
 
 
 def content(original: str, state: dict) -> str:
     """The target file in `state`: `lines` comment lines after its first, a module-level call
-    when `call`, and the trailing comment `tag`."""
+    of a builtin when `call`, of the file's own function when `repocall`, and the trailing
+    comment `tag`."""
     head, rest = original.split("\n", 1)
     body = head + "\n" + "# moved\n" * state["lines"] + rest
     if state["call"]:
         body += "\nlen('edit probe')\n"
+    if state.get("repocall"):
+        body += "\npy_encode_basestring('edit probe')\n"
     return body + f"\n# edit {state['tag']}\n"
 
 
@@ -51,6 +57,8 @@ def next_state(state: dict, kind: str, round_no: int) -> dict:
         return {**state, "tag": f"{round_no}-{state['tag']}"[:40]}
     if kind == "lines":
         return {**state, "lines": state["lines"] % 3 + 1}
+    if kind == "repocall":
+        return {**state, "repocall": not state.get("repocall")}
     return {**state, "call": not state["call"]}
 
 
@@ -100,7 +108,7 @@ def main() -> None:
     times = {(k, c): {"cpu": [], "wall": []} for k in KINDS for c in codes}
     ctags: list[float] = []
     loads = [loadavg()]
-    state = {"lines": 0, "call": False, "tag": "start"}
+    state = {"lines": 0, "call": False, "repocall": False, "tag": "start"}
 
     def run(name: str) -> tuple[float, float]:
         cmd = [codes[name], "-m", "codeagent", "build", str(repo), "--json", "--store", str(stores[name])]
