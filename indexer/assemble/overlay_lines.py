@@ -104,28 +104,44 @@ def _named_refs(con, old: str | None, listed: str) -> str:
     return f"WHERE kind = 'import' OR last IN ({sql_literals(sorted(found))})" if found else "WHERE kind = 'import'"
 
 
+def _matched(con, table: str, old: str | None, listed: str, keep: str = "") -> list[tuple] | None:
+    """(path, old start line, new start line) of `table`'s graph-input rows of the changed
+    paths (`keep`: a WHERE clause on them), paired in order; None when the rows differ
+    otherwise (start_line aside; an ordinal for imports only, module doc)."""
+    columns = _INPUTS[table]
+    cols = [c.strip() for c in columns.split(",") if c.strip() != "start_line"]
+    lined = "start_line" in columns
+    if table == "refs":
+        cols = [_IMPORT_ORDINAL if c == "ordinal" else c for c in cols]
+    select = ", ".join(cols + (["start_line"] if lined else []))
+    before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old, listed)}) {keep} ORDER BY ALL").fetchall()
+    new = _rows(table, OVERLAY_DB, select, BASE_DB, listed)
+    after = con.execute(f"SELECT * FROM ({new}) {keep} ORDER BY ALL").fetchall()
+    if len(before) != len(after):
+        return None
+    out = []
+    for x, y in zip(before, after):
+        if x[:-1] != y[:-1] if lined else x != y:
+            return None
+        if lined:
+            out.append((x[0], x[-1], y[-1]))
+    return out
+
+
 def _line_maps(con, old: str | None, listed: str) -> dict[str, list[tuple[int, int]]] | None:
     """Per changed path, the (old, new) start lines of its rows, sorted; None when the graph
-    inputs differ otherwise or the lines do not map by one increasing function."""
+    inputs differ otherwise or the lines do not map by one increasing function. References
+    are compared all first, then (when they differ) without the inert ones: the names are
+    looked up only for an edit that changed a reference."""
     pairs: dict[str, set[tuple[int, int]]] = {}
-    named = _named_refs(con, old, listed)
-    for table, columns in _INPUTS.items():
-        cols = [c.strip() for c in columns.split(",") if c.strip() != "start_line"]
-        lined = "start_line" in columns
-        if table == "refs":  # an ordinal is read through an import's binding only (module doc)
-            cols = [_IMPORT_ORDINAL if c == "ordinal" else c for c in cols]
-        select = ", ".join(cols + (["start_line"] if lined else []))
-        keep = named if table == "refs" else ""
-        before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old, listed)}) {keep} ORDER BY ALL").fetchall()
-        new = _rows(table, OVERLAY_DB, select, BASE_DB, listed)
-        after = con.execute(f"SELECT * FROM ({new}) {keep} ORDER BY ALL").fetchall()
-        if len(before) != len(after):
+    for table in _INPUTS:
+        found = _matched(con, table, old, listed)
+        if found is None and table == "refs":
+            found = _matched(con, table, old, listed, _named_refs(con, old, listed))
+        if found is None:
             return None
-        for x, y in zip(before, after):
-            if x[:-1] != y[:-1] if lined else x != y:
-                return None
-            if lined:
-                pairs.setdefault(x[0], set()).add((x[-1], y[-1]))
+        for path, x, y in found:
+            pairs.setdefault(path, set()).add((x, y))
     maps = {}
     for path, found in pairs.items():
         if any((x is None) != (y is None) for x, y in found):
