@@ -9,10 +9,14 @@ each into its own store (copies of one cold build: the same base), then one `cta
 corpus. The edits, each changing only its own aspect of the file:
   comment  the trailing comment changes (bench/build.py's edit: no line moves)
   lines    1-3 comment lines inserted near the top (every line below moves)
-  call     a module-level call added or removed (a reference changes: the graph step runs)
+  call     a module-level call of a builtin added or removed (`len(...)`: a reference no
+           symbol is named after, inert for the graph: overlay_lines.py carries the graph)
+  repocall a module-level call of a function the file defines added or removed
+           (`py_encode_basestring(...)`: a resolved reference changes, the graph step runs)
 Prints, per edit kind and code, the median and range of CPU seconds (user+sys, children
 included) and wall seconds, the ratio of the median CPU to ctags' median CPU, this code's CPU
-over the previous code's, and /proc/loadavg before and after. CPU is the measure to read on a
+over the previous code's, in how many of the builds a graph step ran (`phases.graph` > 0),
+and /proc/loadavg before and after. CPU is the measure to read on a
 loaded machine; the wall target (<= 0.5 s) is for a quiet one. Target (issue 41): one-file
 edit CPU <= 0.4x one ctags -R run.
 """
@@ -31,17 +35,20 @@ from build import run_with_rss  # noqa: E402
 from corpus import git, median, print_table, stdlib_repo  # noqa: E402
 
 TARGET = "json/encoder.py"
-KINDS = ("comment", "lines", "call")
+KINDS = ("comment", "lines", "call", "repocall")
 PIN = Path("/work/wt/pin-edit-base/.venv/bin/python")
 
 
 def content(original: str, state: dict) -> str:
     """The target file in `state`: `lines` comment lines after its first, a module-level call
-    when `call`, and the trailing comment `tag`."""
+    of a builtin when `call`, of the file's own function when `repocall`, and the trailing
+    comment `tag`."""
     head, rest = original.split("\n", 1)
     body = head + "\n" + "# moved\n" * state["lines"] + rest
     if state["call"]:
         body += "\nlen('edit probe')\n"
+    if state.get("repocall"):
+        body += "\npy_encode_basestring('edit probe')\n"
     return body + f"\n# edit {state['tag']}\n"
 
 
@@ -51,6 +58,8 @@ def next_state(state: dict, kind: str, round_no: int) -> dict:
         return {**state, "tag": f"{round_no}-{state['tag']}"[:40]}
     if kind == "lines":
         return {**state, "lines": state["lines"] % 3 + 1}
+    if kind == "repocall":
+        return {**state, "repocall": not state.get("repocall")}
     return {**state, "call": not state["call"]}
 
 
@@ -97,16 +106,16 @@ def main() -> None:
     outside = Path(tempfile.mkdtemp(prefix="codeagent-bench-cwd-"))  # not inside the corpus: see build.py
     target = repo / TARGET
     original = git(repo, "show", f"HEAD:{TARGET}")
-    times = {(k, c): {"cpu": [], "wall": []} for k in KINDS for c in codes}
+    times = {(k, c): {"cpu": [], "wall": [], "graph": 0} for k in KINDS for c in codes}
     ctags: list[float] = []
     loads = [loadavg()]
-    state = {"lines": 0, "call": False, "tag": "start"}
+    state = {"lines": 0, "call": False, "repocall": False, "tag": "start"}
 
-    def run(name: str) -> tuple[float, float]:
+    def run(name: str) -> tuple[float, float, bool]:
         cmd = [codes[name], "-m", "codeagent", "build", str(repo), "--json", "--store", str(stores[name])]
         wall, _, out, cpu = run_with_rss(cmd, outside)
         assert json.loads(out)["files_parsed"] <= 1, out
-        return wall, cpu
+        return wall, cpu, json.loads(out)["phases"].get("graph", 0) > 0
 
     try:
         target.write_text(content(original, state))
@@ -119,7 +128,8 @@ def main() -> None:
                 target.write_text(content(original, state))
                 order = list(codes) if (r + k) % 2 == 0 else list(codes)[::-1]
                 for name in order:
-                    wall, cpu = run(name)
+                    wall, cpu, graph = run(name)
+                    times[(kind, name)]["graph"] += graph
                     times[(kind, name)]["wall"].append(wall)
                     times[(kind, name)]["cpu"].append(cpu)
             with tempfile.TemporaryDirectory() as tmp:
@@ -136,11 +146,13 @@ def main() -> None:
             cpu, wall = times[(kind, name)]["cpu"], times[(kind, name)]["wall"]
             rows.append([kind, name, f"{median(cpu):.3f} ({min(cpu):.2f}-{max(cpu):.2f})",
                          f"{median(wall):.3f} ({min(wall):.2f}-{max(wall):.2f})", f"{median(cpu) / ct:.2f}x",
-                         f"{median(cpu) / median(times[(kind, 'baseline')]['cpu']):.2f}" if name == "current" else ""])
-    rows.append(["ctags -R", "", f"{ct:.3f} ({min(ctags):.2f}-{max(ctags):.2f})", "", "1.00x", ""])
+                         f"{median(cpu) / median(times[(kind, 'baseline')]['cpu']):.2f}" if name == "current" else "",
+                         f"{times[(kind, name)]['graph']}/{len(cpu)}"])
+    rows.append(["ctags -R", "", f"{ct:.3f} ({min(ctags):.2f}-{max(ctags):.2f})", "", "1.00x", "", ""])
     print(f"corpus: {repo}; {args.rounds} rounds, codes alternating; baseline: {args.baseline}")
     print_table(["edit", "code", "CPU s median (range)", "wall s median (range)", "CPU / ctags CPU",
-                 "current / baseline CPU"], rows)
+                 "current / baseline CPU",
+                 "graph step ran"], rows)
     print("load average (1, 5, 15 min) before, then after each round: " + " | ".join(loads))
 
 

@@ -10,9 +10,19 @@ manifest's, up to line numbers:
 
 - the paths changed since `carried` are the same paths (none added or removed, no go.mod,
   whose text names Go import roots), and
-- their graph inputs (graph._INPUTS: files, symbols and references) are equal row for row
-  except start_line, and per path the old start lines map to the new ones by one strictly
+- their graph inputs (graph._INPUTS: files, symbols and references, inert references
+  left out) are equal row for row except start_line, and per path the old start lines map to the new ones by one strictly
   increasing function (lines were inserted or removed, nothing was reordered).
+
+A reference is compared only when it can take part in the graph: an import, or one whose
+last name segment (`last`) some symbol of the index is named. Any other (a call of a builtin
+or a library function, `len(x)`, `print(...)`) is inert: the graph step projects only
+references whose `last` names a symbol (graph_sql._project) and reads import bindings from
+import references only, so an inert reference yields no row and changes no other's
+resolution; adding or removing one changes no graph row. Nor does its position: a
+reference's ordinal is read only through an import's binding, so it is compared for imports
+only. (Names are looked up in the base's and the carried graph's symbol_names, masks
+ignored: a superset of the index's names, so a reference is never wrongly taken for inert.)
 
 Then every resolution is the same: symbol_id does not depend on the line (tables._symbol_id),
 no tier reads another file's start_line except to order one file's definitions, and every
@@ -75,24 +85,63 @@ def _old_rows(table: str, columns: str, old: str | None, listed: str) -> str:
     return _rows(table, old, columns, BASE_DB, listed)
 
 
+_IMPORT_ORDINAL = "CASE WHEN kind = 'import' THEN ordinal END AS ordinal"
+
+
+def _named_refs(con, old: str | None, listed: str) -> str:
+    """A WHERE clause keeping the references that are not inert (module doc): imports, and
+    those whose `last` a symbol of the base or of the carried graph (OVERLAY_DB's
+    symbol_names, masks ignored) is named. The names are looked up once, for the `last`
+    values of the changed paths' references, old and new, and inlined as literals."""
+    lasts = sorted({r[0] for r in con.execute(
+        f"SELECT DISTINCT last FROM ({_old_rows('refs', 'last', old, listed)}) "
+        f"UNION SELECT DISTINCT last FROM ({_rows('refs', OVERLAY_DB, 'last', BASE_DB, listed)})").fetchall()
+        if r[0] is not None})
+    found = {r[0] for r in con.execute(
+        f"SELECT DISTINCT name FROM {BASE_DB}.main.symbol_names WHERE name IN ({sql_literals(lasts)}) UNION "
+        f"SELECT DISTINCT name FROM {OVERLAY_DB}.main.symbol_names WHERE name IN ({sql_literals(lasts)})"
+    ).fetchall()} if lasts else set()
+    return f"WHERE kind = 'import' OR last IN ({sql_literals(sorted(found))})" if found else "WHERE kind = 'import'"
+
+
+def _matched(con, table: str, old: str | None, listed: str, keep: str = "") -> list[tuple] | None:
+    """(path, old start line, new start line) of `table`'s graph-input rows of the changed
+    paths (`keep`: a WHERE clause on them), paired in order; None when the rows differ
+    otherwise (start_line aside; an ordinal for imports only, module doc)."""
+    columns = _INPUTS[table]
+    cols = [c.strip() for c in columns.split(",") if c.strip() != "start_line"]
+    lined = "start_line" in columns
+    if table == "refs":
+        cols = [_IMPORT_ORDINAL if c == "ordinal" else c for c in cols]
+    select = ", ".join(cols + (["start_line"] if lined else []))
+    before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old, listed)}) {keep} ORDER BY ALL").fetchall()
+    new = _rows(table, OVERLAY_DB, select, BASE_DB, listed)
+    after = con.execute(f"SELECT * FROM ({new}) {keep} ORDER BY ALL").fetchall()
+    if len(before) != len(after):
+        return None
+    out = []
+    for x, y in zip(before, after):
+        if x[:-1] != y[:-1] if lined else x != y:
+            return None
+        if lined:
+            out.append((x[0], x[-1], y[-1]))
+    return out
+
+
 def _line_maps(con, old: str | None, listed: str) -> dict[str, list[tuple[int, int]]] | None:
     """Per changed path, the (old, new) start lines of its rows, sorted; None when the graph
-    inputs differ otherwise or the lines do not map by one increasing function."""
+    inputs differ otherwise or the lines do not map by one increasing function. References
+    are compared all first, then (when they differ) without the inert ones: the names are
+    looked up only for an edit that changed a reference."""
     pairs: dict[str, set[tuple[int, int]]] = {}
-    for table, columns in _INPUTS.items():
-        cols = [c.strip() for c in columns.split(",") if c.strip() != "start_line"]
-        lined = "start_line" in columns
-        select = ", ".join(cols + (["start_line"] if lined else []))
-        before = con.execute(f"SELECT * FROM ({_old_rows(table, select, old, listed)}) ORDER BY ALL").fetchall()
-        new = _rows(table, OVERLAY_DB, select, BASE_DB, listed)
-        after = con.execute(f"SELECT * FROM ({new}) ORDER BY ALL").fetchall()
-        if len(before) != len(after):
+    for table in _INPUTS:
+        found = _matched(con, table, old, listed)
+        if found is None and table == "refs":
+            found = _matched(con, table, old, listed, _named_refs(con, old, listed))
+        if found is None:
             return None
-        for x, y in zip(before, after):
-            if x[:-1] != y[:-1] if lined else x != y:
-                return None
-            if lined:
-                pairs.setdefault(x[0], set()).add((x[-1], y[-1]))
+        for path, x, y in found:
+            pairs.setdefault(path, set()).add((x, y))
     maps = {}
     for path, found in pairs.items():
         if any((x is None) != (y is None) for x, y in found):

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import pathspec
+from typing import TYPE_CHECKING
 
 try:
     import tomllib
@@ -17,6 +16,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from .errors import InvalidParameter
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILE = ".codeagentignore"
 CONFIG_FILE = ".codeagent.toml"
@@ -71,6 +73,8 @@ def _spec(lines: list[tuple[str, str]]) -> pathspec.PathSpec | None:
     alone) is an InvalidParameter naming the file and line it came from."""
     if not lines:
         return None
+    import pathspec  # ~20-60 ms: most repositories have no rules, and a one-file edit's build reads them
+
     for where, line in lines:
         try:
             pathspec.GitIgnoreSpec.from_lines([line])

@@ -43,6 +43,11 @@ QUIET = st.one_of(
     st.tuples(st.just("drop"), st.sampled_from(FILES), st.integers(0, 40), st.just(""), st.just(1)),
 )
 LOUD = st.tuples(st.just("write"), st.sampled_from(FILES), st.just(0), CONTENT, st.just(0))
+# Call edits: a line calling a builtin (an inert reference: no symbol is named so, the graph is
+# carried) or a name the files define (the graph step runs), at any position and indentation.
+CALLS = st.tuples(st.just("call"), st.sampled_from(FILES), st.integers(0, 40),
+                  st.sampled_from(["print('probe')", "    len('probe')", "x = 1 + len([])", "alpha()",
+                                   "    beta()", "KAlpha().alpha()"]), st.integers(1, 2))
 
 
 def _apply(root: Path, edit: tuple) -> None:
@@ -53,7 +58,7 @@ def _apply(root: Path, edit: tuple) -> None:
         target.write_text(text)
         return
     lines = target.read_text().splitlines() if target.exists() else []
-    if kind == "insert":
+    if kind in ("insert", "call"):
         at %= len(lines) + 1
         lines[at:at] = [text] * count
     else:
@@ -91,7 +96,7 @@ START = st.fixed_dictionaries({p: CONTENT for p in FILES})
 SUPPRESS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
-@given(start=START, edits=st.lists(st.one_of(QUIET, QUIET, LOUD), min_size=1, max_size=4),
+@given(start=START, edits=st.lists(st.one_of(QUIET, QUIET, CALLS, LOUD), min_size=1, max_size=4),
        later=st.lists(st.booleans(), max_size=4))
 @settings(max_examples=examples(6, long=40), deadline=None, suppress_health_check=SUPPRESS)
 def test_graph_after_each_edit_equals_a_clean_builds(start, edits, later):
@@ -116,8 +121,9 @@ def test_graph_after_each_edit_equals_a_clean_builds(start, edits, later):
 def _edit_and_compare(root: Path, clean: Path, edits: list, later: list, follower: IndexFollower) -> None:
     for i, edit in enumerate(edits):
         _apply(root, edit)
-        quiet = edit[0] != "write"  # built publishing before the graph: unless carried, left pending
-        done = build(BuildOptions(repo=root, jobs=1, graph_later=quiet or (i < len(later) and later[i])))
+        quiet = edit[0] == "insert" or edit[0] == "drop"  # unless carried, left pending
+        calls = edit[0] == "call"  # carried or not: a graph step left pending runs in the next build
+        done = build(BuildOptions(repo=root, jobs=1, graph_later=quiet or calls or (i < len(later) and later[i])))
         if quiet:
             assert not done.graph_pending, f"{edit} left its graph step pending"
         elif done.graph_pending:
@@ -130,3 +136,27 @@ def _edit_and_compare(root: Path, clean: Path, edits: list, later: list, followe
         want = _clean_graph(root, clean)
         for key in want:
             assert got[key] == want[key], f"{key} differs after {edits[:i + 1]}"
+
+
+def test_a_builtin_call_carries_the_graph_and_a_repository_call_runs_its_step():
+    """Appending a call of a builtin (`len`, which no file defines) is carried with no graph
+    step pending; appending a call of a function the files define is not (its step runs);
+    both end with the graph a clean build gives."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "tree"
+        for path in FILES:
+            _apply(root, ("write", path, 0, _module(["alpha"], ["beta"], ["gamma"]), 0))
+        build(BuildOptions(repo=root, jobs=1))
+        for text, carried in (("len('probe')", True), ("print(len([]))", True), ("alpha()", False),
+                              ("len('again')", True)):
+            (root / "a.py").write_text((root / "a.py").read_text() + text + "\n")
+            done = build(BuildOptions(repo=root, jobs=1, graph_later=True))
+            assert done.graph_pending is not carried, text
+            if done.graph_pending:
+                build(BuildOptions(repo=root, jobs=1))
+            with open_index(root) as view:
+                got = _graph(view)
+            assert got == _clean_graph(root, Path(tmp) / "clean"), text
+            lines = len((root / "a.py").read_text().splitlines())
+            last_calls = {e[7] for e in got["edges"] if e[1] == "a.py" and e[2] == lines and e[5] == "calls"}
+            assert last_calls == ({"alpha"} if text == "alpha()" else set()), text
