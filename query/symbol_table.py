@@ -134,8 +134,9 @@ class _LazyIndex:
     threads asking (an overlay's merged index: a symbol search merges the two or three it
     reads, not all ten)."""
 
-    def __init__(self, make: Callable[[], object]) -> None:
+    def __init__(self, make: Callable[[], object], keys=None) -> None:
         self._make: Callable[[], object] | None = make
+        self._keys = keys  # a permuted index's column (KeyIndex)
         self._index: KeyIndex | None = None
         self._lock = threading.Lock()
 
@@ -143,7 +144,7 @@ class _LazyIndex:
         if self._index is None:
             with self._lock:
                 if self._index is None:
-                    self._index = KeyIndex(self._make())
+                    self._index = KeyIndex(self._make(), self._keys)
                     self._make = None
         return self._index
 
@@ -182,7 +183,8 @@ class SymbolTable:
         self.rows = SymbolRows(main)
         self.cold = main.select(list(COLD))
         self._cold_arrays = {n: whole(self.cold.column(n)) for n in COLD}
-        self._index = {n: _LazyIndex(parts[n]) if callable(parts[n]) else KeyIndex(parts[n])
+        keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else None for n in arrays.SYMBOL_INDEXES}
+        self._index = {n: _LazyIndex(parts[n], keys[n]) if callable(parts[n]) else KeyIndex(parts[n], keys[n])
                        for n in arrays.SYMBOL_INDEXES}
         self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
         self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)

@@ -98,6 +98,7 @@ STREAMS: dict[str, _Stream] = {
 }
 _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
 _KEYED_INDEX_SCHEMA = pa.schema([("key", pa.dictionary(pa.int32(), pa.string())), ("row", pa.int32())])
+_PERMUTED_SCHEMA = pa.schema([("row", pa.int32())])  # the keys are the rows' column (KeyIndex)
 
 
 def write_resident(con, directory: Path, spool: Path, previous: Path | None = None,
@@ -154,8 +155,10 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
         del spools, held
         for name in indexes:
+            schema = (_PERMUTED_SCHEMA if name in r.PERMUTED.get(structure, ()) else
+                      _KEYED_INDEX_SCHEMA if stream.keyed else _INDEX_SCHEMA)
             _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name,
-                         _KEYED_INDEX_SCHEMA if stream.keyed else _INDEX_SCHEMA, memory)
+                         schema, memory)
     finally:
         cur.close()
         keys.close()
@@ -178,7 +181,7 @@ def _write_index(keys, path: Path, table: str, spool: Path, schema: pa.Schema, m
     """A key index file from its pairs' temp table, sorted by DuckDB (bytewise, as Python's
     str: DuckDB compares strings by their bytes)."""
     order = ", ".join(r.INDEX_ORDER)
-    reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
+    reader = keys.sql(f'SELECT {", ".join(schema.names)} FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
     schema = schema.with_metadata(r.file_metadata())
     held = SpoolMemory(memory)
     spools = [Spool(spool / f.name, f.type, memory=held) for f in schema]
