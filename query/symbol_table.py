@@ -38,7 +38,7 @@ HOT = ("symbol_id", "stable_id", "path", "language", "kind", "name", "qualified_
        "signature", "start_line", "end_line", "top_level", "in_tests")
 KEYS = arrays.SYMBOL_KEYS
 COLD = ("doc", "visibility", "modifiers", "start_col", "end_col", "name_line", "parent_id",
-        "body_hash", "ordinal", "raw_fq_key", "has_fq")
+        "body_hash", "ordinal", "raw_fq_key", "has_fq", "raw_is_fq")
 _INFO_COLD = COLD[:8]
 T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
@@ -242,9 +242,9 @@ class SymbolTable:
         cand = set(by_fq.rows_of(handle)) | set(by_fq.rows_of(key))
         cand |= set(self._index["raw_fq_key"].rows_of(key))
         has_fq = self._cold_arrays["has_fq"]
-        raw_key = self._cold_arrays["raw_fq_key"]
+        raw_key, raw_is_fq = self._cold_arrays["raw_fq_key"], self._cold_arrays["raw_is_fq"]
         return sorted(i for i in cand if (has_fq[i].as_py() and self.rows[i].fq_name == handle)
-                      or raw_key[i].as_py() == key)
+                      or (self.rows[i].fq_name if raw_is_fq[i].as_py() else raw_key[i].as_py()) == key)
 
     # ---- materialising ------------------------------------------------------------------------
     def infos(self, rows: list[int]) -> list[SymbolInfo]:

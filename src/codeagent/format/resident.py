@@ -25,7 +25,9 @@ RESIDENT_VERSION history:
   3: the symbol key indexes whose keys are a column of the rows (SYMBOL_PERMUTED) hold only
      the row numbers, ordered by that column's value then row (a permutation of the indexed
      rows, 4 bytes a row): the keys are read from the rows (`KeyIndex`'s `keys`) instead of
-     being stored again (~20 MB less on the standard library).
+     being stored again; so do the edges' src_id and dst_id indexes (PERMUTED). The rows'
+     raw_fq_key is NULL where it equals fq_name (`raw_is_fq`: every row on the standard
+     library) instead of holding the same string twice.
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified
        """ + _FOLD.format("{fq}") + """ AS fq_key_folded,
        coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
        coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
-       coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
-       {has_fq} AS has_fq
+       coalesce(s.body_hash, '') AS body_hash, s.ordinal,
+       CASE WHEN {has_fq} AND {raw_key} = {fq} THEN NULL ELSE {raw_key} END AS raw_fq_key,
+       {has_fq} AS has_fq, coalesce({has_fq} AND {raw_key} = {fq}, FALSE) AS raw_is_fq
 FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
@@ -71,7 +74,6 @@ SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name
                   "fq_name", "raw_fq_key", "name_key", "qualified_key")
 # The indexes whose keys are the rows' own column of the same name: stored as row numbers only.
 SYMBOL_PERMUTED = SYMBOL_INDEXES[:8]
-PERMUTED = {"symbols": SYMBOL_PERMUTED}  # structure -> its key indexes stored as permutations
 
 REF_COLUMNS = ("path", "language", "kind", "target", "start_line", "end_line")
 REF_DICTIONARY = ("key", "path", "language", "kind", "target")
@@ -82,7 +84,8 @@ FROM refs ORDER BY key, path, start_line, ordinal
 
 EDGE_COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
 EDGE_DICTIONARY = ("src_id", "dst_id", "kind", "confidence", "src_path", "target", "dst_path")
-EDGE_INDEXES = ("src_id", "dst_id")  # their keys dictionary-encoded (KeyIndex.build's `dictionary`)
+EDGE_INDEXES = ("src_id", "dst_id")  # permuted: their keys are the rows' columns
+PERMUTED = {"symbols": SYMBOL_PERMUTED, "edges": EDGE_INDEXES}  # structure -> its permuted key indexes
 # The order of graph queries' rows: exact edges first, then by place. The trailing columns
 # break every tie, so the SQL path and the resident edges agree row for row.
 EDGE_ORDER = ("e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path, e.src_id, "
@@ -386,7 +389,7 @@ def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The edge table: EDGES_SQL's rows and their src_id and dst_id KeyIndexes."""
     out = {"rows": _encoded(table, EDGE_COLUMNS, EDGE_DICTIONARY)}
     for name, (keys, rows) in edge_index_keys({n: table.column(n) for n in EDGE_INDEXES}).items():
-        out[name] = KeyIndex.build(keys, rows, dictionary=True)
+        out[name] = KeyIndex.build(keys, rows, permuted=True)
     return out
 
 
