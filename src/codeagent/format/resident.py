@@ -27,7 +27,8 @@ RESIDENT_VERSION history:
      rows, 4 bytes a row): the keys are read from the rows (`KeyIndex`'s `keys`) instead of
      being stored again; so do the edges' src_id and dst_id indexes (PERMUTED). The rows'
      raw_fq_key is NULL where it equals fq_name (`raw_is_fq`: every row on the standard
-     library) instead of holding the same string twice.
+     library) instead of holding the same string twice; symbols' visibility dictionary-encoded;
+     postings' dl (a file's length, a sum of integers) an INTEGER, not a DOUBLE.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
 SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
-SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
+SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility")  # few distinct values: dictionary-encoded
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key")
 # The indexes whose keys are the rows' own column of the same name: stored as row numbers only.
@@ -99,7 +100,7 @@ FROM edges e ORDER BY {EDGE_ORDER}
 # Each file's summed term counts (the file ranking's body field) beside the file's length.
 POSTINGS_SQL = """
 WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE doc_kind = 'c' GROUP BY ALL),
-l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
+l AS (SELECT path, sum(length)::INTEGER AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
 POSTINGS_COLUMNS = ("term", "path", "tf", "dl")
