@@ -22,13 +22,11 @@ RESIDENT_VERSION history:
      refs' key and target, postings' term, the names' keys and names. 0.6x the resident bytes
      those columns took on the standard library (~50 MB less); readers read them as before
      (StringColumn and to_pylist decode a dictionary).
-  3: the symbol key indexes whose keys are a column of the rows (SYMBOL_PERMUTED) hold only
-     the row numbers, ordered by that column's value then row (a permutation of the indexed
-     rows, 4 bytes a row): the keys are read from the rows (`KeyIndex`'s `keys`) instead of
-     being stored again; so do the edges' src_id and dst_id indexes (PERMUTED). The rows'
-     raw_fq_key is NULL where it equals fq_name (`raw_is_fq`: every row on the standard
-     library) instead of holding the same string twice; symbols' visibility dictionary-encoded;
-     postings' dl (a file's length, a sum of integers) an INTEGER, not a DOUBLE.
+  3: key indexes whose keys are a column of the rows (PERMUTED: most symbol indexes, the
+     edges' src_id and dst_id) hold only the row numbers ordered by that column, then row (a
+     permutation, 4 bytes a row); `KeyIndex` reads their keys from the rows. Symbols'
+     raw_fq_key is NULL where it repeats fq_name (`raw_is_fq`: every row of the standard
+     library), their visibility dictionary-encoded; postings' dl an INTEGER, not a DOUBLE.
 """
 
 from __future__ import annotations
