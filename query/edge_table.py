@@ -30,7 +30,8 @@ class EdgeTable:
         kind = whole(self.table.column("kind"))
         self.kind_codes = kind.indices.to_numpy(zero_copy_only=False)
         self.kind_names: list[str] = kind.dictionary.to_pylist()
-        self.by_src, self.by_dst = KeyIndex(parts["src_id"]), KeyIndex(parts["dst_id"])
+        self.by_src = KeyIndex(parts["src_id"], self.table.column("src_id"))  # permuted indexes
+        self.by_dst = KeyIndex(parts["dst_id"], self.table.column("dst_id"))
 
     @classmethod
     def load(cls, view: IndexView) -> "EdgeTable":

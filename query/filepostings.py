@@ -42,9 +42,8 @@ class FilePostings:
         self.path_ids = paths.indices.to_numpy(zero_copy_only=False)
         self.paths: list[str] = paths.dictionary.to_pylist()
         self.tf = whole(rows.column("tf")).to_numpy(zero_copy_only=False)
-        dl = whole(rows.column("dl"))
-        self.length = dl.fill_null(np.nan).to_numpy(zero_copy_only=False) if dl.null_count else \
-            dl.to_numpy(zero_copy_only=False)
+        # integers, in place (NULL, a file without a length: NaN in a float copy)
+        self.length = whole(rows.column("dl")).to_numpy(zero_copy_only=False)
 
     @classmethod
     def load(cls, view: IndexView) -> "FilePostings":

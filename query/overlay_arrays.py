@@ -214,7 +214,7 @@ def merge_parts(base: dict, new: dict, merge: Merge, paths: frozenset[str], *, l
                                                    row_key(new["rows"], merge))
     for part in base:
         if part != "rows":
-            make = partial(_merge_index, base[part], new[part], old_to_new, new_at)
+            make = partial(_merge_index, (base[part], rows), (new[part], new["rows"]), part, old_to_new, new_at)
             out[part] = _Once(make) if lazy else make()
     return out
 
@@ -323,22 +323,34 @@ def gather(table, source: np.ndarray):
     return pa.concat_tables(pieces or [table.slice(0, 0)]).combine_chunks()
 
 
-def _merge_index(base, new, old_to_new: np.ndarray, new_at: np.ndarray):
-    """A KeyIndex table (key, row) of the merged rows from the base's and the new rows'."""
+def _keys(index, rows, part: str):
+    """A key index's keys in order: its `key` column, or a permuted index's (row numbers
+    only: format/resident.KeyIndex) taken from the rows' column `part`."""
+    if "key" in index.column_names:
+        return whole(index.column("key"))
+    return arrays._kernels().call_function("take", [whole(rows.column(part)), whole(index.column("row"))])
+
+
+def _merge_index(base_part: tuple, new_part: tuple, part: str, old_to_new: np.ndarray, new_at: np.ndarray):
+    """A KeyIndex table (key, row) of the merged rows from the base's and the new rows'
+    (`*_part`: the index table and the rows it indexes); a permuted index's: row only."""
     import pyarrow as pa
+
+    (base, base_table), (new, new_table) = base_part, new_part
+    permuted = "key" not in base.column_names
 
     k = arrays._kernels()
     base_rows = whole(base.column("row")).to_numpy(zero_copy_only=False)
     moved = old_to_new[base_rows]
     keep = moved >= 0
-    base = pa.table({"key": whole(base.column("key")), "row": k.from_numpy(moved.astype(np.int32))})
+    base = pa.table({"key": _keys(base, base_table, part), "row": k.from_numpy(moved.astype(np.int32))})
     new_rows = new_at[whole(new.column("row")).to_numpy(zero_copy_only=False)].astype(np.int32)
-    new = pa.table({"key": whole(new.column("key")), "row": k.from_numpy(new_rows)})
+    new = pa.table({"key": _keys(new, new_table, part), "row": k.from_numpy(new_rows)})
     base_keys, base_moved = StringColumn(base.column("key")), moved
     new_keys = StringColumn(new.column("key"))
     merged, _, _ = merge_sorted(base, keep, new, lambda i: (base_keys[i], int(base_moved[i])),
                                 lambda j: (new_keys[j], int(new_rows[j])))
-    return merged
+    return merged.select(["row"]) if permuted else merged
 
 
 # ---- names: derived from the distinct names, not from the paths' rows ------------------------

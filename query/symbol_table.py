@@ -38,7 +38,7 @@ HOT = ("symbol_id", "stable_id", "path", "language", "kind", "name", "qualified_
        "signature", "start_line", "end_line", "top_level", "in_tests")
 KEYS = arrays.SYMBOL_KEYS
 COLD = ("doc", "visibility", "modifiers", "start_col", "end_col", "name_line", "parent_id",
-        "body_hash", "ordinal", "raw_fq_key", "has_fq")
+        "body_hash", "ordinal", "raw_fq_key", "has_fq", "raw_is_fq")
 _INFO_COLD = COLD[:8]
 T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
@@ -134,8 +134,9 @@ class _LazyIndex:
     threads asking (an overlay's merged index: a symbol search merges the two or three it
     reads, not all ten)."""
 
-    def __init__(self, make: Callable[[], object]) -> None:
+    def __init__(self, make: Callable[[], object], keys=None) -> None:
         self._make: Callable[[], object] | None = make
+        self._keys = keys  # a permuted index's column (KeyIndex)
         self._index: KeyIndex | None = None
         self._lock = threading.Lock()
 
@@ -143,7 +144,7 @@ class _LazyIndex:
         if self._index is None:
             with self._lock:
                 if self._index is None:
-                    self._index = KeyIndex(self._make())
+                    self._index = KeyIndex(self._make(), self._keys)
                     self._make = None
         return self._index
 
@@ -182,7 +183,8 @@ class SymbolTable:
         self.rows = SymbolRows(main)
         self.cold = main.select(list(COLD))
         self._cold_arrays = {n: whole(self.cold.column(n)) for n in COLD}
-        self._index = {n: _LazyIndex(parts[n]) if callable(parts[n]) else KeyIndex(parts[n])
+        keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else None for n in arrays.SYMBOL_INDEXES}
+        self._index = {n: _LazyIndex(parts[n], keys[n]) if callable(parts[n]) else KeyIndex(parts[n], keys[n])
                        for n in arrays.SYMBOL_INDEXES}
         self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
         self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)
@@ -240,9 +242,9 @@ class SymbolTable:
         cand = set(by_fq.rows_of(handle)) | set(by_fq.rows_of(key))
         cand |= set(self._index["raw_fq_key"].rows_of(key))
         has_fq = self._cold_arrays["has_fq"]
-        raw_key = self._cold_arrays["raw_fq_key"]
+        raw_key, raw_is_fq = self._cold_arrays["raw_fq_key"], self._cold_arrays["raw_is_fq"]
         return sorted(i for i in cand if (has_fq[i].as_py() and self.rows[i].fq_name == handle)
-                      or raw_key[i].as_py() == key)
+                      or (self.rows[i].fq_name if raw_is_fq[i].as_py() else raw_key[i].as_py()) == key)
 
     # ---- materialising ------------------------------------------------------------------------
     def infos(self, rows: list[int]) -> list[SymbolInfo]:

@@ -39,7 +39,12 @@ def _mapped(table: pa.Table) -> pa.Table:
 @given(KEYS, st.lists(st.text(max_size=4), max_size=5))
 def test_key_index_answers_like_a_dictionary(keys, probes):
     expected = _multimap(keys)
-    for index in (KeyIndex(KeyIndex.build(keys)), KeyIndex(_mapped(KeyIndex.build(keys)))):
+    column = pa.array(keys, pa.string())
+    permuted = [KeyIndex(KeyIndex.build(keys, permuted=True), column),  # keys read from the rows' column
+                KeyIndex(_mapped(KeyIndex.build(keys, permuted=True)), column.dictionary_encode())]
+    assert KeyIndex.build(keys, permuted=True).column_names == ["row"]  # no key stored
+    assert all(list(p_.keys) == sorted(k for k in keys if k is not None) for p_ in permuted)
+    for index in (KeyIndex(KeyIndex.build(keys)), KeyIndex(_mapped(KeyIndex.build(keys))), *permuted):
         for key in [*expected, *probes]:
             rows = expected.get(key, [])
             assert index.rows_of(key) == rows, key

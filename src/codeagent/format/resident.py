@@ -22,6 +22,11 @@ RESIDENT_VERSION history:
      refs' key and target, postings' term, the names' keys and names. 0.6x the resident bytes
      those columns took on the standard library (~50 MB less); readers read them as before
      (StringColumn and to_pylist decode a dictionary).
+  3: key indexes whose keys are a column of the rows (PERMUTED: most symbol indexes, the
+     edges' src_id and dst_id) hold only the row numbers ordered by that column, then row (a
+     permutation, 4 bytes a row); `KeyIndex` reads their keys from the rows. Symbols'
+     raw_fq_key is NULL where it repeats fq_name (`raw_is_fq`: every row of the standard
+     library), their visibility dictionary-encoded; postings' dl an INTEGER, not a DOUBLE.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..tokenize import split_identifier
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
     import pyarrow as pa
 
-RESIDENT_VERSION = 2
+RESIDENT_VERSION = 3
 _VERSION_KEY = b"codeagent.resident_version"
 _SOURCE_KEY = b"codeagent.source"  # digest of the rows a reusable structure was built from
 # Costly to build, and their rows (the distinct names) rarely change with an edit: an
@@ -56,15 +61,18 @@ SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified
        """ + _FOLD.format("{fq}") + """ AS fq_key_folded,
        coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
        coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
-       coalesce(s.body_hash, '') AS body_hash, s.ordinal, {raw_key} AS raw_fq_key,
-       {has_fq} AS has_fq
+       coalesce(s.body_hash, '') AS body_hash, s.ordinal,
+       CASE WHEN {has_fq} AND {raw_key} = {fq} THEN NULL ELSE {raw_key} END AS raw_fq_key,
+       {has_fq} AS has_fq, coalesce({has_fq} AND {raw_key} = {fq}, FALSE) AS raw_is_fq
 FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
 SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
-SYMBOL_DICTIONARY = ("path", "language", "kind")  # few distinct values: dictionary-encoded
+SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility")  # few distinct values: dictionary-encoded
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key")
+# The indexes whose keys are the rows' own column of the same name: stored as row numbers only.
+SYMBOL_PERMUTED = SYMBOL_INDEXES[:8]
 
 REF_COLUMNS = ("path", "language", "kind", "target", "start_line", "end_line")
 REF_DICTIONARY = ("key", "path", "language", "kind", "target")
@@ -75,7 +83,8 @@ FROM refs ORDER BY key, path, start_line, ordinal
 
 EDGE_COLUMNS = ("src_id", "dst_id", "kind", "confidence", "src_path", "src_line", "target", "dst_path")
 EDGE_DICTIONARY = ("src_id", "dst_id", "kind", "confidence", "src_path", "target", "dst_path")
-EDGE_INDEXES = ("src_id", "dst_id")  # their keys dictionary-encoded (KeyIndex.build's `dictionary`)
+EDGE_INDEXES = ("src_id", "dst_id")  # permuted: their keys are the rows' columns
+PERMUTED = {"symbols": SYMBOL_PERMUTED, "edges": EDGE_INDEXES}  # structure -> its permuted key indexes
 # The order of graph queries' rows: exact edges first, then by place. The trailing columns
 # break every tie, so the SQL path and the resident edges agree row for row.
 EDGE_ORDER = ("e.confidence = 'exact' DESC, e.src_path, e.src_line, e.dst_path, e.src_id, "
@@ -89,7 +98,7 @@ FROM edges e ORDER BY {EDGE_ORDER}
 # Each file's summed term counts (the file ranking's body field) beside the file's length.
 POSTINGS_SQL = """
 WITH p AS (SELECT term, path, sum(tf)::INTEGER AS tf FROM term_postings WHERE doc_kind = 'c' GROUP BY ALL),
-l AS (SELECT path, sum(length)::DOUBLE AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
+l AS (SELECT path, sum(length)::INTEGER AS dl FROM docs WHERE doc_kind = 'c' GROUP BY path)
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
 POSTINGS_COLUMNS = ("term", "path", "tf", "dl")
@@ -168,12 +177,27 @@ class StringColumn:
 
 class KeyIndex:
     """Rows by key: the keys sorted (bytewise, which is code-point order) beside their row
-    numbers, ascending within a key; a look-up is a binary search."""
+    numbers, ascending within a key; a look-up is a binary search. A permuted index (the
+    table holds only `row`) reads its keys from `keys`, the rows' column it indexes: key i is
+    keys[row[i]]."""
 
-    def __init__(self, table: pa.Table) -> None:
-        self.key_array = whole(table.column("key"))
-        self.keys = StringColumn(self.key_array)
+    def __init__(self, table: pa.Table, keys=None) -> None:
         self.rows = whole(table.column("row")).to_numpy(zero_copy_only=False)
+        if "key" in table.column_names:
+            self._key_array, self._column = whole(table.column("key")), None
+            self.keys = StringColumn(self._key_array)
+        else:
+            if keys is None:
+                raise ValueError("a permuted key index needs the column it indexes")
+            self._key_array, self._column = None, whole(keys)
+            self.keys = _Permuted(StringColumn(self._column), self.rows)
+
+    @property
+    def key_array(self) -> pa.Array:
+        """The keys in order, as one array (a permuted index's taken from its column)."""
+        if self._key_array is None:
+            self._key_array = _call("take", self._column, _kernels().from_numpy(self.rows))
+        return self._key_array
 
     def span(self, key: str) -> tuple[int, int]:
         lo = bisect.bisect_left(self.keys, key)
@@ -189,12 +213,33 @@ class KeyIndex:
         return int(self.rows[lo]) if lo < len(self.keys) and self.keys[lo] == key else None
 
     @classmethod
-    def build(cls, keys, rows=None, dictionary: bool = False) -> pa.Table:
+    def build(cls, keys, rows=None, dictionary: bool = False, permuted: bool = False) -> pa.Table:
         """The index table of `keys` (row i's key; None: not indexed); `rows`: the row number
         of each key when not 0..n-1; `dictionary`: the keys dictionary-encoded (for keys
-        that repeat: each distinct key stored once)."""
+        that repeat: each distinct key stored once); `permuted`: the row numbers only (the
+        keys are the rows' own column, read from there)."""
         table = _sorted(index_pairs(keys, rows), *INDEX_ORDER)
+        if permuted:
+            return table.select(["row"])
         return _encoded(table, INDEX_ORDER, ("key",)) if dictionary else table
+
+
+class _Permuted:
+    """A permuted index's keys in order: column[rows[i]] (what the binary search reads)."""
+
+    __slots__ = ("_column", "_rows")
+
+    def __init__(self, column: StringColumn, rows) -> None:
+        self._column, self._rows = column, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i: int) -> str | None:
+        return self._column[int(self._rows[i])]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (self[i] for i in range(len(self._rows)))
 
 
 INDEX_ORDER = ("key", "row")
@@ -260,7 +305,7 @@ def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     index keys) and one KeyIndex table per SYMBOL_INDEXES entry."""
     out = {"rows": _encoded(table, symbol_columns(table.column_names), SYMBOL_DICTIONARY)}
     for name, (keys, rows) in symbol_index_keys({n: whole(table.column(n)) for n in table.column_names}).items():
-        out[name] = KeyIndex.build(keys, rows)
+        out[name] = KeyIndex.build(keys, rows, permuted=name in SYMBOL_PERMUTED)
     return out
 
 
@@ -343,7 +388,7 @@ def edge_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The edge table: EDGES_SQL's rows and their src_id and dst_id KeyIndexes."""
     out = {"rows": _encoded(table, EDGE_COLUMNS, EDGE_DICTIONARY)}
     for name, (keys, rows) in edge_index_keys({n: table.column(n) for n in EDGE_INDEXES}).items():
-        out[name] = KeyIndex.build(keys, rows, dictionary=True)
+        out[name] = KeyIndex.build(keys, rows, permuted=True)
     return out
 
 

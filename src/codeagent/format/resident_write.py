@@ -43,7 +43,6 @@ class _Stream:
     fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
     taken: bool = False  # the builder sorts the rows again (Arrow's `take`: arrow_spool.Spool's `given`)
     read: Callable | None = None  # (cursor, stream) -> (schema, batches), when not `sql` read whole
-    keyed: bool = False  # the key indexes' keys dictionary-encoded (KeyIndex.build's `dictionary`)
 
 
 def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
@@ -89,15 +88,14 @@ def _order(sql: str, keys: tuple[str, ...]) -> str:
 STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
     "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key", taken=True),
-    "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys,
-                     keyed=True),
+    "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
     "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=8192, fresh_fields=False,
                      taken=True, read=_text_batches),
     "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, r.POSTINGS_DICTIONARY,
                         taken=True),
 }
 _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
-_KEYED_INDEX_SCHEMA = pa.schema([("key", pa.dictionary(pa.int32(), pa.string())), ("row", pa.int32())])
+_PERMUTED_SCHEMA = pa.schema([("row", pa.int32())])  # the keys are the rows' column (KeyIndex)
 
 
 def write_resident(con, directory: Path, spool: Path, previous: Path | None = None,
@@ -154,8 +152,9 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
         del spools, held
         for name in indexes:
+            schema = _PERMUTED_SCHEMA if name in r.PERMUTED.get(structure, ()) else _INDEX_SCHEMA
             _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name,
-                         _KEYED_INDEX_SCHEMA if stream.keyed else _INDEX_SCHEMA, memory)
+                         schema, memory)
     finally:
         cur.close()
         keys.close()
@@ -178,7 +177,7 @@ def _write_index(keys, path: Path, table: str, spool: Path, schema: pa.Schema, m
     """A key index file from its pairs' temp table, sorted by DuckDB (bytewise, as Python's
     str: DuckDB compares strings by their bytes)."""
     order = ", ".join(r.INDEX_ORDER)
-    reader = keys.sql(f'SELECT key, row FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
+    reader = keys.sql(f'SELECT {", ".join(schema.names)} FROM "{table}" ORDER BY {order}').to_arrow_reader(BATCH_ROWS)
     schema = schema.with_metadata(r.file_metadata())
     held = SpoolMemory(memory)
     spools = [Spool(spool / f.name, f.type, memory=held) for f in schema]
