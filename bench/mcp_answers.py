@@ -3,7 +3,7 @@
     python bench/mcp_answers.py --python PYTHON --out DIR --repo chi=CLONE:STORE --repo attrs=CLONE:STORE
 
 Starts `PYTHON -m codeagent serve --repo CLONE --store STORE --tools all` over stdio and talks to
-it with the MCP SDK's real client: tools/list, then ~35 tool calls per repository (search_code
+it with the MCP SDK's real client: tools/list, then 40 tool calls per repository (search_code
 in every mode and both group_by, symbol lookups, the call graph, outlines, files, context,
 research, impact, status). Each answer goes to OUT/<name>/<n>-<tool>.json, with the fields that
 vary from run to run (latencies) taken out; everything else is kept, the text block included.
