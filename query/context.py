@@ -169,7 +169,7 @@ def _add_matched_terms(view: IndexView, cands: list[_Candidate], task: str,
     for c in cands:
         lines = texts.get(c.path, [])
         seen = " ".join([c.path, *(l for s, e, _ in c.spans for l in lines[s - 1:e])]).lower()
-        matched = sorted((t for t in asked if t in seen), key=lambda t: -weights[t])
+        matched = sorted((t for t in asked if t in seen), key=lambda t: (-weights[t], t))  # ties by term: the same in every process
         if matched:
             c.reasons.append("matches " + ", ".join(matched[:MAX_TERMS_SHOWN]))
         if not c.reasons:

@@ -133,3 +133,19 @@ async def test_get_context_over_mcp(built):
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_the_reasons_are_the_same_in_every_process(built):
+    """Equal-weight words are listed in one order whatever the interpreter's hash seed."""
+    task = "quotes blanks sections value configuration text strip"
+
+    def reasons(seed: str) -> list:
+        proc = subprocess.run([sys.executable, "-m", "codeagent", "context", task, "--budget", "2000", "--json",
+                               "--repo", str(built)], capture_output=True, text=True, timeout=300,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed, "CODEAGENT_DAEMON": "0"})
+        assert proc.returncode == 0, proc.stderr
+        return [f.get("reasons") or f.get("reason") for f in json.loads(proc.stdout)["files"]]
+
+    first = reasons("1")
+    assert any("matches" in str(r) for r in first), first
+    assert all(reasons(seed) == first for seed in ("2", "3", "4"))
