@@ -163,6 +163,8 @@ def test_names_file(path: str, mentions: list[str], named: bool) -> None:
     ("internal/mock_store.go", "", "mock"), ("store/store_mock.go", "", "mock"),
     ("src/test/java/a/FooTest.java", "", "test"), ("AutoMapper.UnitTests/Bug.cs", "", "test"),
     ("Tests/SessionTests.swift", "", "test"), ("spec/base_spec.rb", "", "test"),
+    ("lib/parser_spec.rb", "", "test"), ("src/app.spec.ts", "", "test"), ("dask/_task_spec.py", "", "source"),
+    ("spec/models_spec.py", "", "test"), ("tests/openapi_spec.py", "", "test"),
     ("README.zh-CN.md", "", "translated_docs"), ("docs/ja/index.md", "", "translated_docs"),
     ("README.md", "", "docs"), ("package.json", "", "config"), ("Makefile", "", "config"),
     ("examples/hello/main.go", "", "example"), ("benches/parse.rs", "", "benchmark"),
