@@ -144,6 +144,19 @@ def query_terms(query: str) -> QueryTerms:
 MAX_CHUNK_TERMS = 32  # the chunk retriever's share of a long query
 
 
+MAX_IDENTIFIERS = 32
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def named_identifiers(query: str) -> tuple[str, ...]:
+    """The identifiers a query writes out whole (`NestedContainer`, `to_container`,
+    `parseHeader`: 4+ characters, two or more sub-words), in order of first use, at most
+    MAX_IDENTIFIERS (pure). A report naming one often asks about the file that defines it."""
+    found = [w for w in _WORD.findall(without_template(query))
+             if len(w) >= 4 and _CODED.search(w) and len(word_tokens(w)) > 1]
+    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
 def chunk_terms(query: str) -> list[str]:
     """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
     dropped when others remain; of a long query (a bug report, a traceback) the

@@ -26,7 +26,8 @@ from ..index import IndexView, sql_literals
 from .bm25 import FILE_B, K1, bm25_term, idf
 from ...model import SearchHit
 from ..sourcetext import best_window, file_lines, span_text
-from ..terms import query_terms
+from ..symbol_table import SymbolTable
+from ..terms import named_identifiers, query_terms
 
 PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
 MENTION_BONUS = 1.0  # added to the normalised score of a file the query names
@@ -201,8 +202,12 @@ class PathIndex:
         """The paths a mention names (`names_file`), found through their stems."""
         out: set[str] = set()
         for m in mentions:
+            found: set[str] = set()
             for part in dict.fromkeys(_NAME_SEP.split(m.rsplit("/", 1)[-1].rsplit(".", 1)[0]) + _NAME_SEP.split(m)):
-                out.update(p for p in self.by_stem.get(part, ()) if p not in out and names_file(p, [m]))
+                found.update(p for p in self.by_stem.get(part, ()) if p not in found and names_file(p, [m]))
+            if len(found) > 1 and "/" not in m and _FILE_NAME.search(m):
+                continue  # a bare `main.py` that several files share: most often the reporter's own
+            out |= found
         return out
 
 
@@ -320,10 +325,28 @@ def file_candidates(view: IndexView, query: str, filt: FileFilter | None = None,
         f.role = roles.get(f.path, SOURCE)
     hand = dict(score_files(keep, bm25, qt.asked_roles, history))
     activity = file_activity(view) if use_history else {}
+    defines = _definers(view, named_identifiers(query), [f.path for f in keep])
     return [learned.Candidate(f.path, hand[f.path], bm25.get(f.path, 0.0) / top, history.get(f.path, 0.0) / htop,
                               f.chunk_rank, f.named, role_prior(f.role, qt.asked_roles), f.length,
-                              learned.coverage(f.tf, qt.weights), *activity.get(f.path, (None, 0)))
+                              learned.coverage(f.tf, qt.weights), *activity.get(f.path, (None, 0)),
+                              defines=defines.get(f.path, 0.0))
             for f in keep]
+
+
+def _definers(view: IndexView, names: Sequence[str], paths: Sequence[str]) -> dict[str, float]:
+    """path -> 1 / the number of `paths` defining it, for the most specific of `names` each of
+    `paths` defines (a symbol of that exact name): one file defining `NestedContainer` says
+    more than twelve defining `to_dict`."""
+    if not names or not paths:
+        return {}
+    table = SymbolTable.load(view)
+    wanted = set(paths)
+    best: dict[str, float] = {}
+    for name in names:
+        definers = {table.rows[i].path for i in table.where("name", name)} & wanted
+        for path in definers:
+            best[path] = max(best.get(path, 0.0), 1.0 / len(definers))
+    return best
 
 
 def _history(view: IndexView, weights: Mapping[str, float], paths: "PathIndex",

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 FEATURES = ("hand", "body", "history", "chunk", "named", "log_prior", "body_rr", "history_rr",
-            "coverage", "log_len", "recency", "churn")
+            "coverage", "log_len", "recency", "churn", "defines")
 MODEL_FILE = Path(__file__).with_name("file_model.json")
 
 
@@ -35,6 +35,7 @@ class Candidate:
     coverage: float  # share of the query's weight the file's body or path holds
     last_change: int | None = None  # commits since the file last changed (None: not in the window)
     touches: int = 0  # commits of the window that changed it
+    defines: float = 0.0  # 1 / how many candidates define the query's most specific identifier it defines
 
 
 def feature_rows(cands: Sequence[Candidate]) -> list[list[float]]:
@@ -54,6 +55,7 @@ def feature_rows(cands: Sequence[Candidate]) -> list[list[float]]:
             math.log1p(max(c.length, 0.0)) / 10.0,
             0.0 if c.last_change is None else 1.0 / (1.0 + c.last_change / 50.0),
             math.log1p(c.touches) / 5.0,
+            c.defines,
         ])
     return rows
 

@@ -45,6 +45,9 @@ CODE_EXTENSIONS = frozenset(
 _TEST_FILE = re.compile(
     r"^(test_.+|.+_test|.+_tests|.+_spec|.+\.test|.+\.spec|.+\.tests|conftest|"
     r".+[a-z0-9]Tests?|Tests?[A-Z].*)$")
+# `*_spec` names a test in RSpec and Jasmine; a Python module so named (`_task_spec.py`,
+# `openapi_spec.py`) is code: Python's tests are test_*.py and *_test.py.
+_SPEC_IS_A_MODULE = frozenset(("py", "pyi"))
 _MOCK_DIRS = frozenset("mock mocks fakes stubs __mocks__".split())
 _MOCK_STEM = re.compile(r"^(Mock|Fake|Stub)[A-Z]|[a-z0-9](Mock|Fake|Stub)s?$")
 _MOCK_WORD = re.compile(r"(^|[._-])(mocks?|fakes?|stubs?)([._-]|$)", re.I)
@@ -96,7 +99,7 @@ def file_role(path: str, head: str = "") -> str:
     if any(d in _MOCK_DIRS for d in dirs) or _MOCK_STEM.search(stem) or _MOCK_WORD.search(stem):
         return MOCK
     if any(d in _TEST_DIRS or d.endswith(("tests", ".test", "-test", "_test", ".specs"))
-           for d in dirs) or _TEST_FILE.match(stem):
+           for d in dirs) or (_TEST_FILE.match(stem) and not (ext in _SPEC_IS_A_MODULE and stem.endswith("_spec"))):
         return TEST
     if any(d in _BENCH_DIRS for d in dirs) or _BENCH_FILE.search(stem):
         return BENCHMARK

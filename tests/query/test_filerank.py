@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from codeagent.errors import InvalidParameter
 from codeagent.query import open_index
-from codeagent.query.ranking.files import group_by_file, names_file, order_by_files, role_prior
-from codeagent.query.terms import query_terms
+from codeagent.query.ranking.files import PathIndex, group_by_file, names_file, order_by_files, role_prior
+from codeagent.query.terms import named_identifiers, query_terms
 from codeagent.model import SearchHit
-from codeagent.query.search import SearchRequest, search
+from codeagent.query.search import SearchRequest, file_evidence, search
 from codeagent.roles import file_role
 from .conftest import build_repo
 
@@ -89,6 +89,38 @@ def test_a_dotted_module_reference_ranks_that_file_first(tmp_path: Path) -> None
         == "app/templating/loader.py"
 
 
+def test_a_file_defining_an_identifier_the_report_names_says_so(tmp_path: Path) -> None:
+    """The `defines` evidence: 1 for the one file defining `NestedContainer`, 1/2 for each of the
+    two defining `to_container`'s namesakes' most specific name, 0 for the files that only use them."""
+    users = {f"sched/user_{i}.py": "from tasks.spec import NestedContainer\n\n\ndef run(graph):\n"
+             "    return NestedContainer(graph).to_container(graph)\n" for i in range(3)}
+    spec = ("class NestedContainer:\n    def __init__(self, items):\n        self.items = items\n\n"
+            "    def to_container(self, graph):\n        return list(self.items)\n")
+    other = "class FlatContainer:\n    def to_container(self, graph):\n        return graph\n"
+    repo = build_repo(tmp_path / "r", {**users, "tasks/spec.py": spec, "tasks/flat.py": other})
+    report = "`NestedContainer.to_container` gets tracked individually per container object by the GC"
+    with open_index(repo.path, ref="main") as view:
+        found = {c.path: c.defines for c in file_evidence(view, SearchRequest(report, limit=10))}
+    assert found["tasks/spec.py"] == 1.0
+    assert found["tasks/flat.py"] == 0.5
+    assert {found[p] for p in users} == {0.0}
+
+
+def test_a_bare_file_name_several_files_share_names_none_of_them() -> None:
+    """`python main.py` in a report is the reporter's script, not one of the project's two."""
+    paths = PathIndex.of(["mypy/main.py", "mypyc/irbuild/main.py", "mypy/subtypes.py", "pkg/wire/frames.py"])
+    assert paths.named(["main.py"]) == set()
+    assert paths.named(["mypy/main.py"]) == {"mypy/main.py"}
+    assert paths.named(["frames.py"]) == {"pkg/wire/frames.py"}
+    assert paths.named(["mypy.subtypes"]) == {"mypy/subtypes.py"}
+
+
+def test_named_identifiers_are_the_whole_identifiers_written() -> None:
+    assert named_identifiers("`NestedContainer.to_container` leaks; see parseHeader and HTTP get") == (
+        "NestedContainer", "to_container", "parseHeader")
+    assert named_identifiers("the cache is never cleared") == ()
+
+
 def test_group_files_answers_ranked_files_with_spans(tmp_path: Path) -> None:
     spread = "".join(f"def step_{i}(invoice, ledger):\n    ledger.post(invoice.total)\n\n\n" for i in range(6))
     repo = build_repo(tmp_path / "r", {"billing/posting.py": spread, "billing/other.py": _filler(5)})
@@ -131,6 +163,8 @@ def test_names_file(path: str, mentions: list[str], named: bool) -> None:
     ("internal/mock_store.go", "", "mock"), ("store/store_mock.go", "", "mock"),
     ("src/test/java/a/FooTest.java", "", "test"), ("AutoMapper.UnitTests/Bug.cs", "", "test"),
     ("Tests/SessionTests.swift", "", "test"), ("spec/base_spec.rb", "", "test"),
+    ("lib/parser_spec.rb", "", "test"), ("src/app.spec.ts", "", "test"), ("dask/_task_spec.py", "", "source"),
+    ("spec/models_spec.py", "", "test"), ("tests/openapi_spec.py", "", "test"),
     ("README.zh-CN.md", "", "translated_docs"), ("docs/ja/index.md", "", "translated_docs"),
     ("README.md", "", "docs"), ("package.json", "", "config"), ("Makefile", "", "config"),
     ("examples/hello/main.go", "", "example"), ("benches/parse.rs", "", "benchmark"),
@@ -175,7 +209,7 @@ def test_grouping_and_file_order_never_lose_a_hit(raw, order, n_ranked, per_file
 
 
 def test_a_reports_template_furniture_weighs_nothing():
-    from codeagent.query.terms import query_terms
+    from codeagent.query.terms import named_identifiers, query_terms
 
     report = ("Task input persisted leading to memory not being released\n### First check\n"
               "- [X] I used the GitHub search to find a similar request\n<!-- Please describe\nthe bug -->\n"

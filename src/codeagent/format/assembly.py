@@ -34,7 +34,8 @@ from collections.abc import Iterable, Mapping
 #      shards): the text is not stored twice. CHUNK_TEXT_SQL gives every chunk's text.
 #   6: files.role: what the file is for (codeagent.roles: source, test, mock, docs...), from
 #      its path and first lines; search ranks by it and filters on it.
-ASSEMBLY_VERSION = 6
+#   7: files.role: a Python module named `*_spec` is source, not a test.
+ASSEMBLY_VERSION = 7
 # A chunk's text in SQL over `chunks k JOIN files f USING (path)` (a chunk starts and ends on
 # character boundaries, so its bytes decode).
 CHUNK_TEXT_SQL = "coalesce(k.text, decode(encode(f.text)[k.start_byte + 1:k.end_byte]))"
