@@ -25,7 +25,7 @@ class Candidate:
     """What the file ranking knows of one file, as numbers."""
 
     path: str
-    hand: float  # the hand-set score (filerank.score_files)
+    hand: float  # the hand-set score (ranking.files.score_files)
     body: float  # body BM25 / the query's best
     history: float  # history BM25 / the query's best
     chunk_rank: int | None
