@@ -95,6 +95,25 @@ def test_opening_a_missing_store_says_what_to_do(tmp_path):
     (tmp_path / "other").mkdir()
     with pytest.raises(StoreCorrupt, match="not a codeagent store"):
         Store(tmp_path / "other")
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreCorrupt, match="not a codeagent store"):
+        Store(tmp_path / "other")
+
+
+def test_a_store_whose_creation_stopped_before_its_marker_is_no_index_yet(tmp_path):
+    """A Ctrl-C at the first step of a store's creation leaves its empty folders and no marker:
+    that is no index (exit 5), and the next build makes the store."""
+    for sub in Store.LAYOUT:
+        (tmp_path / "s" / sub).mkdir(parents=True)
+    (tmp_path / "s" / "tmp" / ".tmp-marker").write_text("half")
+    with pytest.raises(IndexMissing, match="codeagent build"):
+        Store(tmp_path / "s")
+    Store(tmp_path / "s", create=True)
+    assert Store(tmp_path / "s").root == tmp_path / "s"
+    (tmp_path / "s" / "objects" / "x").write_text("a store's object")
+    (tmp_path / "s" / "STORE").unlink()
+    with pytest.raises(StoreCorrupt, match="not a codeagent store"):
+        Store(tmp_path / "s")
 
 
 def test_sweep_removes_leftover_temp_files(store):

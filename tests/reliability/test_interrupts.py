@@ -91,6 +91,24 @@ def test_sigint_during_a_build_exits_130_with_one_line(tmp_path: Path) -> None:
     assert interrupted >= runs // 2, f"only {interrupted} of {runs} builds were interrupted"
 
 
+def test_a_ctrl_c_while_a_store_is_first_made_leaves_no_index_not_a_strange_folder(tmp_path: Path) -> None:
+    """Ctrl-C at a cold build's first store step (the store's marker, about to be renamed into
+    place): exit 130 with the one line; the folder then reads as no index (exit 5, the build
+    command named), and the next build makes the store."""
+    repo = init_repo(tmp_path / "repo", seed_files(random.Random(7), 5))
+    target = tmp_path / "fresh"
+    args = ["build", str(repo), "--store", str(target)]
+    proc = _interrupt(args, 3600.0, {"CODEAGENT_TEST_KILL_AT": "1", "CODEAGENT_TEST_KILL_SIGNAL": "INT"})
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().startswith(INTERRUPT_LINES) and "Traceback" not in proc.stderr
+    for command in ("status", "verify", "gc"):  # verify and gc said exit 7, "not a codeagent store"
+        proc = codeagent(command, str(repo), "--store", str(target))
+        assert proc.returncode == 5, (command, proc.stderr)
+        assert "codeagent build" in proc.stderr
+    assert codeagent(*args).returncode == 0
+    assert not check_store(target)[0]
+
+
 def _steps(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 

@@ -46,20 +46,23 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
             # No directory at all is no index yet (exit 5, as every query says before a
-            # build), not a corrupt one; a directory without the marker is not ours to read.
+            # build), nor is a layout whose creation stopped before its marker (a Ctrl-C at
+            # the first step); any other directory without the marker is not ours to read.
             raise IndexMissing(
                 f"no index at {self.root}",
                 hint="run `codeagent build` in the repository first, or pass --store",
-            ) if not self.root.exists() else StoreCorrupt(
+            ) if not self.root.exists() or _never_finished(self.root) else StoreCorrupt(
                 f"{self.root} exists but is not a codeagent store (no {fmt.STORE_MARKER} file)",
                 hint="pass --store with a codeagent store directory",
             )
 
     # ---- layout ---------------------------------------------------------------------------
+    LAYOUT = (fmt.OBJECTS_DIR, fmt.ACTIONS_DIR, fmt.REFS_DIR, fmt.ASSEMBLED_DIR, fmt.CACHE_DIR,
+              fmt.TMP_DIR, fmt.LOGS_DIR)
+
     def _init_layout(self) -> None:
         try:
-            for sub in (fmt.OBJECTS_DIR, fmt.ACTIONS_DIR, fmt.REFS_DIR, fmt.ASSEMBLED_DIR,
-                        fmt.CACHE_DIR, fmt.TMP_DIR, fmt.LOGS_DIR):
+            for sub in self.LAYOUT:
                 (self.root / sub).mkdir(parents=True, exist_ok=True)
             marker = self.root / fmt.STORE_MARKER
             if not marker.exists():
@@ -254,3 +257,12 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
         return problems
 
 
+def _never_finished(root: Path) -> bool:
+    """Whether `root` holds only a store layout's folders, each empty but the temp folder: a
+    store whose creation stopped before its marker was written."""
+    try:
+        names = set(os.listdir(root))
+        return bool(names) and names <= set(Store.LAYOUT) and not any(
+            os.listdir(root / sub) for sub in names if sub != fmt.TMP_DIR)
+    except OSError:
+        return False
