@@ -8,11 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -21,6 +25,7 @@ from codeagent.clients import hook_runner
 from codeagent.clients.hooks import hook_command
 from codeagent.clients.install import BACKUP_SUFFIX
 from codeagent.clients.setup import install
+from codeagent.runtime.daemon import trust
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -68,6 +73,64 @@ def test_the_hook_process_finds_the_daemons_socket_imports_nothing_heavy_and_fai
     for junk in ("not json", "", json.dumps({"tool_name": "Read"})):
         proc = subprocess.run([*RUNNER, "codex"], input=junk, env=env, capture_output=True, text=True)
         assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+_KINDS = ("socket", "file", "symlink", "missing")
+
+
+@settings(max_examples=150, deadline=None)
+@given(folder_mode=st.integers(0, 0o777), folder_kind=st.sampled_from(("dir", "symlink", "missing")),
+       sock_kind=st.sampled_from(_KINDS), folder_owner=st.sampled_from(("me", "other")),
+       sock_owner=st.sampled_from(("me", "other")), caller=st.sampled_from(("me", "other")))
+def test_the_hooks_trust_check_is_the_daemons(folder_mode, folder_kind, sock_kind, folder_owner,
+                                                sock_owner, caller):
+    """hook_runner.trusted copies daemon.trust.trusted (the hook may not import the package):
+    over folder modes, kinds and owners (owners other than ours need root to chown; without it
+    the caller's uid varies instead), both say the same, and a private folder of ours holding
+    our socket is trusted."""
+    me = os.getuid()
+    uids = {"me": me, "other": me + 4242}
+    root = os.geteuid() == 0
+    folder_uid, sock_uid = (uids[folder_owner], uids[sock_owner]) if root else (me, me)
+    base = tempfile.mkdtemp(prefix="ca-trust-", dir="/tmp")  # short: AF_UNIX paths are limited
+    try:
+        real = os.path.join(base, "real")
+        os.mkdir(real)
+        folder = os.path.join(base, "f")
+        if folder_kind == "dir":
+            os.mkdir(folder)
+        elif folder_kind == "symlink":
+            os.symlink(real, folder)  # os.stat follows it: the real folder is judged
+        target = folder if folder_kind == "dir" else real
+        if folder_kind != "missing":
+            _make(os.path.join(target, "d.sock"), sock_kind, base)
+            if root:
+                os.chown(target, folder_uid, -1)
+                if sock_kind != "missing":
+                    os.lchown(os.path.join(target, "d.sock"), sock_uid, -1)
+            os.chmod(target, folder_mode)
+        path = os.path.join(folder, "d.sock")
+        with mock.patch.object(os, "getuid", return_value=uids[caller]):
+            theirs, mine = trust.trusted(path), hook_runner.trusted(path)
+        assert mine == theirs
+        expected = (folder_kind != "missing" and sock_kind != "missing" and not folder_mode & 0o077
+                    and folder_uid == sock_uid == uids[caller])
+        assert theirs == expected, (theirs, expected)
+    finally:
+        for dirpath, _dirs, _files in os.walk(base):
+            os.chmod(dirpath, 0o700)
+        shutil.rmtree(base)
+
+
+def _make(path: str, kind: str, base: str) -> None:
+    """A socket, a file, a symlink to a socket elsewhere (lstat: the link itself), or nothing."""
+    if kind == "socket":
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(path)
+    elif kind == "file":
+        open(path, "w").close()
+    elif kind == "symlink":
+        os.symlink(os.path.join(base, "elsewhere"), path)
 
 
 @pytest.mark.parametrize("command, found", [
