@@ -351,11 +351,11 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
         clock = time.perf_counter()
         data, manifest_id = stored_form(  # a delta only where an overlay follows the change
             store, manifest, previous if _overlay_wanted(opts, previous) else None, previous_id)
-        damage, mended = _assembly_repairs(store, manifest_id, previous_id)
+        intact, mended = _assembly_repairs(store, manifest_id, previous_id)
         repairs += mended
         cache.save()  # before the swap: a failed write must leave the previous index untouched
         due = False
-        if _to_assemble(store, manifest_id, previous_id, damage):
+        if _to_assemble(store, manifest_id, previous_id, intact):
             store.put(data)
             due = _assemble_and_swap(builder, ref, previous_id,
                                      builder.assembly(manifest, manifest_id, previous, previous_id, base_copy))
@@ -371,8 +371,8 @@ def _build_locked(opts: BuildOptions, repo: Path, store: Store, ref: str, commit
     )
 
 
-def _assembly_repairs(store: Store, manifest_id: str, previous_id: str | None) -> tuple[list, list[str]]:
-    """(the assembly's damage, what a build of the same manifest mends and says it did)."""
+def _assembly_repairs(store: Store, manifest_id: str, previous_id: str | None) -> tuple[bool, list[str]]:
+    """(the assembly is complete (its COMPLETE marker read once) and undamaged, what a build mends)."""
     assembled = store.is_assembled(manifest_id)
     damage = store.assembly_problems(manifest_id, trust_mtime=True) if assembled else []
     said = []
@@ -380,14 +380,14 @@ def _assembly_repairs(store: Store, manifest_id: str, previous_id: str | None) -
         said = [f"the assembled index was damaged ({damage[0]}): assembled again"]
     elif manifest_id == previous_id and not assembled and store.has(manifest_id):
         said = ["the assembled index was missing, half-built or in an older layout: assembled again"]
-    return damage, said
+    return assembled and not damage, said
 
 
-def _to_assemble(store: Store, manifest_id: str, previous_id: str | None, damage: list) -> bool:
+def _to_assemble(store: Store, manifest_id: str, previous_id: str | None, intact: bool) -> bool:
     """Whether anything is left to store, assemble or swap: another manifest than the previous
-    one (BuildResult.changed), or the same one damaged, half-built or with its graph pending."""
-    return (manifest_id != previous_id or not store.is_assembled(manifest_id) or bool(damage)
-            or not store.has(manifest_id) or store.graph_pending(manifest_id))
+    one (BuildResult.changed), or the same one not `intact` or with its graph pending."""
+    return (manifest_id != previous_id or not intact or not store.has(manifest_id)
+            or store.graph_pending(manifest_id))
 
 
 def _walk(builder: _Builder, repo: Path, store: Store, cache: sources.JsonCache,
