@@ -8,7 +8,10 @@ from pathlib import Path
 import click
 
 from . import run_command
-from ..query.impact import DEFAULT_DEPTH, MAX_DEPTH, ImpactOptions, impact
+
+# query.impact's DEFAULT_DEPTH and MAX_DEPTH, named here: importing the read side (~300 ms)
+# is not for `--help` (tests/core/test_cli_help.py holds the copies equal).
+DEFAULT_DEPTH, MAX_DEPTH = 2, 6
 
 _MARK = {"added": "+", "removed": "-", "body_changed": "~", "signature_changed": "!", "renamed": "=",
          "moved": ">", "modified": "~"}
@@ -68,6 +71,8 @@ def impact_cmd(range_: str | None, worktree: bool, repo: Path, store_dir: Path |
     ids); BASE alone compares BASE with the work-tree index; nothing (or --worktree) compares
     the work-tree index with the index of its commit, else with the assembly its overlay
     sits on."""
+    from ..query.impact import ImpactOptions, impact  # the read side: when it runs, not for `--help`
+
     options = ImpactOptions(depth=depth, max_tests=max_tests, history=history)
     data = run_command(as_json, impact, repo, store_dir, range_, worktree=worktree, options=options)
     if as_json:

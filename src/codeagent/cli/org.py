@@ -7,17 +7,21 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import run_command
 from ..errors import InvalidParameter
 from .org_search import org_search_cmd
-from ..store import Store
 from .build import JsonProgress, TerminalProgress
-from ..indexer.fleet.engines import ENGINES, open_engine
-from ..indexer.fleet.plan import build_fleet
-from ..indexer.fleet.spec import load_fleet
+
+if TYPE_CHECKING:  # imported where used: the store and the build side are not for `--help`
+    from ..store import Store
+
+# indexer.fleet.engines.ENGINES, named here: the build side (~150 ms) is not for `--help`
+# (tests/core/test_cli_help.py holds the copies equal).
+ENGINES = ("local", "ray")
 
 
 @click.group("org")
@@ -40,6 +44,11 @@ def run_build(fleet: Path, engine: str, address: str | None, store_dir: Path | N
     """Build the fleet file into the store (and publish each ref to `to_remote`); the JSON report."""
     if (store_dir is None) == (to_remote is None):
         raise InvalidParameter("give exactly one of --store DIR and --to REMOTE")
+    from ..indexer.fleet.engines import open_engine  # the build side: when it runs, not for `--help`
+    from ..indexer.fleet.plan import build_fleet
+    from ..indexer.fleet.spec import load_fleet
+    from ..store import Store
+
     specs = load_fleet(fleet)
     store = Store(store_dir or _staging(to_remote or ""), create=True)
     runner = open_engine(engine, address=address, workers=workers)
@@ -111,6 +120,7 @@ def org_gc_cmd(store_dir: Path, dry_run: bool, as_json: bool) -> None:
     """Delete what no ref of the fleet's last build needs (refs of repositories and refs no
     longer in the fleet file go too)."""
     from ..indexer.fleet.maintenance import fleet_gc  # DuckDB via gc: only when collecting
+    from ..store import Store
 
     report = run_command(as_json, fleet_gc, Store(store_dir), dry_run=dry_run)
     if as_json:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import run_command
-from ..query.org import FUSIONS, open_fleet, org_search
-from ..query.search import SearchRequest
+
+if TYPE_CHECKING:  # imported where used: the read side (~300 ms) is not for `--help`
+    from ..query.search import SearchRequest
 
 MODES = ["auto", "symbol", "text", "regex", "path"]
+# query.org.FUSIONS, named here (tests/core/test_cli_help.py holds the copies equal).
+FUSIONS = ("global", "score", "rank")
 
 
 def _repos(value: str | None) -> list[str] | None:
@@ -20,6 +24,8 @@ def _repos(value: str | None) -> list[str] | None:
 
 
 def run_org_search(store_dir: Path, request: SearchRequest, repos: list[str] | None, fusion: str):
+    from ..query.org import open_fleet, org_search  # the read side: when it runs, not for `--help`
+
     with open_fleet(store_dir, repos) as fleet:
         return org_search(fleet, request, repos, fusion)
 
@@ -39,6 +45,8 @@ def run_org_search(store_dir: Path, request: SearchRequest, repos: list[str] | N
 def org_search_cmd(query: str, store_dir: Path, repos: str | None, mode: str, language: str | None,
                    path_glob: str | None, fusion: str, limit: int, as_json: bool) -> None:
     """Search every repository of a fleet store for QUERY; each hit names its repository."""
+    from ..query.search import SearchRequest  # the read side: when it runs, not for `--help`
+
     request = SearchRequest(query=query, mode=mode, language=language, path=path_glob, limit=limit)
     resp = run_command(as_json, run_org_search, store_dir, request, _repos(repos), fusion)
     if as_json:

@@ -13,12 +13,9 @@ import click
 
 from . import run_command
 from ..errors import NotFound
-from ..query import graph
-from ..query.index import open_index
-from ..query.navigate import file_outline, get_symbol
-from ..query.search import SearchRequest, search
-from ..runtime.warm import search_warm
 
+# query.search.MODES, named here: importing the read side (~300 ms) is not for `--help`
+# (tests/core/test_cli_help.py holds the copies equal).
 MODE_CHOICES = ["auto", "symbol", "text", "regex", "path", "semantic", "hybrid"]
 
 
@@ -35,6 +32,8 @@ def _index_options(fn):
 
 
 def _open(repo: Path, store_dir: Path | None, ref: str | None):
+    from ..query.index import open_index  # the read side loads when a command runs, not for `--help`
+
     return open_index(repo, store_dir, ref)
 
 
@@ -78,6 +77,9 @@ def _print_files(resp) -> None:
 def _search(repo: Path, store_dir: Path | None, ref: str | None, req):
     """The answer of the daemon's warm reader for this repository when there is one, else of
     an index opened here."""
+    from ..query.search import search  # the read side loads when a command runs, not for `--help`
+    from ..runtime.warm import search_warm
+
     answer = search_warm(repo, store_dir, ref, req)
     if answer is not None:
         return answer
@@ -120,6 +122,8 @@ def search_cmd(query: str, mode: str, language: str | None, kind: str | None, pa
     ranking (whole-file BM25 over path, symbols and body, the chunk and symbol hits each file
     holds, files the query names, and the file's role); an identifier or a path is answered
     by its definitions and files first."""
+    from ..query.search import SearchRequest  # the read side loads when a command runs, not for `--help`
+
     req = SearchRequest(query=query, mode=mode, language=language, kind=kind, path=path_glob,
                         extension=extension, limit=limit, case_sensitive=case_sensitive,
                         semantic_weight=semantic_weight,
@@ -150,6 +154,8 @@ def show_cmd(handle: str, no_source: bool, repo: Path, store_dir: Path | None, r
              as_json: bool) -> None:
     """Show one symbol (by symbol_id, stable id or qualified name), or a file's outline
     when SYMBOL is an indexed path."""
+    from ..query.navigate import file_outline, get_symbol  # the read side: not for `--help`
+
     def run():
         with _open(repo, store_dir, ref) as view:
             try:
@@ -195,6 +201,8 @@ def _graph_command(name: str, fn_name: str, doc: str):
     @_index_options
     def command(handle: str, depth: int, limit: int, no_tests: bool, repo: Path,
                 store_dir: Path | None, ref: str | None, as_json: bool) -> None:
+        from ..query import graph  # the read side loads when a command runs, not for `--help`
+
         def run():
             with _open(repo, store_dir, ref) as view:
                 direction, kinds = graph.PRESETS[fn_name]

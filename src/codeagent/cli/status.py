@@ -8,14 +8,8 @@ from pathlib import Path
 
 import click
 
-from .. import sources
 from . import JSON_OPT, REPO_ARG, STORE_OPT, run_command, store_for
 from ..errors import IndexMissing
-from ..format.manifest import load_manifest
-from ..refs import resolve
-from ..store import read_log
-from ..query.diff import diff_ids
-from ..query.status import store_status
 
 _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed": "="}
 
@@ -23,6 +17,8 @@ _LABEL = {"added": "+", "removed": "-", "modified": "~", "moved": ">", "renamed"
 def resolve_manifest(store, spec: str, repo: Path | None) -> tuple[str | None, str]:
     """(ref, manifest id) for a store ref, branch, tag or manifest id; failing that, a git
     revision (HEAD~2, a sha) whose commit some built manifest indexed."""
+    from ..refs import resolve  # the store's modules load when a command runs, not for `--help`
+
     try:
         return resolve(store, spec, repo)
     except IndexMissing as missing:
@@ -33,6 +29,10 @@ def resolve_manifest(store, spec: str, repo: Path | None) -> tuple[str | None, s
 
 
 def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
+    from .. import sources  # git and the store's modules: when a command runs, not for `--help`
+    from ..format.manifest import load_manifest
+    from ..store import read_log
+
     try:
         _, sha = sources.resolve_ref(repo, spec)
     except Exception:
@@ -57,6 +57,8 @@ def _by_commit(store, spec: str, repo: Path) -> tuple[str | None, str] | None:
 
 def diff_specs(repo: Path, store_dir: Path | None, a: str, b: str):
     """The Diff between two user-spelled manifests of the store of `repo`."""
+    from ..query.diff import diff_ids  # the read side (~300 ms): when it runs, not for `--help`
+
     store, base = store_for(repo, store_dir)
     _, a_id = resolve_manifest(store, a, base)
     _, b_id = resolve_manifest(store, b, base)
@@ -133,6 +135,8 @@ def diff_cmd(a: str, b: str, repo: Path, store_dir: Path | None, limit: int, as_
 @JSON_OPT
 def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Refs in the store, their manifests and counts, store size, work-tree freshness."""
+    from ..query.status import store_status  # the read side: when it runs, not for `--help`
+
     data = run_command(as_json, store_status, repo, store_dir)
     if as_json:
         click.echo(json.dumps(data, indent=2))

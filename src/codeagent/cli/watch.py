@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from . import REPO_ARG, STORE_OPT, run_command
-from ..indexer.watch import WatchOptions, describe, watch
 
 
 @click.command("watch")
@@ -44,6 +43,8 @@ def watch_cmd(repo: Path, store_dir: Path | None, quiet_ms: int, max_wait_ms: in
     \b
     Exit codes: 0 stopped, 2 invalid argument, 3 not a directory, 130 interrupted (Ctrl-C).
     """
+    from ..indexer.watch import WatchOptions, describe, watch  # the build side: when it runs, not for `--help`
+
     stop = threading.Event()
     if stop_on_stdin_eof:
         threading.Thread(target=_stop_on_eof, args=(stop,), daemon=True).start()

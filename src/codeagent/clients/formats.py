@@ -12,7 +12,6 @@ import io
 from typing import Any
 
 from ..errors import ClientConfigInvalid
-from . import jsonc
 
 JSON, JSONC, TOML, YAML = "json", "jsonc", "toml", "yaml"
 FORMATS = (JSON, JSONC, TOML, YAML)
@@ -21,7 +20,7 @@ FORMATS = (JSON, JSONC, TOML, YAML)
 def read(fmt: str, text: str, where: str) -> dict:
     """The whole settings file as plain data."""
     if fmt in (JSON, JSONC):
-        return jsonc.loads(text, where)
+        return _jsonc().loads(text, where)
     if fmt == TOML:
         return _toml(text, where).unwrap()
     data = _yaml_load(text, where)
@@ -41,7 +40,7 @@ def entry(fmt: str, text: str, keys: list[str], name: str, where: str) -> Any:
 def set_entry(fmt: str, text: str, keys: list[str], name: str, value: dict | list,
               where: str) -> str:
     if fmt in (JSON, JSONC):
-        return jsonc.set_member(text, [*keys, name], value, where)
+        return _jsonc().set_member(text, [*keys, name], value, where)
     if fmt == TOML:
         return _toml_set(text, keys, name, value, where)
     return _yaml_set(text, keys, name, value, where)
@@ -49,7 +48,7 @@ def set_entry(fmt: str, text: str, keys: list[str], name: str, value: dict | lis
 
 def remove_entry(fmt: str, text: str, keys: list[str], name: str, where: str) -> str:
     if fmt in (JSON, JSONC):
-        return jsonc.remove_member(text, [*keys, name], where)
+        return _jsonc().remove_member(text, [*keys, name], where)
     if entry(fmt, text, keys, name, where) is None:
         return text
     if fmt == TOML:
@@ -62,6 +61,12 @@ def remove_entry(fmt: str, text: str, keys: list[str], name: str, where: str) ->
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
+
+
+def _jsonc():
+    from . import jsonc  # json5 (~90 ms): only `install`/`doctor` reading a client's settings, never `--help`
+
+    return jsonc
 
 
 def _tomlkit():
