@@ -112,7 +112,7 @@ class GraphTools:
         path_filter: Annotated[str | None, Field(description="Seed symbols only from paths "
                                                  "matching this glob")] = None,
     ) -> Research:
-        """Multi-hop research: a search's symbols, then `depth` graph hops: callers (default),
+        """A search's symbols, then `depth` graph hops: callers (default),
         implementers (`patterns`), callees (`flow`), imports and bases (`architecture`), all
         edges (`dependencies`). Use it for questions that span several files."""
         direction, kinds, seed_query = research_plan(query, focus)

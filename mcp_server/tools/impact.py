@@ -58,7 +58,7 @@ class ImpactTools:
                    max_tests: Annotated[int, Field(ge=1, le=200, description="Test files listed")] = 10) -> ImpactOut:
         """What a change touches: changed symbols, their dependents (breaking changes
         flagged), the tests to run, each with its reason, and a risk summary. Use it after an
-        edit (no `range`: the work tree against its commit) to run a few tests, not the suite."""
+        edit to run a few tests, not the suite."""
         a_spec, b_spec = split_range(range, False)
         self.state.wait_for_graph(None)
         with self.state.view(None) as served:

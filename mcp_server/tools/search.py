@@ -129,14 +129,14 @@ class SearchTools:
         context_after: Annotated[int, Field(ge=0, le=20)] = 0, ref: Ref = None,
         roles: Annotated[list[str] | None, Field(description="Only these file roles (source, test, "
                          "mock, docs, config, generated...)")] = None,
-        group_by: Annotated[Literal["file", "symbol"] | None, Field(description="file: also rank "
-                            "files, each with its best spans; symbol: the functions to look at")] = None,
+        group_by: Annotated[Literal["file", "symbol"] | None, Field(description="file: the files "
+                            "to open for a task, each with its best spans; symbol: the functions to look at")] = None,
         per_file: Annotated[int, Field(ge=0, le=50, description="Hits per file (the rest: "
                             "more_in_file); 0: all")] = 1,
     ) -> SearchResults:
         """Ranked search over symbols, text and paths, steered by what the query looks like;
-        one hit per file. Use it as the default search (group_by "file": the files to open for
-        a task; "symbol": its functions); hits carry symbol_id handles for get_symbol."""
+        one hit per file. Use it as the default search (and group_by); hits carry symbol_id
+        handles for get_symbol."""
         started = time.perf_counter()
         wanted = limit + skipped()
         pool = wanted if per_file == 0 else min(wanted * POOL_PER_FILE, MAX_POOL)
