@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "mcp_server"))
+# in place of this folder, whose mcp.py would shadow the MCP SDK
+sys.path[0] = str(Path(__file__).resolve().parents[1] / "tests" / "mcp_server")
 from mcp_helpers import memory_client  # noqa: E402
 
 
