@@ -183,6 +183,10 @@ class SymbolTable:
         self.rows = SymbolRows(main)
         self.cold = main.select(list(COLD))
         self._cold_arrays = {n: whole(self.cold.column(n)) for n in COLD}
+        # Dictionary-encoded cold columns read per value through their codes: Arrow's
+        # take().to_pylist() and scalar as_py() on a dictionary cost 2-3x a plain string's.
+        self._cold_strings = {n: StringColumn(self._cold_arrays[n]) for n in COLD
+                              if n in arrays.SYMBOL_DICTIONARY}
         keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else None for n in arrays.SYMBOL_INDEXES}
         self._index = {n: _LazyIndex(parts[n], keys[n]) if callable(parts[n]) else KeyIndex(parts[n], keys[n])
                        for n in arrays.SYMBOL_INDEXES}
@@ -267,17 +271,21 @@ class SymbolTable:
     def standing(self, rows: list[int]) -> list[tuple[str, bool]]:
         """(visibility, has a doc comment) of each row, in the order given: what symbol
         search breaks ties between same-name definitions on (query/symbols.py)."""
+        visibility = self._cold_values("visibility", rows)
         if len(rows) <= 64:  # per value beats the array calls' fixed cost for a few rows
-            vis, doc = self._cold_arrays["visibility"], self._cold_arrays["doc"]
-            return [(vis[i].as_py(), bool(doc[i].as_py())) for i in rows]
+            doc = self._cold_arrays["doc"]
+            return [(v, bool(doc[i].as_py())) for v, i in zip(visibility, rows)]
         import pyarrow as pa  # as in _cold_values: loaded by now, the import only binds it
         import pyarrow.compute as pc
 
         taken = pa.array(rows, type=pa.int64())
         docs = pc.fill_null(pc.greater(pc.utf8_length(self._cold_arrays["doc"].take(taken)), 0), False)
-        return list(zip(self._cold_arrays["visibility"].take(taken).to_pylist(), docs.to_pylist()))
+        return list(zip(visibility, docs.to_pylist()))
 
     def _cold_values(self, name: str, rows: list[int]) -> list:
+        if name in self._cold_strings:
+            strings = self._cold_strings[name]
+            return [strings[i] for i in rows]
         array = self._cold_arrays[name]
         if len(rows) <= 32:  # per value beats a take() call's fixed cost for a few rows
             return [array[i].as_py() for i in rows]
