@@ -23,10 +23,11 @@ from ..filters import FileFilter, allowed_paths
 from . import learned
 from .history import file_activity, history_scores
 from ..index import IndexView, sql_literals
+from ..navigate import symbols_where
 from .bm25 import FILE_B, K1, bm25_term, idf
 from ...model import SearchHit
 from ..sourcetext import best_window, file_lines, span_text
-from ..symbol_table import SymbolTable
+from ..symbol_table import SymbolTable, resident_table
 from ..terms import named_identifiers, query_terms
 
 PATH_FIELD_WEIGHT = 2.0  # a path token counts as this many body occurrences
@@ -234,7 +235,8 @@ GROUP BY ALL
 def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
     """A hit for each of `paths` (files ranked for their whole text, no chunk or symbol hit of
     their own): the best window of the chunk holding most of the query's terms (then the most
-    occurrences, then the first)."""
+    occurrences, then the first), named after the innermost definition that holds it (gin's
+    `node.getValue` for a window in its body), else after the file."""
     if not paths:
         return []
     terms = query_terms(query).weights
@@ -244,7 +246,7 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
         if key > best.get(path, (0, 0.0, 0)):
             best[path] = key
     spans = chunk_docs(view, [(path, -key[2]) for path, key in best.items()])
-    lines = file_lines(view, paths)
+    lines, defined = file_lines(view, paths), _definitions(view, paths)
     out = []
     for path in paths:
         text = lines.get(path)
@@ -253,10 +255,29 @@ def file_hits(view: IndexView, paths: list[str], query: str) -> list[SearchHit]:
         row = spans.get((path, -best[path][2])) if path in best else None
         start, end = (row.line_start, row.line_end) if row else (1, len(text))
         a, b = best_window(text, start, end, set(terms))
-        out.append(SearchHit(path=path, line_start=a, line_end=b, kind="file",
-                             name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
-                             symbol_stable_id=None, score=0.0, snippet=span_text(text, a, b),
-                             result_type="file", result_id=path, match="file_bm25"))
+        hit = SearchHit(path=path, line_start=a, line_end=b, kind="file",
+                        name=path.rsplit("/", 1)[-1], qualified_name=path, symbol_id=None,
+                        symbol_stable_id=None, score=0.0, snippet=span_text(text, a, b),
+                        result_type="file", result_id=path, match="file_bm25")
+        around = min((s for s in defined.get(path, ()) if s.line_start <= a and b <= s.line_end),
+                     key=lambda s: s.line_end - s.line_start, default=None)
+        if around is not None:
+            hit = replace(hit, kind=around.kind, name=around.name,
+                          qualified_name=around.fq_name or around.qualified_name,
+                          symbol_id=around.symbol_id, symbol_stable_id=around.symbol_stable_id)
+        out.append(hit)
+    return out
+
+
+def _definitions(view: IndexView, paths: list[str]) -> dict[str, list]:
+    """The symbols each of `paths` defines: from the view's symbol table when it keeps one,
+    else in one SQL query."""
+    table = resident_table(view)
+    if table is not None:
+        return {p: table.infos(table.where("path", p)) for p in paths}
+    out: dict[str, list] = {}
+    for s in symbols_where(view, "path IN (SELECT unnest(?::VARCHAR[]))", [paths], limit=1_000_000):
+        out.setdefault(s.path, []).append(s)
     return out
 
 

@@ -136,6 +136,24 @@ def test_group_files_answers_ranked_files_with_spans(tmp_path: Path) -> None:
             search(view, SearchRequest("x y", roles=("banana",)))
 
 
+def test_a_file_found_by_its_whole_text_names_the_definition_its_window_lies_in(tmp_path: Path) -> None:
+    """Issue 45 (gin's "where are routes matched"): a file ranked on its whole text (here by
+    the word forms `route`/`match` only the file ranking reads) answers a window of its best
+    chunk; inside a method, the hit is that method's (a handle for get_symbol), not the file's."""
+    tree = ("class Node:\n    size = 0\n\n    def lookup(self, path):\n        node = self\n"
+            "        parts = path.split('/')\n        seen = []\n        depth = 0\n"
+            "        # match the route for this path: walk the tree down to the route whose\n"
+            "        # prefix fits, match by match\n"
+            "        while node.children:\n            node = node.children[0]\n"
+            "            seen.append(node)\n            depth += 1\n        return node.handler, parts, seen\n")
+    repo = build_repo(tmp_path / "r", {"router/tree.py": tree, "other.py": _filler(4)})
+    with open_index(repo.path, ref="main") as view:
+        resp = search(view, SearchRequest("where are routes matched", limit=5))
+    [hit] = [h for h in resp.results if h.path == "router/tree.py"]
+    assert hit.match == "file_bm25" and 4 <= hit.line_start <= hit.line_end <= 15
+    assert (hit.kind, hit.qualified_name) == ("method", "router.tree.Node.lookup") and hit.symbol_id
+
+
 # ---- the pure pieces ---------------------------------------------------------------------------
 def test_query_terms_weigh_boilerplate_little_and_identifiers_a_lot() -> None:
     qt = query_terms("Fix crash when parseHTTPResponse gets an empty body; update the docs")
