@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..query.ranking.learned import FEATURES, MODEL_FILE
+from ..query.ranking.learned import FEATURES, MODEL_FILE, model_from_json
+from . import train_trees  # lightgbm (the `train` extra) is imported only when trees are fitted
 
 Scorer = Callable[[np.ndarray], np.ndarray]
 WORK = Path(os.path.expanduser("~/.cache/codeagent-devset"))
@@ -121,9 +122,6 @@ def fit_kind(kind: str, cases: list[tuple[np.ndarray, np.ndarray]],
              args: argparse.Namespace) -> tuple[Scorer, dict]:
     """The model of `kind` fitted on the cases: how it scores a case's rows, and its JSON."""
     if kind == "trees":
-        from . import train_trees  # imports lightgbm (the `train` extra) only when trees are asked for
-        from ..query.ranking.learned import model_from_json
-
         model = train_trees.export(train_trees.fit_trees(cases), train_trees.DERIVED, None)
         scorer = model_from_json(model)
         return (lambda x: np.asarray(scorer.score(x))), {**model, "params": train_trees.PARAMS}

@@ -22,7 +22,10 @@ def fit_trees(cases: Cases, params: Mapping[str, Any] = PARAMS, derived: Sequenc
               linear: np.ndarray | None = None) -> Any:
     """A LightGBM booster over the cases with a gold candidate (single-threaded and seeded, so
     the same cases give the same trees); `linear` weights, when given, are its starting score."""
-    import lightgbm as lgb  # training only: the `train` extra, never needed to rank
+    try:
+        import lightgbm as lgb  # training only: the `train` extra, never needed to rank
+    except ImportError:
+        raise SystemExit("boosted trees need LightGBM: pip install 'codeagent[train]'") from None
 
     cases = [(x, y) for x, y in cases if y.any()]
     x = np.vstack([with_derived(c[0], derived) for c in cases])
