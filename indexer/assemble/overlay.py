@@ -48,6 +48,7 @@ from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .overlay_lines import carried_graph_fits
+from .overlay_refs import refs_resolved
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .plan import Assembled, Assembly
 from .tables import changed_paths, path_table
@@ -353,10 +354,12 @@ def _carried_fits(con, carried: str, change: tuple[set[str], list], assembly: As
     manifest without a graph step (overlay_lines.py): when `carried` is the base (`change`:
     the change from it) or the previous overlay whose graph rows are its own (the change since it)."""
     if carried == assembly.base.id:
-        return carried_graph_fits(con, change, None)
-    if layered is not None and layered.own_graph and carried == assembly.previous.id:
-        return carried_graph_fits(con, (layered.remove, layered.insert), PREVIOUS_DB)
-    return False
+        since, old = change, None
+    elif layered is not None and layered.own_graph and carried == assembly.previous.id:
+        since, old = (layered.remove, layered.insert), PREVIOUS_DB
+    else:
+        return False
+    return carried_graph_fits(con, since, old) or refs_resolved(con, since, old)
 
 
 def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | None, name: str):

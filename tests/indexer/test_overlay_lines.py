@@ -1,10 +1,12 @@
-"""An overlay's graph carried across an edit that moves lines only (indexer/assemble/overlay_lines.py):
+"""An overlay's graph carried across an edit that moves lines only (indexer/assemble/overlay_lines.py)
+or brought up to date in place across one that changes references only (overlay_refs.py):
 after any sequence of such edits, and of edits that change definitions, calls and imports
 (which run the graph step), the incremental index's graph answers what a clean build of the
 same tree answers."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -48,6 +50,14 @@ LOUD = st.tuples(st.just("write"), st.sampled_from(FILES), st.just(0), CONTENT, 
 CALLS = st.tuples(st.just("call"), st.sampled_from(FILES), st.integers(0, 40),
                   st.sampled_from(["print('probe')", "    len('probe')", "x = 1 + len([])", "alpha()",
                                    "    beta()", "KAlpha().alpha()"]), st.integers(1, 2))
+# A call removed, or a name renamed in one line: a call's (resolved in place) or a definition's
+# (`def alpha():` -> `def delta():`, the graph step runs), `delta` defined nowhere else.
+RENAMES = st.one_of(
+    st.tuples(st.just("uncall"), st.sampled_from(FILES), st.integers(0, 40), st.just(""), st.just(1)),
+    st.tuples(st.just("rename"), st.sampled_from(FILES), st.integers(0, 40), st.sampled_from([*NAMES, "delta"]),
+              st.just(1)),
+)
+_NAMED = re.compile(r"\b(" + "|".join(NAMES) + r")\b")
 
 
 def _apply(root: Path, edit: tuple) -> None:
@@ -61,6 +71,15 @@ def _apply(root: Path, edit: tuple) -> None:
     if kind in ("insert", "call"):
         at %= len(lines) + 1
         lines[at:at] = [text] * count
+    elif kind == "uncall":
+        found = [i for i, line in enumerate(lines) if line.strip().endswith(")") and not line.startswith("from ")]
+        if found:
+            del lines[found[at % len(found)]]
+    elif kind == "rename":
+        found = [i for i, line in enumerate(lines) if _NAMED.search(line) and not line.startswith("from ")]
+        if found:
+            i = found[at % len(found)]
+            lines[i] = _NAMED.sub(text, lines[i], count=1)
     else:
         quiet = [i for i, line in enumerate(lines) if not line.strip() or line.strip().startswith("#")]
         if quiet:
@@ -96,7 +115,7 @@ START = st.fixed_dictionaries({p: CONTENT for p in FILES})
 SUPPRESS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
-@given(start=START, edits=st.lists(st.one_of(QUIET, QUIET, CALLS, LOUD), min_size=1, max_size=4),
+@given(start=START, edits=st.lists(st.one_of(QUIET, QUIET, CALLS, RENAMES, LOUD), min_size=1, max_size=4),
        later=st.lists(st.booleans(), max_size=4))
 @settings(max_examples=examples(6, long=40), deadline=None, suppress_health_check=SUPPRESS)
 def test_graph_after_each_edit_equals_a_clean_builds(start, edits, later):
@@ -122,7 +141,7 @@ def _edit_and_compare(root: Path, clean: Path, edits: list, later: list, followe
     for i, edit in enumerate(edits):
         _apply(root, edit)
         quiet = edit[0] == "insert" or edit[0] == "drop"  # unless carried, left pending
-        calls = edit[0] == "call"  # carried or not: a graph step left pending runs in the next build
+        calls = edit[0] in ("call", "uncall", "rename")  # a graph step left pending runs in the next build
         done = build(BuildOptions(repo=root, jobs=1, graph_later=quiet or calls or (i < len(later) and later[i])))
         if quiet:
             assert not done.graph_pending, f"{edit} left its graph step pending"
@@ -138,20 +157,25 @@ def _edit_and_compare(root: Path, clean: Path, edits: list, later: list, followe
             assert got[key] == want[key], f"{key} differs after {edits[:i + 1]}"
 
 
-def test_a_builtin_call_carries_the_graph_and_a_repository_call_runs_its_step():
-    """Appending a call of a builtin (`len`, which no file defines) is carried with no graph
-    step pending; appending a call of a function the files define is not (its step runs);
-    both end with the graph a clean build gives."""
+def test_a_call_edit_leaves_no_graph_step_pending_and_a_new_definition_does():
+    """Appending a call of a builtin (`len`, which no file defines) carries the graph; a call
+    of a function or a method the files define (`gamma`: imported) is resolved in place (overlay_refs.py): no
+    graph step is left pending for either. A new definition leaves its step pending (another
+    file's references may resolve to it). Each ends with the graph a clean build gives, and
+    the appended call's edges are those a clean build resolves."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
         for path in FILES:
-            _apply(root, ("write", path, 0, _module(["alpha"], ["beta"], ["gamma"]), 0))
+            _apply(root, ("write", path, 0, _module(["alpha"] if path == "a.py" else ["alpha", "gamma"], ["beta"],
+                                                    ["gamma"]), 0))
         build(BuildOptions(repo=root, jobs=1))
-        for text, carried in (("len('probe')", True), ("print(len([]))", True), ("alpha()", False),
-                              ("len('again')", True)):
+        for text, pending, called in (("len('probe')", False, set()), ("print(len([]))", False, set()),
+                                      ("alpha()", False, {"alpha"}), ("KAlpha().alpha()", False, {"KAlpha", "KAlpha.alpha"}),
+                                      ("gamma()", False, {"gamma"}), ("def delta():\n    return 1", True, set()),
+                                      ("delta()", False, {"delta"}), ("len('again')", False, set())):
             (root / "a.py").write_text((root / "a.py").read_text() + text + "\n")
             done = build(BuildOptions(repo=root, jobs=1, graph_later=True))
-            assert done.graph_pending is not carried, text
+            assert done.graph_pending is pending, text
             if done.graph_pending:
                 build(BuildOptions(repo=root, jobs=1))
             with open_index(root) as view:
@@ -159,4 +183,23 @@ def test_a_builtin_call_carries_the_graph_and_a_repository_call_runs_its_step():
             assert got == _clean_graph(root, Path(tmp) / "clean"), text
             lines = len((root / "a.py").read_text().splitlines())
             last_calls = {e[7] for e in got["edges"] if e[1] == "a.py" and e[2] == lines and e[5] == "calls"}
-            assert last_calls == ({"alpha"} if text == "alpha()" else set()), text
+            assert last_calls == called, text
+
+
+def test_removing_and_renaming_calls_of_repository_functions_is_resolved_in_place():
+    """Removing a call of a repository function, or renaming it to another, leaves no graph
+    step pending and the graph a clean build gives: the old call's edges are gone and the new
+    one's are there."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "tree"
+        for path in FILES:
+            _apply(root, ("write", path, 0, _module(["alpha", "beta"], ["beta", "gamma"], ["gamma"]), 0))
+        build(BuildOptions(repo=root, jobs=1))
+        text = (root / "b.py").read_text()
+        for after in (text.replace("\nbeta()\n", "\nalpha()\n"), text.replace("\nbeta()\n", "\n"), text):
+            (root / "b.py").write_text(after)
+            done = build(BuildOptions(repo=root, jobs=1, graph_later=True))
+            assert not done.graph_pending
+            with open_index(root) as view:
+                got = _graph(view)
+            assert got == _clean_graph(root, Path(tmp) / "clean")

@@ -1,0 +1,117 @@
+"""An overlay's graph brought up to date in place across an edit that changes references only
+(overlay.py, two-phase; after overlay_lines.py, which carries edits that change none).
+
+Adding or removing a call of a function the repository defines (`helper()`, `obj.method()`)
+changed a resolved reference, so the graph step ran over the whole base (~120 statements
+over overlay_graph.py's copy-on-write views, 0.7 s of CPU on the standard library) to
+change a few edges of one file. This step resolves instead only the edited files'
+references, from rows the overlay and the base already hold, when the edit changed nothing
+another file's resolution reads:
+
+- the paths changed since the graph the overlay carries (`carried`) are the same paths (none
+  added or removed, no go.mod), none of a language whose files share one namespace
+  unimported (graph_sql.SHARED_NAMESPACE: a type of any file is looked up by name), and
+- their files and symbols rows, their import references and their inherit/implement
+  references are those `carried` read, row for row except start_line, and per path the old
+  start lines map to the new ones by one strictly increasing function (overlay_lines.py).
+  Other references (calls, references, type references) may differ in any way.
+
+Then modules, symbol_names (lines aside) and import_bindings are `carried`'s: they are
+computed from files, symbols and import references (graph.py), and paths only. No
+definition, binding or module changed, so no other file's reference is resolved again by the
+incremental graph step (graph_sql._REDO_WHY), and the edited files' inherits edges come out
+as they were (their references, and every row their resolution reads, are the same), so no
+class's ancestry changes. A reference's edges depend on other references only through the
+typed-receiver tier, which reads its own file's edges. So the graph rows that change are the
+edited paths' own: symbol_names' start lines and the contains, imports and overrides edges'
+source lines (remapped as overlay_lines.py does), and their calls, references, inherits and
+implements edges, which are resolved again here by the graph step's own statements
+(graph_sql._RESOLVE and _TYPED, through graph_candidates' restriction) over views merging the
+base's graph rows with the overlay's, in the order the incremental step runs them, with the
+edited paths' references as the only ones to resolve. The rows are written to the overlay only
+where they differ from the base's, as overlay_graph._write_differing writes them: the overlay
+holds the graph tables a full graph step would give it, and is published complete.
+"""
+
+from __future__ import annotations
+
+from ...format.assembly import sql_literals
+from ...format.overlay import BASE_DB, OVERLAY_DB, layered_sql
+from .graph import NAME_CAP, _register
+from .graph_ancestry import FIRST_NEED, TYPED_NEED, DROP as DROP_INHERITS, close_sql
+from .graph_candidates import over_candidates
+from .graph_sql import (_ANC_TABLE, _EXPORTS, _INHERIT_FILTER, _RESOLVE, _TYPED, RESOLVE_KINDS, SHARED_NAMESPACE,
+                        _project, _raw_refs, kind_rows, sql_in)
+from .module_names import key
+from .overlay_lines import _line_maps, drop_lines_tables, lines_tables, same_paths, write_lined
+
+# The references compared (start lines aside): those whose rows another file's resolution or
+# the ancestry of classes reads.
+_KEPT_REFS = "WHERE kind IN ('import', 'inherit', 'implement')"
+# The edges resolved again: those of the references that may differ (an inherits or implements
+# edge's reference and every row its resolution reads are the same: it is carried, lines remapped).
+_RESOLVED = tuple(k for k in RESOLVE_KINDS if k not in ("inherits", "implements"))
+# The views and tables the graph step's statements read, made here over the merged rows.
+_VIEWS = ("symbol_names", "import_bindings")
+_TEMPS = ("refs", "edges", "g_modules", "g_kinds", "g_refs", "g_rebased", "g_anc", "g_export", "g_local",
+          "g_exact", "g_named", "g_inherits", "g_inherits_down")
+
+
+def refs_resolved(con, change: tuple[set[str], list], old: str | None) -> bool:
+    """True when the graph rows the overlay (OVERLAY_DB) carries, those of the manifest the
+    `change` starts from, were brought up to date here for the new manifest by resolving the
+    changed paths' references again (module doc); False: nothing was written (a graph step
+    must run). `old`: as for overlay_lines.carried_graph_fits."""
+    paths = same_paths(change)
+    if not paths:
+        return paths is not None
+    listed = sql_literals(paths)
+    languages = {r[0] for r in con.execute(
+        f"SELECT DISTINCT language FROM ({layered_sql('files', BASE_DB, [OVERLAY_DB])}) WHERE path IN ({listed})"
+    ).fetchall()}
+    if languages & set(SHARED_NAMESPACE):
+        return False
+    maps = _line_maps(con, old, listed, _KEPT_REFS)
+    if maps is None:
+        return False
+    try:
+        if not lines_tables(con, maps, listed, f"AND kind NOT IN {sql_in(_RESOLVED)}"):
+            return False
+        write_lined(con, "symbol_names", listed)  # before resolving: the same file's lines rank its targets
+        _resolve(con, listed)
+        con.execute(f"""INSERT INTO lines_edges SELECT * FROM edges
+            WHERE src_path IN ({listed}) AND kind IN {sql_in(_RESOLVED)}""")
+        write_lined(con, "edges", listed)
+        return True
+    finally:
+        drop_lines_tables(con)
+        for name in _VIEWS:
+            con.execute(f"DROP VIEW IF EXISTS temp.{name}")
+        for name in _TEMPS:
+            con.execute(f"DROP TABLE IF EXISTS temp.{name}")
+
+
+def _resolve(con, listed: str) -> None:
+    """Resolve the references of the paths `listed` (their rows in the overlay) other than
+    inherit and implement ones into a temp table `edges`, which also holds every inherits and
+    implements edge (the classes' ancestry), with graph_sql's statements, in the order of its
+    incremental step after its first closure (edges_sql)."""
+    for name in _VIEWS:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {layered_sql(name, BASE_DB, [OVERLAY_DB])}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE refs AS SELECT * FROM {OVERLAY_DB}.main.refs WHERE path IN ({listed})")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS SELECT * FROM ({layered_sql('edges', BASE_DB, [OVERLAY_DB])})
+        WHERE kind IN ('inherits', 'implements') AND dst_id IS NOT NULL""")
+    modules = con.execute(
+        f"SELECT path, language, module, package, sep, declared FROM ({layered_sql('modules', BASE_DB, [OVERLAY_DB])})"
+    ).fetchall()
+    _register(con, "g_modules", ["path", "language", "module", "package", "sep", "declared", "mkey"],
+              [(*m, key(m[2])) for m in modules])
+    _register(con, "g_kinds", ["ref_kind", "sym_kind"], kind_rows())
+    others = f"NOT ({_INHERIT_FILTER})"
+    sql = (_EXPORTS + f"""
+        CREATE OR REPLACE TEMP TABLE g_refs AS {_project('(' + _raw_refs(others) + ')')};
+        CREATE OR REPLACE TEMP TABLE g_rebased(source_id VARCHAR);  -- no class's bases changed
+        {_ANC_TABLE}""" + close_sql(FIRST_NEED, first=True)
+           + over_candidates(_RESOLVE.replace("$FILTER", others), others)
+           + _TYPED.replace("$CLOSE_TYPED", close_sql(TYPED_NEED)) + DROP_INHERITS)
+    con.execute(sql.replace("$CAP", str(NAME_CAP)))
