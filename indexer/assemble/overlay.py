@@ -359,7 +359,8 @@ def _carried_fits(con, carried: str, change: tuple[set[str], list], assembly: As
         since, old = (layered.remove, layered.insert), PREVIOUS_DB
     else:
         return False
-    return carried_graph_fits(con, since, old) or refs_resolved(con, since, old)
+    cache: dict = {}  # the rows both compare
+    return carried_graph_fits(con, since, old, cache) or refs_resolved(con, since, old, cache)
 
 
 def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | None, name: str):

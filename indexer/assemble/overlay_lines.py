@@ -49,16 +49,17 @@ from .overlay_graph import _path_digests
 LINED = {"symbol_names": ("path", "start_line"), "edges": ("src_path", "src_line")}
 
 
-def carried_graph_fits(con, change: tuple[set[str], list], old: str | None) -> bool:
+def carried_graph_fits(con, change: tuple[set[str], list], old: str | None, cache: dict | None = None) -> bool:
     """True when the graph rows the overlay (OVERLAY_DB) carries, those of the manifest the
     `change` (removed paths, inserted entries) starts from, were brought up to date here for
     the new manifest (module doc); False: they are left as they are, and a graph step must
     run. `old`: the database (a previous overlay's, its chain flattened) holding, under its
-    masks, the per-path rows of that manifest; None: the base's rows are those."""
+    masks, the per-path rows of that manifest; None: the base's rows are those. `cache`: the
+    rows compared, kept for a later check of the same change (overlay_refs.py)."""
     paths = same_paths(change)
     if not paths:
         return paths is not None
-    maps = _line_maps(con, old, sql_literals(paths))  # literals: DuckDB prunes row groups on them
+    maps = _line_maps(con, old, sql_literals(paths), cache=cache)  # literals: DuckDB prunes row groups on them
     if maps is None:
         return False
     moved = {p: m for p, m in maps.items() if any(a != b for a, b in m)}
@@ -135,18 +136,26 @@ def _matched(con, table: str, old: str | None, listed: str, keep: str = "") -> l
     return out
 
 
-def _line_maps(con, old: str | None, listed: str,
-               refs_keep: str | None = None) -> dict[str, list[tuple[int, int]]] | None:
+def _line_maps(con, old: str | None, listed: str, refs_keep: str | None = None,
+               cache: dict | None = None) -> dict[str, list[tuple[int, int]]] | None:
     """Per changed path, the (old, new) start lines of its rows, sorted; None when the graph
     inputs differ otherwise or the lines do not map by one increasing function. References
     are compared all first, then (when they differ) without the inert ones: the names are
     looked up only for an edit that changed a reference. `refs_keep`: a WHERE clause
-    choosing the references compared (then only those)."""
+    choosing the references compared (then only those). `cache`: each comparison's outcome by
+    (table, filter), read and added to (one change's: the same `old` and `listed`)."""
     pairs: dict[str, set[tuple[int, int]]] = {}
+    cache = {} if cache is None else cache
+
+    def matched(table: str, keep: str = "") -> list[tuple] | None:
+        if (table, keep) not in cache:
+            cache[(table, keep)] = _matched(con, table, old, listed, keep)
+        return cache[(table, keep)]
+
     for table in _INPUTS:
-        found = _matched(con, table, old, listed, refs_keep if table == "refs" and refs_keep else "")
+        found = matched(table, refs_keep if table == "refs" and refs_keep else "")
         if found is None and table == "refs" and refs_keep is None:
-            found = _matched(con, table, old, listed, _named_refs(con, old, listed))
+            found = matched(table, _named_refs(con, old, listed))
         if found is None:
             return None
         for path, x, y in found:

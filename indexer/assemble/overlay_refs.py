@@ -57,11 +57,11 @@ _TEMPS = ("refs", "edges", "g_modules", "g_kinds", "g_refs", "g_rebased", "g_anc
           "g_exact", "g_named", "g_inherits", "g_inherits_down")
 
 
-def refs_resolved(con, change: tuple[set[str], list], old: str | None) -> bool:
+def refs_resolved(con, change: tuple[set[str], list], old: str | None, cache: dict | None = None) -> bool:
     """True when the graph rows the overlay (OVERLAY_DB) carries, those of the manifest the
     `change` starts from, were brought up to date here for the new manifest by resolving the
     changed paths' references again (module doc); False: nothing was written (a graph step
-    must run). `old`: as for overlay_lines.carried_graph_fits."""
+    must run). `old`, `cache`: as for overlay_lines.carried_graph_fits."""
     paths = same_paths(change)
     if not paths:
         return paths is not None
@@ -71,7 +71,7 @@ def refs_resolved(con, change: tuple[set[str], list], old: str | None) -> bool:
     ).fetchall()}
     if languages & set(SHARED_NAMESPACE):
         return False
-    maps = _line_maps(con, old, listed, _KEPT_REFS)
+    maps = _line_maps(con, old, listed, _KEPT_REFS, cache)
     if maps is None:
         return False
     try:
