@@ -40,8 +40,9 @@ from ...format.overlay import BASE_DB, OVERLAY_DB, layered_sql
 from .graph import NAME_CAP, _register
 from .graph_ancestry import FIRST_NEED, TYPED_NEED, DROP as DROP_INHERITS, close_sql
 from .graph_candidates import over_candidates
-from .graph_sql import (_ANC_TABLE, _EXPORTS, _INHERIT_FILTER, _RESOLVE, _TYPED, RESOLVE_KINDS, SHARED_NAMESPACE,
-                        _project, _raw_refs, kind_rows, sql_in)
+from .graph_paths import PATH_KEY
+from .graph_sql import (_ANC_TABLE, _EXPORT_HOP, _EXPORTS, _INHERIT_FILTER, _RESOLVE, _TYPED, RESOLVE_KINDS,
+                        SHARED_NAMESPACE, _project, _raw_refs, kind_rows, sql_in)
 from .module_names import key
 from .overlay_lines import _line_maps, drop_lines_tables, lines_tables, same_paths, write_lined
 
@@ -52,9 +53,25 @@ _KEPT_REFS = "WHERE kind IN ('import', 'inherit', 'implement')"
 # edge's reference and every row its resolution reads are the same: it is carried, lines remapped).
 _RESOLVED = tuple(k for k in RESOLVE_KINDS if k not in ("inherits", "implements"))
 # The views and tables the graph step's statements read, made here over the merged rows.
-_VIEWS = ("symbol_names", "import_bindings")
-_TEMPS = ("refs", "edges", "g_modules", "g_kinds", "g_refs", "g_rebased", "g_anc", "g_export", "g_local",
-          "g_exact", "g_named", "g_inherits", "g_inherits_down")
+_VIEWS = ("g_all_names", "import_bindings")
+_TEMPS = ("refs", "edges", "symbol_names", "g_modules", "g_kinds", "g_refs", "g_rebased", "g_anc", "g_export",
+          "g_local", "g_need", "g_exact", "g_named", "g_inherits", "g_inherits_down")
+# graph_sql._EXPORTS split: g_export's rows (then its hops), g_local.
+_EXPORT_ALL, _LOCAL = _EXPORTS.replace(_EXPORT_HOP * 2, "").replace("symbol_names", "g_all_names").split(
+    "CREATE OR REPLACE TEMP TABLE g_local")
+_LOCAL = "CREATE OR REPLACE TEMP TABLE g_local" + _LOCAL
+_LOCAL_FROM = "FROM import_bindings b WHERE b.local <> ''"
+_ALL_ALIASES = "WHERE alias NOT IN (SELECT fq_key FROM g_all_names) GROUP BY alias"
+_NEEDED = ("WHERE alias IN ({need}) AND alias NOT IN (SELECT fq_key FROM g_all_names WHERE fq_key IN ({need}) "
+           "OR fq_key IS NULL) GROUP BY alias")
+_STAR_NAMES = "g_all_names d"  # the star branch's names: only those an alias needed can end with
+if _LOCAL_FROM not in _LOCAL or _ALL_ALIASES not in _EXPORT_ALL or _EXPORT_ALL.count(_STAR_NAMES) != 1:
+    raise ImportError("graph_sql._EXPORTS no longer has the shape overlay_refs reads")
+# The columns of symbol_names the resolution reads (not module and fq_name: graph_sql._SYMBOL_NAMES
+# makes them, and fq_key is what every lookup reads).
+_READ = "symbol_id, path, fq_key, name, kind, language, qkey, parent_id, parent_kind, start_line, encl_class"
+# How many times g_need may grow by the targets of the names it holds before g_export is made whole.
+EXPORT_ROUNDS = 6
 
 
 def refs_resolved(con, change: tuple[set[str], list], old: str | None, cache: dict | None = None) -> bool:
@@ -95,9 +112,9 @@ def _resolve(con, listed: str) -> None:
     """Resolve the references of the paths `listed` (their rows in the overlay) other than
     inherit and implement ones into a temp table `edges`, which also holds every inherits and
     implements edge (the classes' ancestry), with graph_sql's statements, in the order of its
-    incremental step after its first closure (edges_sql)."""
-    for name in _VIEWS:
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {layered_sql(name, BASE_DB, [OVERLAY_DB])}")
+    incremental step after its first closure (edges_sql), over the rows they can read (_names)."""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW import_bindings AS {layered_sql('import_bindings', BASE_DB, [OVERLAY_DB])}")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW g_all_names AS {layered_sql('symbol_names', BASE_DB, [OVERLAY_DB])}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE refs AS SELECT * FROM {OVERLAY_DB}.main.refs WHERE path IN ({listed})")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS SELECT * FROM ({layered_sql('edges', BASE_DB, [OVERLAY_DB])})
         WHERE kind IN ('inherits', 'implements') AND dst_id IS NOT NULL""")
@@ -107,11 +124,59 @@ def _resolve(con, listed: str) -> None:
     _register(con, "g_modules", ["path", "language", "module", "package", "sep", "declared", "mkey"],
               [(*m, key(m[2])) for m in modules])
     _register(con, "g_kinds", ["ref_kind", "sym_kind"], kind_rows())
+    con.execute(_LOCAL.replace(_LOCAL_FROM, f"{_LOCAL_FROM} AND b.path IN ({listed})"))  # read for these paths only
+    _names(con, listed, _exports(con))
     others = f"NOT ({_INHERIT_FILTER})"
-    sql = (_EXPORTS + f"""
+    sql = (f"""
         CREATE OR REPLACE TEMP TABLE g_refs AS {_project('(' + _raw_refs(others) + ')')};
         CREATE OR REPLACE TEMP TABLE g_rebased(source_id VARCHAR);  -- no class's bases changed
         {_ANC_TABLE}""" + close_sql(FIRST_NEED, first=True)
            + over_candidates(_RESOLVE.replace("$FILTER", others), others)
            + _TYPED.replace("$CLOSE_TYPED", close_sql(TYPED_NEED)) + DROP_INHERITS)
     con.execute(sql.replace("$CAP", str(NAME_CAP)))
+
+
+def _exports(con) -> set[str]:
+    """g_export (graph_sql._EXPORTS) for the names the edited references can look up
+    (g_need) and the names those re-export, transitively: a row's target after the hops
+    depends only on the rows its target chain reaches, all of them here (the whole table
+    when the chain is longer than EXPORT_ROUNDS). The names needed, with every target."""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE g_need AS
+        SELECT b.fq_key || substr(r.tkey, length(r.head) + 1) AS a FROM refs r
+            JOIN g_local b ON b.path = r.path AND b.local = r.head
+        UNION SELECT b.fq_key || '.' || r.tkey FROM refs r JOIN g_local b ON b.path = r.path AND b.local = '*'
+        UNION SELECT {PATH_KEY} FROM refs r0 LEFT JOIN g_modules m ON m.path = r0.path""")
+    need = {r[0] for r in con.execute("SELECT a FROM g_need WHERE a IS NOT NULL").fetchall()}
+    for _ in range(EXPORT_ROUNDS):
+        suffixes = {n.split(".", i)[-1] for n in need for i in range(n.count(".") + 1)}
+        con.execute(_EXPORT_ALL.replace(_ALL_ALIASES, _NEEDED.format(need=_literals(need))).replace(
+            _STAR_NAMES, f"(SELECT path, name, fq_key, parent_id FROM g_all_names WHERE name IN ({_literals(suffixes)})) d"))
+        added = {r[0] for r in con.execute("SELECT DISTINCT target FROM g_export WHERE target IS NOT NULL").fetchall()}
+        if added <= need:
+            break
+        need |= added
+    else:
+        con.execute(_EXPORT_ALL)
+    con.execute(_EXPORT_HOP * 2)
+    return need
+
+
+def _literals(values) -> str:
+    return sql_literals(sorted(values)) if values else "NULL"
+
+
+def _names(con, listed: str, need: set[str]) -> None:
+    """symbol_names: the merged rows graph_sql's statements can read for the edited
+    references (graph_candidates.py): of the edited paths (their references' sources, their
+    classes), bearing a last name segment of theirs (every row of such a name: the by-name
+    tier counts them), an fq_key they can look up (`need`, which holds g_export's targets,
+    and their module's keys), and every module, namespace, impl and extension row (tier 7
+    and the typed tier read those whole). Inlined as literals: DuckDB prunes on them. Only the
+    columns they read (_READ): a column of long distinct strings costs a scan most of its time."""
+    lasts = {r[0] for r in con.execute("SELECT DISTINCT last FROM refs WHERE last IS NOT NULL").fetchall()}
+    keys = need | {r[0] for r in con.execute(
+        "SELECT DISTINCT m.mkey || '.' || r.tkey FROM refs r JOIN g_modules m ON m.path = r.path "
+        "WHERE r.tkey IS NOT NULL").fetchall()}
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE symbol_names AS SELECT {_READ} FROM g_all_names
+        WHERE path IN ({listed}) OR name IN ({_literals(lasts)}) OR fq_key IN ({_literals(keys)})
+            OR kind IN ('module', 'namespace', 'impl', 'extension')""")
