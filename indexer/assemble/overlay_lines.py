@@ -56,7 +56,7 @@ def carried_graph_fits(con, change: tuple[set[str], list], old: str | None, cach
     run. `old`: the database (a previous overlay's, its chain flattened) holding, under its
     masks, the per-path rows of that manifest; None: the base's rows are those. `cache`: the
     rows compared, kept for a later check of the same change (overlay_refs.py)."""
-    paths = same_paths(change)
+    paths = same_paths(con, change)
     if not paths:
         return paths is not None
     maps = _line_maps(con, old, sql_literals(paths), cache=cache)  # literals: DuckDB prunes row groups on them
@@ -66,12 +66,18 @@ def carried_graph_fits(con, change: tuple[set[str], list], old: str | None, cach
     return not moved or _remap(con, moved)
 
 
-def same_paths(change: tuple[set[str], list]) -> list[str] | None:
-    """The changed paths, sorted, when the change removes and inserts the same paths and
-    none is a go.mod (whose text names Go import roots); else None."""
+def same_paths(con, change: tuple[set[str], list]) -> list[str] | None:
+    """The changed paths, sorted, when the change removes and inserts the same paths, none is
+    a go.mod (whose text names Go import roots) and the overlay's top (OVERLAY_DB) holds the
+    per-path rows of each; else None. (A change since a graph that never landed may span a
+    layer kept beneath the top, whose paths' rows the top does not hold: read as the base's,
+    they would look unchanged.)"""
     remove, insert = change
     paths = sorted(f.path for f in insert)
     if set(paths) != remove or any(p == "go.mod" or p.endswith("/go.mod") for p in paths):
+        return None
+    if paths and con.execute(f"SELECT count(DISTINCT path) FROM {OVERLAY_DB}.main.mask_files "
+                             f"WHERE path IN ({sql_literals(paths)})").fetchone()[0] != len(paths):
         return None
     return paths
 

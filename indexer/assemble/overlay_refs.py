@@ -79,7 +79,7 @@ def refs_resolved(con, change: tuple[set[str], list], old: str | None, cache: di
     `change` starts from, were brought up to date here for the new manifest by resolving the
     changed paths' references again (module doc); False: nothing was written (a graph step
     must run). `old`, `cache`: as for overlay_lines.carried_graph_fits."""
-    paths = same_paths(change)
+    paths = same_paths(con, change)
     if not paths:
         return paths is not None
     listed = sql_literals(paths)
