@@ -25,7 +25,9 @@ from the base's is written with its new rows (edges: by src_path), so references
 files whose resolution the edit changed are carried too. An overlay published before its
 graph step (two-phase) whose change since the graph it carries moved lines only (no
 definition, import or reference changed) is published with that graph, its lines remapped
-(overlay_lines.py): complete, no graph step left.
+(overlay_lines.py), and one that changed references only (calls added, removed or renamed;
+no definition, import or base class) with its files' references resolved again in place
+(overlay_refs.py): complete, no graph step left.
 """
 
 from __future__ import annotations
@@ -296,7 +298,8 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
     or, flattened (nothing kept), of every path that differs from the base; then the graph's
     differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
     (The files kept beneath, bottom first; whether the overlay's graph is its own manifest's:
-    with `pending`, when the change since that graph moved lines only, overlay_lines.py);
+    with `pending`, when the change since that graph moved lines only, overlay_lines.py, or
+    changed references only, overlay_refs.py);
     None when the graph had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table by
     table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the file's
@@ -351,8 +354,9 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
 def _carried_fits(con, carried: str, change: tuple[set[str], list], assembly: Assembly,
                   layered: Previous | None) -> bool:
     """Whether the graph rows copied from `carried` were brought up to date for the new
-    manifest without a graph step (overlay_lines.py): when `carried` is the base (`change`:
-    the change from it) or the previous overlay whose graph rows are its own (the change since it)."""
+    manifest without a graph step (overlay_lines.py, overlay_refs.py): when `carried` is the
+    base (`change`: the change from it) or the previous overlay whose graph rows are its own
+    (the change since it)."""
     if carried == assembly.base.id:
         since, old = change, None
     elif layered is not None and layered.own_graph and carried == assembly.previous.id:
