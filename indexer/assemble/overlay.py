@@ -298,8 +298,7 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
     or, flattened (nothing kept), of every path that differs from the base; then the graph's
     differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
     (The files kept beneath, bottom first; whether the overlay's graph is its own manifest's:
-    with `pending`, when the change since that graph moved lines only, overlay_lines.py, or
-    changed references only, overlay_refs.py);
+    with `pending`, when that graph was brought up to date, overlay_lines/overlay_refs.py);
     None when the graph had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table by
     table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the file's
