@@ -12,7 +12,8 @@ corpus. The edits, each changing only its own aspect of the file:
   call     a module-level call of a builtin added or removed (`len(...)`: a reference no
            symbol is named after, inert for the graph: overlay_lines.py carries the graph)
   repocall a module-level call of a function the file defines added or removed
-           (`py_encode_basestring(...)`: a resolved reference changes, the graph step runs)
+           (`py_encode_basestring(...)`: a resolved reference changes; overlay_refs.py
+           resolves the file's references again in place, the previous code ran the graph step)
 Prints, per edit kind and code, the median and range of CPU seconds (user+sys, children
 included) and wall seconds, the ratio of the median CPU to ctags' median CPU, this code's CPU
 over the previous code's, in how many of the builds a graph step ran (`phases.graph` > 0),

@@ -7,7 +7,8 @@ CPU on the standard library, where the graph step takes ~1 s more. `finish_graph
 that graph step over the published overlay and renames GRAPH_PART into its directory whole:
 its graph tables (rows and masks) are the overlay's own, exactly those a one-phase overlay of
 the same manifest holds. (An overlay whose change since the graph it carries moved lines
-only is published with that graph brought up to date, overlay_lines.py: no second phase.)
+only, or changed references only, is published with that graph brought up to date,
+overlay_lines.py and overlay_refs.py: no second phase.)
 The overlay file is not written again (its per-path rows, a chain's layers flattened, are
 read into memory: the step reads them many times).
 

@@ -25,7 +25,9 @@ from the base's is written with its new rows (edges: by src_path), so references
 files whose resolution the edit changed are carried too. An overlay published before its
 graph step (two-phase) whose change since the graph it carries moved lines only (no
 definition, import or reference changed) is published with that graph, its lines remapped
-(overlay_lines.py): complete, no graph step left.
+(overlay_lines.py), and one that changed references only (calls added, removed or renamed;
+no definition, import or base class) with its files' references resolved again in place
+(overlay_refs.py): complete, no graph step left.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from ...store import Store, complete_marker, faults, write_assembly_sums
 from ..budget import MemoryBudget
 from .overlay_graph import PREVIOUS_DB, overlay_graph
 from .overlay_lines import carried_graph_fits
+from .overlay_refs import refs_resolved
 from .pipeline import _swap_into_place, _write_meta, assemble, insert_entries
 from .plan import Assembled, Assembly
 from .tables import changed_paths, path_table
@@ -295,7 +298,7 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
     or, flattened (nothing kept), of every path that differs from the base; then the graph's
     differing rows, or with `pending` (_pending_graph) the rows of that graph as they are.
     (The files kept beneath, bottom first; whether the overlay's graph is its own manifest's:
-    with `pending`, when the change since that graph moved lines only, overlay_lines.py);
+    with `pending`, when that graph was brought up to date, overlay_lines/overlay_refs.py);
     None when the graph had to be recomputed whole (then the overlay is not worth it). The
     overlay is filled in memory and written to its file once, without a WAL: written table by
     table, DuckDB logged every row and wrote the blocks again at the checkpoint (~8x the file's
@@ -350,13 +353,17 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
 def _carried_fits(con, carried: str, change: tuple[set[str], list], assembly: Assembly,
                   layered: Previous | None) -> bool:
     """Whether the graph rows copied from `carried` were brought up to date for the new
-    manifest without a graph step (overlay_lines.py): when `carried` is the base (`change`:
-    the change from it) or the previous overlay whose graph rows are its own (the change since it)."""
+    manifest without a graph step (overlay_lines.py, overlay_refs.py): when `carried` is the
+    base (`change`: the change from it) or the previous overlay whose graph rows are its own
+    (the change since it)."""
     if carried == assembly.base.id:
-        return carried_graph_fits(con, change, None)
-    if layered is not None and layered.own_graph and carried == assembly.previous.id:
-        return carried_graph_fits(con, (layered.remove, layered.insert), PREVIOUS_DB)
-    return False
+        since, old = change, None
+    elif layered is not None and layered.own_graph and carried == assembly.previous.id:
+        since, old = (layered.remove, layered.insert), PREVIOUS_DB
+    else:
+        return False
+    cache: dict = {}  # the rows both compare
+    return carried_graph_fits(con, since, old, cache) or refs_resolved(con, since, old, cache)
 
 
 def connect_overlay_writer(store: Store, base_id: str, memory: MemoryBudget | None, name: str):

@@ -49,23 +49,37 @@ from .overlay_graph import _path_digests
 LINED = {"symbol_names": ("path", "start_line"), "edges": ("src_path", "src_line")}
 
 
-def carried_graph_fits(con, change: tuple[set[str], list], old: str | None) -> bool:
+def carried_graph_fits(con, change: tuple[set[str], list], old: str | None, cache: dict | None = None) -> bool:
     """True when the graph rows the overlay (OVERLAY_DB) carries, those of the manifest the
     `change` (removed paths, inserted entries) starts from, were brought up to date here for
     the new manifest (module doc); False: they are left as they are, and a graph step must
     run. `old`: the database (a previous overlay's, its chain flattened) holding, under its
-    masks, the per-path rows of that manifest; None: the base's rows are those."""
-    remove, insert = change
-    paths = sorted(f.path for f in insert)
-    if set(paths) != remove or any(p == "go.mod" or p.endswith("/go.mod") for p in paths):
-        return False
+    masks, the per-path rows of that manifest; None: the base's rows are those. `cache`: the
+    rows compared, kept for a later check of the same change (overlay_refs.py)."""
+    paths = same_paths(con, change)
     if not paths:
-        return True
-    maps = _line_maps(con, old, sql_literals(paths))  # literals: DuckDB prunes row groups on them
+        return paths is not None
+    maps = _line_maps(con, old, sql_literals(paths), cache=cache)  # literals: DuckDB prunes row groups on them
     if maps is None:
         return False
     moved = {p: m for p, m in maps.items() if any(a != b for a, b in m)}
     return not moved or _remap(con, moved)
+
+
+def same_paths(con, change: tuple[set[str], list]) -> list[str] | None:
+    """The changed paths, sorted, when the change removes and inserts the same paths, none is
+    a go.mod (whose text names Go import roots) and the overlay's top (OVERLAY_DB) holds the
+    per-path rows of each; else None. (A change since a graph that never landed may span a
+    layer kept beneath the top, whose paths' rows the top does not hold: read as the base's,
+    they would look unchanged.)"""
+    remove, insert = change
+    paths = sorted(f.path for f in insert)
+    if set(paths) != remove or any(p == "go.mod" or p.endswith("/go.mod") for p in paths):
+        return None
+    if paths and con.execute(f"SELECT count(DISTINCT path) FROM {OVERLAY_DB}.main.mask_files "
+                             f"WHERE path IN ({sql_literals(paths)})").fetchone()[0] != len(paths):
+        return None
+    return paths
 
 
 def _rows(table: str, db: str, columns: str, under: str | None, listed: str, column: str = "path") -> str:
@@ -128,16 +142,26 @@ def _matched(con, table: str, old: str | None, listed: str, keep: str = "") -> l
     return out
 
 
-def _line_maps(con, old: str | None, listed: str) -> dict[str, list[tuple[int, int]]] | None:
+def _line_maps(con, old: str | None, listed: str, refs_keep: str | None = None,
+               cache: dict | None = None) -> dict[str, list[tuple[int, int]]] | None:
     """Per changed path, the (old, new) start lines of its rows, sorted; None when the graph
     inputs differ otherwise or the lines do not map by one increasing function. References
     are compared all first, then (when they differ) without the inert ones: the names are
-    looked up only for an edit that changed a reference."""
+    looked up only for an edit that changed a reference. `refs_keep`: a WHERE clause
+    choosing the references compared (then only those). `cache`: each comparison's outcome by
+    (table, filter), read and added to (one change's: the same `old` and `listed`)."""
     pairs: dict[str, set[tuple[int, int]]] = {}
+    cache = {} if cache is None else cache
+
+    def matched(table: str, keep: str = "") -> list[tuple] | None:
+        if (table, keep) not in cache:
+            cache[(table, keep)] = _matched(con, table, old, listed, keep)
+        return cache[(table, keep)]
+
     for table in _INPUTS:
-        found = _matched(con, table, old, listed)
-        if found is None and table == "refs":
-            found = _matched(con, table, old, listed, _named_refs(con, old, listed))
+        found = matched(table, refs_keep if table == "refs" and refs_keep else "")
+        if found is None and table == "refs" and refs_keep is None:
+            found = matched(table, _named_refs(con, old, listed))
         if found is None:
             return None
         for path, x, y in found:
@@ -157,34 +181,56 @@ def _remap(con, moved: dict[str, list[tuple[int, int]]]) -> bool:
     """Rewrite the lines of the `moved` paths' rows of symbol_names and edges in the overlay
     through their maps, keeping rows and masks only for paths that then differ from the base's;
     False (nothing written) when a row's line is not in its path's map."""
-    pairs = [(p, a, b) for p, m in moved.items() for a, b in m]
+    listed = sql_literals(sorted(moved))
+    try:
+        if not lines_tables(con, moved, listed):
+            return False
+        for table in LINED:
+            write_lined(con, table, listed)
+        return True
+    finally:
+        drop_lines_tables(con)
+
+
+def lines_tables(con, maps: dict[str, list[tuple[int, int]]], listed: str, edges_where: str = "") -> bool:
+    """Temp tables lines_<table> (LINED) holding the overlay's rows of the paths `listed` (the
+    keys of `maps`; `edges_where`: an AND condition on the edges kept), their lines rewritten
+    through `maps`; False when a row's line is not in its path's map."""
+    pairs = [(p, a, b) for p, m in maps.items() for a, b in m]
     con.register("lines_pairs", pa.table({"path": pa.array([r[0] for r in pairs], pa.string()),
                                           "old": pa.array([r[1] for r in pairs], pa.int32()),
                                           "new": pa.array([r[2] for r in pairs], pa.int32())}))
     con.execute("CREATE OR REPLACE TEMP TABLE lines_map AS SELECT * FROM lines_pairs")  # executemany: ~0.1 ms a row
     con.unregister("lines_pairs")
-    listed = sql_literals(sorted(moved))
-    try:
-        for table, (column, line) in LINED.items():
-            rows = _rows(table, OVERLAY_DB, "*", BASE_DB, listed, column)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE lines_{table} AS {rows}")
-            unmapped = con.execute(f"""SELECT count(*) FROM lines_{table} t WHERE t.{line} IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM lines_map m WHERE m.path = t.{column} AND m.old = t.{line})""")
-            if unmapped.fetchone()[0]:
-                return False
-        for table, (column, line) in LINED.items():
-            con.execute(f"""UPDATE lines_{table} SET {line} = m.new FROM lines_map m
-                WHERE m.path = lines_{table}.{column} AND m.old = lines_{table}.{line}""")
-            where = f"WHERE {column} IN ({listed})"
-            con.execute(f"DELETE FROM {OVERLAY_DB}.main.{table} {where}")
-            con.execute(f"DELETE FROM {OVERLAY_DB}.main.mask_{table} WHERE path IN ({listed})")
-            con.execute(f"""INSERT INTO {OVERLAY_DB}.main.mask_{table} SELECT path FROM
-                ({_path_digests(f"{BASE_DB}.main.{table}", column, where)}) o
-                FULL JOIN ({_path_digests(f"lines_{table}", column, where)}) n USING (path)
-                WHERE o.n IS DISTINCT FROM n.n OR o.h IS DISTINCT FROM n.h""")
-            con.execute(f"""INSERT INTO {OVERLAY_DB}.main.{table} SELECT * FROM lines_{table}
-                WHERE {column} IN (SELECT path FROM {OVERLAY_DB}.main.mask_{table})""")
-        return True
-    finally:
-        for name in ("lines_map", *(f"lines_{t}" for t in LINED)):
-            con.execute(f"DROP TABLE IF EXISTS {name}")
+    for table, (column, line) in LINED.items():
+        rows = _rows(table, OVERLAY_DB, "*", BASE_DB, listed, column)
+        where = edges_where if table == "edges" else ""
+        con.execute(f"CREATE OR REPLACE TEMP TABLE lines_{table} AS SELECT * FROM ({rows}) WHERE TRUE {where}")
+        unmapped = con.execute(f"""SELECT count(*) FROM lines_{table} t WHERE t.{line} IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM lines_map m WHERE m.path = t.{column} AND m.old = t.{line})""")
+        if unmapped.fetchone()[0]:
+            return False
+    for table, (column, line) in LINED.items():
+        con.execute(f"""UPDATE lines_{table} SET {line} = m.new FROM lines_map m
+            WHERE m.path = lines_{table}.{column} AND m.old = lines_{table}.{line}""")
+    return True
+
+
+def write_lined(con, table: str, listed: str) -> None:
+    """Replace the overlay's rows and mask of `table` for the paths `listed` with those of
+    lines_<table>, kept only for the paths whose rows then differ from the base's."""
+    column = LINED[table][0]
+    where = f"WHERE {column} IN ({listed})"
+    con.execute(f"DELETE FROM {OVERLAY_DB}.main.{table} {where}")
+    con.execute(f"DELETE FROM {OVERLAY_DB}.main.mask_{table} WHERE path IN ({listed})")
+    con.execute(f"""INSERT INTO {OVERLAY_DB}.main.mask_{table} SELECT path FROM
+        ({_path_digests(f"{BASE_DB}.main.{table}", column, where)}) o
+        FULL JOIN ({_path_digests(f"lines_{table}", column, where)}) n USING (path)
+        WHERE o.n IS DISTINCT FROM n.n OR o.h IS DISTINCT FROM n.h""")
+    con.execute(f"""INSERT INTO {OVERLAY_DB}.main.{table} SELECT * FROM lines_{table}
+        WHERE {column} IN (SELECT path FROM {OVERLAY_DB}.main.mask_{table})""")
+
+
+def drop_lines_tables(con) -> None:
+    for name in ("lines_map", *(f"lines_{t}" for t in LINED)):
+        con.execute(f"DROP TABLE IF EXISTS {name}")

@@ -445,11 +445,12 @@ def test_a_following_reader_merges_only_the_files_changed_since_its_last_view(gi
 def test_a_view_whose_rows_did_not_change_hands_on_made_parts(git_repo):
     """A view whose rows equal the previous view's (here its graph step landed and changed
     no row) gets the previous view's parts, made when that view left them to be merged on
-    first use and the new one asks for them made. (The edit adds a call: one that moved lines
-    only would be published with its graph, overlay_lines.py.)"""
+    first use and the new one asks for them made. (The edit adds an import: one that moved
+    lines only would be published with its graph, overlay_lines.py, and one that changed calls
+    only with its graph resolved in place, overlay_refs.py.)"""
     git_repo.write_many({f"m{i}.py": f"def f{i}():\n    return f{(i + 1) % 30}()\n" for i in range(30)})
     build(BuildOptions(repo=git_repo.path, jobs=1))
-    git_repo.write("m0.py", "def f0():\n    f2()\n    return f1()\n")
+    git_repo.write("m0.py", "def f0():\n    f2()\n    return f1()\nimport m5\n")
     assert build(BuildOptions(repo=git_repo.path, jobs=1, graph_later=True)).graph_pending
     follower = IndexFollower(git_repo.path)
     follower.warm_on_swap = False
