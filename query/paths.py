@@ -31,6 +31,8 @@ def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidat
     q = query.strip().lstrip("./") if query.strip().startswith("./") else query.strip()
     words = list(dict.fromkeys(tokenize(q)))[:8]
     token_sql = " AND ".join("contains(lower(path), ?)" for _ in words) or "FALSE"
+    if not _may_match(view, q, words):
+        return Candidates([], 0, COMPLETE)
     where, params = req.file_filter().where("path")
     rows = view.sql(_PATHS_SQL.format(where=where, tokens=token_sql), [q, *params, *words])
     top = rows[:req.limit]
@@ -45,6 +47,24 @@ def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidat
                               snippet=snippet(text, 1, end) if text else "", result_type="file",
                               result_id=path, language=lang or "", match="path"))
     return Candidates(hits, len(rows), COMPLETE)
+
+
+def _may_match(view: IndexView, q: str, words: list[str]) -> bool:
+    """False when no indexed path can pass _PATHS_SQL's match (a query in words most often:
+    then the SQL round trip is skipped). Decided on the indexed paths lower-cased and joined
+    by newlines, so a substring of one path is a substring of the whole; only for ASCII paths
+    and queries, where Python's lower() is DuckDB's, and for long-lived views (a one-shot
+    view would read every path for one query). True means "run the SQL"."""
+    if not view.keep_text_in_memory and "path_text" not in view.cache:
+        return True
+    if "path_text" not in view.cache:
+        paths = [r[0] for r in view.sql("SELECT path FROM files WHERE status = 'indexed'")]
+        text = "\n".join(paths)
+        view.cache["path_text"] = text.lower() if text.isascii() else None
+    joined = view.cache["path_text"]
+    if joined is None or not q.isascii():
+        return True
+    return q.lower() in joined or (bool(words) and all(w in joined for w in words))
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
