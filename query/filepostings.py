@@ -53,24 +53,39 @@ class FilePostings:
 
     def rows(self, terms: Iterable[str], allowed: set[str] | None = None) -> list[tuple]:
         """(path, length, [term...], [tf...]) of every file holding one of `terms` (and in
-        `allowed` when given): the rows of BODY_SQL, in no particular order."""
-        per_path: dict[int, tuple[list[str], list[float], float]] = {}
+        `allowed` when given): the rows of BODY_SQL, files in the order they first appear in
+        the terms' slices, each file's terms in that order (grouped with numpy: a bug report's
+        hundreds of terms have tens of thousands of postings)."""
+        names, starts, counts = [], [], []
         for term in dict.fromkeys(terms):
             lo = bisect.bisect_left(self.terms, term)
             hi = bisect.bisect_right(self.terms, term, lo)
-            for pid, tf, dl in zip(self.path_ids[lo:hi].tolist(), self.tf[lo:hi].tolist(),
-                                   self.length[lo:hi].tolist()):
-                got = per_path.get(pid)
-                if got is None:
-                    got = per_path[pid] = ([], [], dl)
-                got[0].append(term)
-                got[1].append(float(tf))
+            if hi > lo:
+                names.append(term)
+                starts.append(lo)
+                counts.append(hi - lo)
+        if not names:
+            return []
+        lengths = np.asarray(counts)
+        ends = np.cumsum(lengths)
+        at = np.arange(ends[-1]) - np.repeat(ends - lengths - np.asarray(starts), lengths)  # the slices' rows
+        which = np.repeat(np.arange(len(names)), lengths)
+        pids = self.path_ids[at]
+        order = np.argsort(pids, kind="stable")  # a file's rows together, in slice order
+        grouped = pids[order]
+        first = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        last = np.r_[first[1:], len(grouped)].tolist()
+        term_of = which[order].tolist()
+        tfs = self.tf[at][order].astype(np.float64).tolist()
+        dls = self.length[at[order[first]]].astype(np.float64).tolist()  # each file's first row's
+        group_pids = grouped[first].tolist()
         out = []
-        for pid, (ts, tfs, dl) in per_path.items():
-            path = self.paths[pid]
-            if np.isnan(dl) or (allowed is not None and path not in allowed):
+        for g in np.argsort(order[first], kind="stable").tolist():  # files by first appearance
+            path, dl = self.paths[group_pids[g]], dls[g]
+            if dl != dl or (allowed is not None and path not in allowed):  # NaN: no length
                 continue
-            out.append((path, float(dl), ts, tfs))
+            a, b = first[g], last[g]
+            out.append((path, dl, [names[i] for i in term_of[a:b]], tfs[a:b]))
         return out
 
 
