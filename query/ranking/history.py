@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ...format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
+from ...format.resident import StringColumn, whole
 from ..index import IndexView, sql_literals
 from ..symbol_table import resident
 from .bm25 import bm25_term, idf
@@ -74,10 +75,8 @@ class HistoryPostings:
 
     def __init__(self, path: Path) -> None:
         import pyarrow as pa  # see _stats
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        from ...format.resident import StringColumn, whole
+        import pyarrow.compute as pc  # see _stats
+        import pyarrow.parquet as pq  # see _stats
 
         table = pq.read_table(path, columns=["term", "path", "tf", "dl"])
         table = table.take(pc.sort_indices(table, sort_keys=[("term", "ascending")]))  # stable
