@@ -51,20 +51,24 @@ def path_candidates(view: IndexView, query: str, req: SearchRequest) -> Candidat
 
 def _may_match(view: IndexView, q: str, words: list[str]) -> bool:
     """False when no indexed path can pass _PATHS_SQL's match (a query in words most often:
-    then the SQL round trip is skipped). Decided on the indexed paths lower-cased and joined
-    by newlines, so a substring of one path is a substring of the whole; only for ASCII paths
-    and queries, where Python's lower() is DuckDB's, and for long-lived views (a one-shot
-    view would read every path for one query). True means "run the SQL"."""
+    then the SQL round trip is skipped), decided on the indexed paths lower-cased: only for
+    ASCII paths and queries, where Python's lower() is DuckDB's, and for long-lived views (a
+    one-shot view would read every path for one query). True means "run the SQL"."""
     if not view.keep_text_in_memory and "path_text" not in view.cache:
         return True
     if "path_text" not in view.cache:
         paths = [r[0] for r in view.sql("SELECT path FROM files WHERE status = 'indexed'")]
         text = "\n".join(paths)
-        view.cache["path_text"] = text.lower() if text.isascii() else None
-    joined = view.cache["path_text"]
-    if joined is None or not q.isascii():
+        # all paths joined first: a word no path holds is ruled out with one search
+        view.cache["path_text"] = (text.lower(), [p.lower() for p in paths]) if text.isascii() else None
+    got = view.cache["path_text"]
+    if got is None or not q.isascii():
         return True
-    return q.lower() in joined or (bool(words) and all(w in joined for w in words))
+    joined, lowered = got
+    q = q.lower()
+    if q not in joined and not (words and all(w in joined for w in words)):
+        return False
+    return any(q in p or (words and all(w in p for w in words)) for p in lowered)
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import chain
 
 from ...roles import CODE_EXTENSIONS, SOURCE
 from ...tokenize import tokenize
@@ -310,12 +312,8 @@ def file_candidates(view: IndexView, query: str, filt: FileFilter | None = None,
     where, params = (filt or FileFilter()).where("path")
     allowed = allowed_paths(view, filt) if filt is not None else None
     rows = body_rows(view, list(qt.weights), where, params, allowed)
-    evidence: dict[str, FileEvidence] = {}
-    df: dict[str, int] = {}
-    for path, dl, terms, tfs in rows:
-        evidence[path] = FileEvidence(path, float(dl), dict(zip(terms, tfs)))
-        for t in terms:
-            df[t] = df.get(t, 0) + 1
+    evidence = {path: FileEvidence(path, float(dl), dict(zip(terms, tfs))) for path, dl, terms, tfs in rows}
+    df = Counter(chain.from_iterable(terms for _, _, terms, _ in rows))  # files holding each term
     for term in qt.weights:
         for path in paths.by_token.get(term, ()):
             if allowed is None or path in allowed:
