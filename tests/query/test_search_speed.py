@@ -45,15 +45,25 @@ def _reference_rows(fp: FilePostings, terms, allowed) -> list[tuple]:
                              st.integers(1, 9), max_size=30),
        no_length=st.sets(st.sampled_from(PATHS), max_size=1),
        query=st.lists(st.sampled_from(TERMS + ["absent"]), min_size=1, max_size=6),
-       allowed=st.none() | st.sets(st.sampled_from(PATHS)))
-def test_grouped_file_postings_are_the_row_by_row_ones(cells, no_length, query, allowed) -> None:
+       allowed=st.none() | st.sets(st.sampled_from(PATHS)),
+       encoding=st.sampled_from(["plain", "sorted dictionary", "unsorted dictionary"]))
+def test_grouped_file_postings_are_the_row_by_row_ones(cells, no_length, query, allowed, encoding) -> None:
     keys = sorted(cells)  # by term, then path, as the resident array is
     lengths = {p: None if p in no_length else 10 * (i + 1) for i, p in enumerate(PATHS)}
-    table = pa.table({"term": pa.array([t for t, _ in keys], pa.string()),
+    terms = pa.array([t for t, _ in keys], pa.string())
+    if encoding == "sorted dictionary":  # as the assembly writes it: codes found by binary search
+        terms = terms.dictionary_encode()
+    elif encoding == "unsorted dictionary":  # another writer's order: the plain search
+        order = sorted(set(terms.to_pylist()), reverse=True)
+        terms = pa.DictionaryArray.from_arrays(pa.array([order.index(t) for t in terms.to_pylist()], pa.int32()),
+                                               pa.array(order, pa.string()))
+    table = pa.table({"term": terms,
                       "path": pa.array([p for _, p in keys], pa.string()).dictionary_encode(),
                       "tf": pa.array([cells[k] for k in keys], pa.int32()),
                       "dl": pa.array([lengths[p] for _, p in keys], pa.int32())})
     fp = FilePostings(parts={"rows": table})
+    distinct = len(set(terms.to_pylist()))
+    assert (fp._codes is not None) == (encoding == "sorted dictionary" or (encoding != "plain" and distinct < 2))
     got = fp.rows(query, allowed)
     assert got == _reference_rows(fp, query, allowed)
     assert all(type(dl) is float and all(type(tf) is float for tf in tfs) for _, dl, _, tfs in got)
