@@ -99,6 +99,7 @@ class FilePostings:
         code = bisect.bisect_left(self._values, term, 0, len(self._values) - 1)
         if code == len(self._values) - 1 or self._values[code] != term:
             return 0, 0
+        code = self._codes.dtype.type(code)  # the array's own type: a Python int would copy it
         return int(np.searchsorted(self._codes, code, "left")), int(np.searchsorted(self._codes, code, "right"))
 
 
