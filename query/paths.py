@@ -6,6 +6,9 @@ query word in the path (0.5); shorter paths first within a tier.
 
 from __future__ import annotations
 
+import bisect
+import itertools
+
 from ..tokenize import tokenize
 from .index import IndexView
 from ..model import COMPLETE, SearchHit
@@ -59,16 +62,28 @@ def _may_match(view: IndexView, q: str, words: list[str]) -> bool:
     if "path_text" not in view.cache:
         paths = [r[0] for r in view.sql("SELECT path FROM files WHERE status = 'indexed'")]
         text = "\n".join(paths)
-        # all paths joined first: a word no path holds is ruled out with one search
-        view.cache["path_text"] = (text.lower(), [p.lower() for p in paths]) if text.isascii() else None
+        starts = list(itertools.accumulate((len(p) + 1 for p in paths[:-1]), initial=0))
+        view.cache["path_text"] = (text.lower(), [p.lower() for p in paths], starts) if text.isascii() else None
     got = view.cache["path_text"]
     if got is None or not q.isascii():
         return True
-    joined, lowered = got
+    joined, lowered, starts = got
     q = q.lower()
-    if q not in joined and not (words and all(w in joined for w in words)):
+    if q in joined and ("\n" not in q or any(q in p for p in lowered)):
+        return True  # without a newline, a match in the joined paths lies within one path
+    if not words:
         return False
-    return any(q in p or (words and all(w in p for w in words)) for p in lowered)
+    held = [_holding(joined, starts, w) for w in words]  # tokens: [a-z0-9_], no newline
+    return bool(set.intersection(*held))
+
+
+def _holding(joined: str, starts: list[int], word: str) -> set[int]:
+    """The numbers of the paths (as joined, starting at `starts`) that hold `word`."""
+    out, at = set(), joined.find(word)
+    while at != -1:
+        out.add(bisect.bisect_right(starts, at) - 1)
+        at = joined.find(word, at + 1)
+    return out
 
 
 def retrieve(view: IndexView, req: SearchRequest) -> Candidates:
