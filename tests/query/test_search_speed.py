@@ -140,6 +140,7 @@ def test_a_long_lived_reader_answers_history_and_paths_like_a_one_shot_one(histo
             assert history_scores(view, weights) == hist
             assert "history_postings" in view.cache
             assert path_candidates(view, query, SearchRequest(query, mode="path")) == paths
+            assert view.cache["path_text"] is None  # a non-ASCII path: always the SQL
             again = search(view, SearchRequest(query, limit=10))
     finally:
         follower.close()
@@ -160,3 +161,39 @@ def test_a_query_is_analysed_once_per_search_and_shared_unchanged() -> None:
     assert query_terms.__wrapped__(report) == first
     assert chunk_terms(report) == list(chunk_terms(report)) and chunk_terms(report) is not chunk_terms(report)
     assert "parse" in first.weights and "pkg/parser.py" in first.mentions
+
+
+ASCII_FILES = {"billing/gateway.py": "def charge(card):\n    return card.total\n",
+               "billing/retry_policy.py": "def backoff(n):\n    return 2 ** n\n",
+               "net/http/client.go": "package http\n\nfunc Get() {}\n", "README.md": "# Billing\n"}
+PATH_QUERIES = ["billing gateway", "retry policy", "http client", "net/http", "client.go", "gateway.py",
+                "BILLING", "readme", "policy billing", "nothing matches this", "a\nb", "./billing/", "billing/*",
+                "http billing", "go", "ü"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(query=st.sampled_from(PATH_QUERIES) | st.text(alphabet="abcdefghilnoprstuy/._ \n", min_size=1, max_size=12))
+def test_the_path_retriever_skips_its_sql_only_when_no_path_can_match(ascii_repo, query) -> None:
+    if not query.strip():
+        return
+    with open_index(ascii_repo) as view:
+        want = path_candidates(view, query, SearchRequest(query, mode="path"))
+    follower = IndexFollower(ascii_repo)
+    try:
+        with follower.view() as view:
+            got = path_candidates(view, query, SearchRequest(query, mode="path"))
+            assert view.cache["path_text"] is not None  # ASCII paths: the skip is in play
+    finally:
+        follower.close()
+    assert got == want
+    if query == "billing gateway":
+        assert [h.path for h in got.hits] == ["billing/gateway.py"]
+
+
+@pytest.fixture(scope="module")
+def ascii_repo(tmp_path_factory) -> Path:
+    g = GitRepo.create(tmp_path_factory.mktemp("ascii") / "r")
+    g.write_many(ASCII_FILES)
+    g.commit("files")
+    build(BuildOptions(repo=g.path))
+    return g.path
