@@ -44,6 +44,7 @@ class FilePostings:
         self.tf = whole(rows.column("tf")).to_numpy(zero_copy_only=False)
         # integers, in place (NULL, a file without a length: NaN in a float copy)
         self.length = whole(rows.column("dl")).to_numpy(zero_copy_only=False)
+        self._codes, self._values = _sorted_codes(self.terms)  # see _span
 
     @classmethod
     def load(cls, view: IndexView) -> "FilePostings":
@@ -53,25 +54,67 @@ class FilePostings:
 
     def rows(self, terms: Iterable[str], allowed: set[str] | None = None) -> list[tuple]:
         """(path, length, [term...], [tf...]) of every file holding one of `terms` (and in
-        `allowed` when given): the rows of BODY_SQL, in no particular order."""
-        per_path: dict[int, tuple[list[str], list[float], float]] = {}
+        `allowed` when given): the rows of BODY_SQL, files in the order they first appear in
+        the terms' slices, each file's terms in that order (grouped with numpy: a bug report's
+        hundreds of terms have tens of thousands of postings)."""
+        names, starts, counts = [], [], []
         for term in dict.fromkeys(terms):
-            lo = bisect.bisect_left(self.terms, term)
-            hi = bisect.bisect_right(self.terms, term, lo)
-            for pid, tf, dl in zip(self.path_ids[lo:hi].tolist(), self.tf[lo:hi].tolist(),
-                                   self.length[lo:hi].tolist()):
-                got = per_path.get(pid)
-                if got is None:
-                    got = per_path[pid] = ([], [], dl)
-                got[0].append(term)
-                got[1].append(float(tf))
+            lo, hi = self._span(term)
+            if hi > lo:
+                names.append(term)
+                starts.append(lo)
+                counts.append(hi - lo)
+        if not names:
+            return []
+        lengths = np.asarray(counts)
+        ends = np.cumsum(lengths)
+        at = np.arange(ends[-1]) - np.repeat(ends - lengths - np.asarray(starts), lengths)  # the slices' rows
+        which = np.repeat(np.arange(len(names)), lengths)
+        pids = self.path_ids[at]
+        order = np.argsort(pids, kind="stable")  # a file's rows together, in slice order
+        grouped = pids[order]
+        first = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        last = np.r_[first[1:], len(grouped)].tolist()
+        term_of = [names[i] for i in which[order].tolist()]
+        tfs = self.tf[at][order].astype(np.float64).tolist()
+        dls = self.length[at[order[first]]].astype(np.float64).tolist()  # each file's first row's
+        group_pids = grouped[first].tolist()
         out = []
-        for pid, (ts, tfs, dl) in per_path.items():
-            path = self.paths[pid]
-            if np.isnan(dl) or (allowed is not None and path not in allowed):
+        for g in np.argsort(order[first], kind="stable").tolist():  # files by first appearance
+            path, dl = self.paths[group_pids[g]], dls[g]
+            if dl != dl or (allowed is not None and path not in allowed):  # NaN: no length
                 continue
-            out.append((path, float(dl), ts, tfs))
+            a, b = first[g], last[g]
+            out.append((path, dl, term_of[a:b], tfs[a:b]))
         return out
+
+    def _span(self, term: str) -> tuple[int, int]:
+        """The rows of `term`: a binary search over the sorted distinct terms (a Python list:
+        no string decoded per probe) and one over the rows' codes, when the terms are
+        dictionary-encoded in sorted order as the assembly writes them; else a binary search
+        over the column."""
+        if self._codes is None:
+            lo = bisect.bisect_left(self.terms, term)
+            return lo, bisect.bisect_right(self.terms, term, lo)
+        code = bisect.bisect_left(self._values, term, 0, len(self._values) - 1)
+        if code == len(self._values) - 1 or self._values[code] != term:
+            return 0, 0
+        code = self._codes.dtype.type(code)  # the array's own type: a Python int would copy it
+        return int(np.searchsorted(self._codes, code, "left")), int(np.searchsorted(self._codes, code, "right"))
+
+
+def _sorted_codes(terms: StringColumn) -> tuple:
+    """(codes, distinct terms + [None]) of a dictionary-encoded term column whose dictionary is
+    sorted and whose codes never decrease down the rows, else (None, None). The StringColumn's
+    own decoded dictionary is shared, not copied: it is the largest list a view holds."""
+    codes, values = getattr(terms, "_codes", None), getattr(terms, "_values", None)
+    if codes is None or not isinstance(values, list) or not values or values[-1] is not None:
+        return None, None
+    if len(codes) and (codes[0] < 0 or np.any(codes[1:] < codes[:-1])):
+        return None, None
+    if any(values[i] >= values[i + 1] for i in range(len(values) - 2)):
+        return None, None
+    return codes, values
 
 
 def body_rows(view: IndexView, terms: list[str], where: str, params: list,

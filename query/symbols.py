@@ -145,6 +145,12 @@ class _Collector:
             self.add(self.index.by_name.get(name, ()), score_of(name), how)
 
 
+@lru_cache(maxsize=1 << 16)
+def _subwords(word: str) -> tuple[str, ...]:
+    """`split_identifier`, memoised: a bug report repeats its words hundreds of times."""
+    return tuple(split_identifier(word))
+
+
 def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int) -> None:
     q = query.strip().removesuffix("()")
     qualified = index.exact_qualified(q)
@@ -171,10 +177,10 @@ def _collect(index: NameIndex, query: str, match: str, c: _Collector, limit: int
                     stop_at=len(c.scored) + 4 * limit)
     if match == "prefix":
         return
-    tokens = [t for w in _SPLIT_QUERY.split(query) if w for t in split_identifier(w)]
+    tokens = [t for w in _SPLIT_QUERY.split(query) if w for t in _subwords(w)]
     if len(tokens) > 1 or (tokens and match == "fuzzy"):
         c.add_names(index.subtoken_names(tokens),
-                    lambda n: 0.55 + 0.1 * len(tokens) / max(len(split_identifier(n)), 1), "subtoken")
+                    lambda n: 0.55 + 0.1 * len(tokens) / max(len(_subwords(n)), 1), "subtoken")
     budget = _fuzzy_budget(q) if not _SPLIT_QUERY.search(q) else 0
     if budget and (match == "fuzzy" or not c.scored):  # typos only when nothing else matched
         for name, dist in index.fuzzy_names(q, budget):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..tokenize import tokenize, word_tokens
 
@@ -112,9 +113,16 @@ def without_template(report: str) -> str:
     return _TEMPLATE.sub(" ", _COMMENT.sub(" ", report)) if len(report) > 200 else report
 
 
+# One search asks for a query's terms several times (the text retriever, the file ranking, its
+# file hits, the snippets): a bug report's analysis costs ~10 ms each, so the last few are kept.
+# Small on purpose: it serves one search, not a cache of past queries.
+_RECENT = 4
+
+
+@lru_cache(maxsize=_RECENT)
 def query_terms(query: str) -> QueryTerms:
     """Weighted terms of a task-like query (pure): boilerplate words weigh little, stop words
-    nothing, identifiers a lot."""
+    nothing, identifiers a lot. The answer is shared between callers: read it, never change it."""
     query = without_template(query)
     weights: dict[str, float] = {}
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query):
@@ -161,6 +169,11 @@ def chunk_terms(query: str) -> list[str]:
     """The chunk retriever's query terms: distinct tokens (identifier-aware), stop words
     dropped when others remain; of a long query (a bug report, a traceback) the
     MAX_CHUNK_TERMS that weigh most (`query_terms`), in query order (pure)."""
+    return list(_chunk_terms(query))
+
+
+@lru_cache(maxsize=_RECENT)  # see _RECENT
+def _chunk_terms(query: str) -> tuple[str, ...]:
     terms = list(dict.fromkeys(tokenize(without_template(query))))
     content = [t for t in terms if t not in STOPWORDS]
     terms = content or terms
@@ -168,4 +181,4 @@ def chunk_terms(query: str) -> list[str]:
         weights = query_terms(query).weights
         keep = set(sorted(terms, key=lambda t: -weights.get(t, 0.0))[:MAX_CHUNK_TERMS])
         terms = [t for t in terms if t in keep]
-    return terms
+    return tuple(terms)

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from itertools import chain
 
 from ...roles import CODE_EXTENSIONS, SOURCE
 from ...tokenize import tokenize
@@ -62,17 +65,27 @@ class FileEvidence:
 
 def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float], n_docs: int,
                      avgdl: float, df: Mapping[str, int]) -> dict[str, float]:
-    """Weighted BM25 (bm25.py, b = FILE_B) of each file over its summed term counts (pure)."""
+    """Weighted BM25 (bm25.py, b = FILE_B) of each file over its summed term counts (pure).
+
+    `bm25_term` and `idf` with their per-term and per-file parts computed once (the same
+    operations in the same order, so the same floats): this loop runs for every file holding a
+    query term, hundreds a query."""
     out: dict[str, float] = {}
     avgdl = avgdl or 1.0
+    per_term: dict[str, tuple[float, float]] = {}  # term -> (weight * idf, the name bonus)
+    k1_1 = K1 + 1.0
     for f in files:
         s = 0.0
-        name = set(word_tokens_of_name(f.path)) if NAME_WEIGHT else set()
+        name = name_words(f.path) if NAME_WEIGHT else frozenset()
+        norm = K1 * (1.0 - FILE_B + FILE_B * f.length / avgdl) if avgdl > 0 else K1
         for term, tf in sorted(f.tf.items()):  # one summation order, whatever the source
-            term_idf = idf(n_docs, df.get(term, 1))
-            s += bm25_term(tf, f.length, avgdl, term_idf, K1, FILE_B, weight=weights.get(term, 0.0))
+            got = per_term.get(term)
+            if got is None:
+                term_idf, weight = idf(n_docs, df.get(term, 1)), weights.get(term, 0.0)
+                got = per_term[term] = (weight * term_idf, NAME_WEIGHT * weight * term_idf)
+            s += 0.0 if tf <= 0 else got[0] * tf * k1_1 / (tf + norm)
             if term in name:
-                s += NAME_WEIGHT * weights.get(term, 0.0) * term_idf
+                s += got[1]
         out[f.path] = s
     return out
 
@@ -80,6 +93,12 @@ def bm25_file_scores(files: Sequence[FileEvidence], weights: Mapping[str, float]
 def word_tokens_of_name(path: str) -> list[str]:
     """Tokens of a file's name without its extension (`_log_render.py`: log_render, log, render)."""
     return tokenize(path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+
+
+@lru_cache(maxsize=1 << 16)
+def name_words(path: str) -> frozenset[str]:
+    """`word_tokens_of_name` as a set, memoised: the same paths come back query after query."""
+    return frozenset(word_tokens_of_name(path))
 
 
 ASKED_PRIOR = 0.6  # a role the query asks for: close to the source, which may still be meant
@@ -314,12 +333,8 @@ def file_candidates(view: IndexView, query: str, filt: FileFilter | None = None,
     where, params = (filt or FileFilter()).where("path")
     allowed = allowed_paths(view, filt) if filt is not None else None
     rows = body_rows(view, list(qt.weights), where, params, allowed)
-    evidence: dict[str, FileEvidence] = {}
-    df: dict[str, int] = {}
-    for path, dl, terms, tfs in rows:
-        evidence[path] = FileEvidence(path, float(dl), dict(zip(terms, tfs)))
-        for t in terms:
-            df[t] = df.get(t, 0) + 1
+    evidence = {path: FileEvidence(path, float(dl), dict(zip(terms, tfs))) for path, dl, terms, tfs in rows}
+    df = Counter(chain.from_iterable(terms for _, _, terms, _ in rows))  # files holding each term
     for term in qt.weights:
         for path in paths.by_token.get(term, ()):
             if allowed is None or path in allowed:

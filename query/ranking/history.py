@@ -7,11 +7,14 @@ no history (not a git repository, an old store, git could not walk it) scores no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ...format.history import FILES_FILE, POSTINGS_FILE, RECORDS_FILE, view_dir
+from ...format.resident import StringColumn, whole
 from ..index import IndexView, sql_literals
+from ..symbol_table import resident
 from .bm25 import bm25_term, idf
 
 _ROWS_SQL = "SELECT path, any_value(dl), list(term), list(tf) FROM read_parquet(?) WHERE term IN ({terms}) GROUP BY path"
@@ -57,9 +60,57 @@ def history_scores(view: IndexView, weights: Mapping[str, float]) -> dict[str, f
     if path is None or not weights:
         return {}
     n_docs, avgdl = _stats(view, path)
-    rows = view.sql(_ROWS_SQL.format(terms=sql_literals(weights)), [str(path)])
-    return bm25([(p, float(dl), list(t), [float(x) for x in tf]) for p, dl, t, tf in rows],
-                weights, max(n_docs, 1), avgdl)
+    if view.keep_text_in_memory or "history_postings" in view.cache:
+        rows = _resident_postings(view, path).rows(weights)
+    else:
+        rows = [(p, float(dl), list(t), [float(x) for x in tf])
+                for p, dl, t, tf in view.sql(_ROWS_SQL.format(terms=sql_literals(weights)), [str(path)])]
+    return bm25(rows, weights, max(n_docs, 1), avgdl)
+
+
+class HistoryPostings:
+    """The history postings of a view in memory, sorted by term: a query's rows are a slice
+    per term found by binary search (long-lived views; reading the Parquet file through SQL
+    took a round trip per query). The rows are _ROWS_SQL's, in the order of the scan."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa  # see _stats
+        import pyarrow.compute as pc  # see _stats
+        import pyarrow.parquet as pq  # see _stats
+
+        table = pq.read_table(path, columns=["term", "path", "tf", "dl"])
+        table = table.take(pc.sort_indices(table, sort_keys=[("term", "ascending")]))  # stable
+        # plain strings (an empty history's columns are typed null)
+        self.terms = StringColumn(whole(table.column("term")).cast(pa.string()))
+        paths = whole(table.column("path")).cast(pa.string()).dictionary_encode()
+        self.path_ids = paths.indices.to_numpy(zero_copy_only=False)
+        self.paths: list[str] = paths.dictionary.to_pylist()
+        self.tf = whole(table.column("tf")).to_numpy(zero_copy_only=False)
+        self.dl = whole(table.column("dl")).to_numpy(zero_copy_only=False)
+
+    def rows(self, terms: Iterable[str]) -> list[tuple[str, float, list[str], list[float]]]:
+        """(path, dl, [term...], [tf...]) of every path whose history holds one of `terms`."""
+        per_path: dict[int, tuple[float, list[str], list[float]]] = {}
+        for term in dict.fromkeys(terms):
+            lo = bisect.bisect_left(self.terms, term)
+            hi = bisect.bisect_right(self.terms, term, lo)
+            for pid, tf, dl in zip(self.path_ids[lo:hi].tolist(), self.tf[lo:hi].tolist(),
+                                   self.dl[lo:hi].tolist()):
+                got = per_path.get(pid)
+                if got is None:
+                    got = per_path[pid] = (float(dl), [], [])
+                got[1].append(term)
+                got[2].append(float(tf))
+        return [(self.paths[pid], dl, ts, tfs) for pid, (dl, ts, tfs) in per_path.items()]
+
+
+def _resident_postings(view: IndexView, path: Path | None = None) -> HistoryPostings | None:
+    """The view's history postings, loaded on first use (and for the next manifest by a
+    follower: `resident`)."""
+    path = path or postings_file(view)
+    if path is None:
+        return None
+    return resident(view, "history_postings", _resident_postings, lambda: HistoryPostings(path))
 
 
 def file_activity(view: IndexView) -> dict[str, tuple[int, int]]:
