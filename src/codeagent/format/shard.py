@@ -108,15 +108,25 @@ def chunk_text(chunk: Mapping, source: bytes) -> str:
     return source[chunk["start_byte"]:chunk["end_byte"]].decode("utf-8") if text is None else text
 
 
+# Parquet leaf columns encoded other than plain (EXTRACTOR_VERSION 11). A file's postings
+# repeat each term once per document it occurs in: a per-file dictionary stores it once. The
+# integer leaves (counts, document numbers, lines, columns, bytes) are small or ascending:
+# delta bit-packing stores them in a few bits each. Same CPU to write as plain + LZ4 on the
+# stdlib (2.2 s for all shards), 0.76x the bytes (56.6 -> 43.2 MB): docs/benchmarks/store.md.
+DICTIONARY_LEAVES = ["postings.list.element.term", "postings.list.element.doc_kind"]
+DELTA_LEAVES = ["postings.list.element.doc", "postings.list.element.tf",
+                *(f"{name}.list.element.int.list.element" for name in PACKED)]
+
+
 def encode_table(table: pa.Table) -> bytes:
     """A shard table's Parquet bytes (deterministic)."""
     sink = pa.BufferOutputStream()  # a BytesIO goes through a Python call per write (~0.4 ms a shard)
-    # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
-    # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
-    # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
-    # (Measured again 2026-12-07 in whole cold builds: zstd-3 shards, 33 vs 57 MB, cost ~2 s
-    # more of ~39 s: docs/benchmarks/store.md.)
-    pq.write_table(table, sink, compression="lz4", use_dictionary=False,
+    # One small row group per file. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes
+    # (stdlib sample: 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's
+    # bottleneck. (Measured again 2026-12-07 in whole cold builds: zstd-3 shards, 33 vs 57 MB,
+    # cost ~2 s more of ~39 s: docs/benchmarks/store.md.)
+    pq.write_table(table, sink, compression="lz4", use_dictionary=DICTIONARY_LEAVES,
+                   column_encoding=dict.fromkeys(DELTA_LEAVES, "DELTA_BINARY_PACKED"),
                    write_statistics=False, store_schema=False)
     return sink.getvalue().to_pybytes()
 
