@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 from codeagent.indexer.assemble.tables import flatten
 from codeagent.indexer.extract import extract
-from codeagent.format.shard import (DELTA_LEAVES, DICTIONARY_LEAVES, PACKED, chunk_text, decode_shard,
-                                    encode_table)
+from codeagent.format.shard import (DELTA_LEAVES, DICTIONARY_LEAVES, PACKED, SHARD_SCHEMA, ZSTD_LEAVES, chunk_text,
+                                    decode_shard, encode_table, leaf_paths)
 from codeagent.indexer.shard import body_hash, encode_shard, shard_table, stable_ids
 from codeagent.types import Extraction, Reference, Span, Symbol
 
@@ -98,15 +98,21 @@ def _leaf_encodings(data: bytes) -> dict[str, set[str]]:
     return {meta.column(i).path_in_schema: set(meta.column(i).encodings) for i in range(meta.num_columns)}
 
 
-def test_postings_terms_are_a_dictionary_and_integer_leaves_delta_packed() -> None:
-    """EXTRACTOR_VERSION 11: every leaf the encoder names exists, and is written that way."""
+def test_each_leaf_has_its_encoding_and_codec() -> None:
+    """EXTRACTOR_VERSION 11: every leaf the encoder names exists, and is written that way (no
+    leaf left uncompressed)."""
     source = b"class A:\n    def f(self):\n        g(1)\n        return f\n"
-    encodings = _leaf_encodings(encode_shard(source, "python", "b", extract(source, "python")))
+    data = encode_shard(source, "python", "b", extract(source, "python"))
+    encodings = _leaf_encodings(data)
     for leaf in DICTIONARY_LEAVES:
         assert "RLE_DICTIONARY" in encodings[leaf], leaf
     for leaf in DELTA_LEAVES:
         assert "DELTA_BINARY_PACKED" in encodings[leaf], leaf
     assert encodings["text"] == {"PLAIN", "RLE"}
+    meta = pq.ParquetFile(pa.BufferReader(data)).metadata.row_group(0)
+    codecs = {meta.column(i).path_in_schema: meta.column(i).compression for i in range(meta.num_columns)}
+    assert codecs == {leaf: "ZSTD" if leaf in ZSTD_LEAVES else "LZ4" for leaf in leaf_paths(SHARD_SCHEMA)}
+    assert set(ZSTD_LEAVES) < set(codecs)
 
 
 _WORDS = st.sampled_from(["alpha", "beta", "gamma", "délta", "x", "_y", "Zeta9", "def", "class"])
