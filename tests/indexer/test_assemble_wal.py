@@ -77,3 +77,24 @@ def test_a_wal_an_older_assembly_left_is_verified_and_folded_in(repo):
         fh.seek(-3, 2)
         fh.write(bytes([byte[0] ^ 0xFF]))
     assert any(fmt.DUCKDB_WAL in p for p in store.assembly_problems(first.manifest_id))
+
+
+def test_an_assembly_writer_commits_into_the_file_not_the_wal(tmp_path):
+    """The writer's commits are checkpointed into the database file (base.SKIP_WAL_BYTES): a
+    row committed by a connection closed without a checkpoint is in the file, no WAL holds it
+    (logging every row before the checkpoint wrote it again doubled the assembly's writes)."""
+    from codeagent.indexer.assemble.base import connect
+
+    path = tmp_path / fmt.DUCKDB_FILE
+    con = connect(path)
+    con.execute("CREATE TABLE t(x INTEGER, s VARCHAR)")
+    con.execute("INSERT INTO t SELECT i, repeat('x', i % 50) FROM range(5000) r(i)")
+    con.close()
+    wal = tmp_path / fmt.DUCKDB_WAL
+    assert not wal.exists() or wal.stat().st_size == 0
+    wal.unlink(missing_ok=True)
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.execute("SELECT count(*), sum(x), sum(length(s)) FROM t").fetchone() == (5000, 12497500, 122500)
+    finally:
+        con.close()
