@@ -15,15 +15,15 @@ from ...format.assembly import sql_literals
 from ...interrupts import held
 from ...store import Store
 
-# Every commit of an assembly's writer is checkpointed straight into the database file, past
-# the WAL (DuckDB checkpoints once the WAL would pass CHECKPOINT_BYTES, and a commit past
-# SKIP_WAL_BYTES skips the WAL to do it). The database is in a work directory no reader sees
-# until the swap, so the WAL's durability buys nothing, and logging every row uncompressed
-# before a checkpoint wrote it again (the files' texts, symbols, refs) was ~100 MB of a cold
-# build's 422 MB on the stdlib. A checkpoint per commit rewrites the partial row groups the
-# next batch appends to, but writes 72 MB less in all (350 MB for a 253 MB store):
-# docs/benchmarks/store.md.
-CHECKPOINT_BYTES = 0
+# An assembly's writer checkpoints once its WAL would pass CHECKPOINT_BYTES, and the commit
+# that passes it goes straight into the database file, past the WAL (SKIP_WAL_BYTES 0). The
+# database is in a work directory no reader sees until the swap, so the WAL's durability buys
+# nothing: logging every row uncompressed before a checkpoint wrote it again (the files'
+# texts, symbols, refs) was ~100 MB of a cold build's 422 MB on the stdlib. Checkpointing at
+# every commit (0) wrote as little there, but on a small repository (chi: 6 MB) 2.2x the
+# bytes and a 20% larger file (a checkpoint per statement, each leaving partly filled
+# blocks); 1 MiB writes least on both: docs/benchmarks/store.md.
+CHECKPOINT_BYTES = 1 << 20
 SKIP_WAL_BYTES = 0
 
 
@@ -143,7 +143,7 @@ class BaseCopy:
 
 
 def connect(db_path: Path, spill: tuple[int, Path] | None = None):
-    """A writer connection whose commits go straight to the file (CHECKPOINT_BYTES); with `spill`
+    """A writer connection whose large commits go straight to the file (CHECKPOINT_BYTES); with `spill`
     (memory_limit bytes, temp directory), DuckDB keeps under the limit by spilling there."""
     with held():  # a Ctrl-C raised inside DuckDB's module initialisation aborts the process
         import duckdb
