@@ -15,10 +15,16 @@ from ...format.assembly import sql_literals
 from ...interrupts import held
 from ...store import Store
 
-# DuckDB checkpoints on its own once the WAL passes this size; an assembly checkpoints once, at
-# its end (`checkpoint`), so a large commit mid-way goes to the WAL rather than to a checkpoint
-# that would rewrite the row groups it touched.
-AUTO_CHECKPOINT_BYTES = 16 << 20
+# An assembly's writer checkpoints once its WAL would pass CHECKPOINT_BYTES, and the commit
+# that passes it goes straight into the database file, past the WAL (SKIP_WAL_BYTES 0). The
+# database is in a work directory no reader sees until the swap, so the WAL's durability buys
+# nothing: logging every row uncompressed before a checkpoint wrote it again (the files'
+# texts, symbols, refs) was ~100 MB of a cold build's 422 MB on the stdlib. Checkpointing at
+# every commit (0) wrote as little there, but on a small repository (chi: 6 MB) 2.2x the
+# bytes and a 20% larger file (a checkpoint per statement, each leaving partly filled
+# blocks); 1 MiB writes least on both: docs/benchmarks/store.md.
+CHECKPOINT_BYTES = 1 << 20
+SKIP_WAL_BYTES = 0
 
 
 def same_assembly_version(con) -> bool:
@@ -137,7 +143,7 @@ class BaseCopy:
 
 
 def connect(db_path: Path, spill: tuple[int, Path] | None = None):
-    """A writer connection that checkpoints only when told (`checkpoint`); with `spill`
+    """A writer connection whose large commits go straight to the file (CHECKPOINT_BYTES); with `spill`
     (memory_limit bytes, temp directory), DuckDB keeps under the limit by spilling there."""
     with held():  # a Ctrl-C raised inside DuckDB's module initialisation aborts the process
         import duckdb
@@ -147,9 +153,9 @@ def connect(db_path: Path, spill: tuple[int, Path] | None = None):
         con.execute(f"SET memory_limit = '{spill[0]}B'")
         con.execute(f"SET temp_directory = {sql_literals([str(spill[1])])}")
     con.execute("PRAGMA disable_checkpoint_on_shutdown")
-    con.execute(f"SET checkpoint_threshold = '{AUTO_CHECKPOINT_BYTES}B'")
-    try:  # DuckDB >= 1.5 writes a large commit straight to the file unless told otherwise
-        con.execute(f"SET auto_checkpoint_skip_wal_threshold = {AUTO_CHECKPOINT_BYTES}")
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES}B'")
+    try:  # DuckDB >= 1.5 writes a commit past this straight to the file (a checkpoint)
+        con.execute(f"SET auto_checkpoint_skip_wal_threshold = {SKIP_WAL_BYTES}")
     except duckdb.CatalogException:
         pass  # older versions always commit to the WAL
     return con

@@ -77,3 +77,27 @@ def test_a_wal_an_older_assembly_left_is_verified_and_folded_in(repo):
         fh.seek(-3, 2)
         fh.write(bytes([byte[0] ^ 0xFF]))
     assert any(fmt.DUCKDB_WAL in p for p in store.assembly_problems(first.manifest_id))
+
+
+def test_an_assembly_writer_commits_into_the_file_not_the_wal(tmp_path):
+    """A commit past base.CHECKPOINT_BYTES is checkpointed into the database file: committed by
+    a connection closed without a checkpoint, its rows are in the file and no WAL holds them
+    (logging every row before the checkpoint wrote it again doubled the assembly's writes)."""
+    from codeagent.indexer.assemble.base import CHECKPOINT_BYTES, connect
+
+    path = tmp_path / fmt.DUCKDB_FILE
+    con = connect(path)
+    con.execute("CREATE TABLE t(x INTEGER, s VARCHAR)")
+    # fewer rows than a row group (DuckDB writes a full one to the file whatever the settings)
+    rows, width = 60_000, 3 * CHECKPOINT_BYTES // 60_000 + 8
+    con.execute(f"INSERT INTO t SELECT i, repeat(chr((97 + i % 26)::INTEGER), {width}) FROM range({rows}) r(i)")
+    con.close()
+    wal = tmp_path / fmt.DUCKDB_WAL
+    assert not wal.exists() or wal.stat().st_size < CHECKPOINT_BYTES // 4
+    wal.unlink(missing_ok=True)
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        got = con.execute("SELECT count(*), sum(x), sum(length(s)), count(DISTINCT s) FROM t").fetchone()
+    finally:
+        con.close()
+    assert got == (rows, rows * (rows - 1) // 2, rows * width, 26)

@@ -108,15 +108,44 @@ def chunk_text(chunk: Mapping, source: bytes) -> str:
     return source[chunk["start_byte"]:chunk["end_byte"]].decode("utf-8") if text is None else text
 
 
+# How the shard's Parquet leaf columns are encoded (EXTRACTOR_VERSION 11). A file's postings
+# repeat each term once per document it occurs in: a per-file dictionary stores it once. The
+# integer leaves (counts, document numbers, lines, columns, bytes) are small or ascending:
+# delta bit-packing stores them in a few bits each. The text and the symbols' and references'
+# strings are zstd-compressed, every other leaf LZ4: zstd costs CPU on every byte it writes,
+# and the workers' CPU is the cold build's bottleneck. On the stdlib's shards: 36.3 MB
+# instead of 56.6 MB (dictionaries and deltas alone 43.2 MB, for the CPU of plain LZ4: 2.2 s
+# for all shards; zstd on those strings +0.4 s): docs/benchmarks/store.md.
+DICTIONARY_LEAVES = ["postings.list.element.term", "postings.list.element.doc_kind"]
+DELTA_LEAVES = ["postings.list.element.doc", "postings.list.element.tf",
+                *(f"{name}.list.element.int.list.element" for name in PACKED)]
+ZSTD_LEAVES = ["text", "symbols.list.element.str.list.element", "refs.list.element.str.list.element"]
+
+
+def leaf_paths(schema: pa.Schema) -> list[str]:
+    """The Parquet leaf column paths of an Arrow schema (a fixed-size list is stored as a list)."""
+    def walk(name: str, type_: pa.DataType):
+        if pa.types.is_struct(type_):
+            for field in type_:
+                yield from walk(f"{name}.{field.name}", field.type)
+        elif pa.types.is_list(type_) or pa.types.is_fixed_size_list(type_):
+            yield from walk(f"{name}.list.element", type_.value_type)
+        else:
+            yield name
+    return [leaf for field in schema for leaf in walk(field.name, field.type)]
+
+
+_COMPRESSION = {leaf: "zstd" if leaf in ZSTD_LEAVES else "lz4" for leaf in leaf_paths(SHARD_SCHEMA)}
+
+
 def encode_table(table: pa.Table) -> bytes:
     """A shard table's Parquet bytes (deterministic)."""
     sink = pa.BufferOutputStream()  # a BytesIO goes through a Python call per write (~0.4 ms a shard)
-    # One small row group per file: dictionaries cost CPU per column chunk and gain nothing
-    # at this size. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes (stdlib sample:
-    # 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB): workers' CPU is the cold build's bottleneck.
-    # (Measured again 2026-12-07 in whole cold builds: zstd-3 shards, 33 vs 57 MB, cost ~2 s
-    # more of ~39 s: docs/benchmarks/store.md.)
-    pq.write_table(table, sink, compression="lz4", use_dictionary=False,
+    # One small row group per file. LZ4 writes in ~60% of zstd-1's CPU for ~1.45x the bytes
+    # (stdlib sample: 0.59 s vs 1.06 s, 19.2 MB vs 13.2 MB). (Measured again 2026-12-07 in
+    # whole cold builds: zstd-3 on every leaf, 33 vs 57 MB, cost ~2 s more of ~39 s.)
+    pq.write_table(table, sink, compression=_COMPRESSION, use_dictionary=DICTIONARY_LEAVES,
+                   column_encoding=dict.fromkeys(DELTA_LEAVES, "DELTA_BINARY_PACKED"),
                    write_statistics=False, store_schema=False)
     return sink.getvalue().to_pybytes()
 
