@@ -38,7 +38,18 @@ def module_source(i: int, variant: str = "") -> str:
             f"    return value * {i} + len(os.sep){variant and ' + 1'}\n\n\n"
             f"class Widget{i}:\n    def __init__(self) -> None:\n        self.size = {i}\n\n"
             f"    def grow(self, by: int) -> int:\n        self.size += compute_{i}(by)\n"
-            f"        return self.size\n")
+            f"        return self.size\n" + "".join(helper(i, k) for k in range(24)))
+
+
+def helper(i: int, k: int) -> str:
+    """A module's other functions: a repository's files are kilobytes, not 300 bytes, and at
+    300 bytes a file's manifest entry (~300 bytes, its chunk ~1.5 KB) weighs as much as its
+    shard, so the byte ratio would measure manifest chunking luck, not what a switch moves."""
+    return (f"\n\ndef helper_{i}_{k}(items: list[int], limit: int = {k + 1}) -> list[int]:\n"
+            f"    \"\"\"Keep the items of widget {i} below {k + 1} times the limit, in order.\"\"\"\n"
+            f"    kept = [item for item in items if item < limit * {k + 1}]\n"
+            f"    if not kept:\n        raise ValueError(f\"no item below {{limit}} for widget {i}\")\n"
+            f"    return sorted(kept, key=lambda item: (item % {k + 2}, item))\n")
 
 
 @dataclass
