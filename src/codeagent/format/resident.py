@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..tokenize import split_identifier
+from .name_pairs import trigram_key, trigram_table, trigrams  # noqa: F401  (query/ imports them from here)
 
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
     import pyarrow as pa
@@ -345,19 +346,6 @@ def name_arrays(table: pa.Table) -> dict[str, pa.Table]:
             "trigrams": trigram_table({n.lower() for n in written if n is not None})}
 
 
-def trigrams(word: str) -> set[str]:
-    padded = f"\x02\x02{word}\x03\x03"
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
-
-
-def trigram_key(gram: str, length: int) -> str:
-    return f"{gram}\x00{length}"
-
-
-def trigram_table(names: set[str]) -> pa.Table:
-    """(key: a padded trigram and a name length (`trigram_key`), name: a lower-cased name of
-    that length holding it), sorted: the fuzzy name search's candidates."""
-    return pairs_table([(trigram_key(g, len(n)), n) for n in names for g in trigrams(n)])
 
 
 def subtoken_table(names: set[str]) -> pa.Table:
