@@ -39,10 +39,10 @@ def fold_key(value: str) -> str:
 def fold_array(values: pa.Array) -> pa.Array:
     """`fold_key` of every value (None stays None): Arrow's kernels for ASCII values, Python's
     for the others."""
-    import numpy as np
+    import numpy as np  # with kernels (pyarrow): only when arrays are built or merged
     import pyarrow as pa
 
-    from .. import kernels  # imports pyarrow: only when arrays are built or merged
+    from .. import kernels
 
     try:
         from pyarrow._compute import ReplaceSubstringOptions
@@ -63,9 +63,9 @@ def fold_array(values: pa.Array) -> pa.Array:
 
 def folds_exactly(keys: pa.Array, values: pa.Array) -> bool:
     """Is every non-None key `fold_key` of its value (so a reader may fold the values)?"""
-    import pyarrow as pa
+    import pyarrow as pa  # with kernels: only when arrays are built
 
-    from .. import kernels  # imports pyarrow: only when arrays are built
+    from .. import kernels
 
     same = kernels.call_function("equal", [fold_array(values), keys])
     valid = kernels.call_function("is_valid", [keys])
