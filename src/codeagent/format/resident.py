@@ -208,6 +208,8 @@ class KeyIndex:
         return self._key_array
 
     def span(self, key: str) -> tuple[int, int]:
+        if isinstance(self.keys, FoldedKeys):  # its own search (folding a key costs)
+            return self.keys.span(key)
         lo = bisect.bisect_left(self.keys, key)
         # a second binary search, not a walk: a file's path key spans all its symbols (hundreds)
         return lo, bisect.bisect_right(self.keys, key, lo)
@@ -217,6 +219,9 @@ class KeyIndex:
         return self.rows[lo:hi].tolist()
 
     def first(self, key: str) -> int | None:
+        if isinstance(self.keys, FoldedKeys):
+            lo, hi = self.keys.span(key)
+            return int(self.rows[lo]) if hi > lo else None
         lo = bisect.bisect_left(self.keys, key)
         return int(self.rows[lo]) if lo < len(self.keys) and self.keys[lo] == key else None
 
