@@ -10,6 +10,7 @@ long-lived server pays for it once per manifest.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
@@ -95,29 +96,30 @@ def damerau_levenshtein(a: str, b: str, limit: int) -> int:
 
 
 class _RowLists(Mapping):
-    """key -> its rows (ascending), over a KeyIndex."""
+    """key -> its rows (ascending), over KeyIndexes (the symbols' qualified_key and fq_key
+    indexes: a row is in the second only under another key than in the first)."""
 
-    def __init__(self, index: KeyIndex) -> None:
-        self.index = index
+    def __init__(self, *indexes: KeyIndex) -> None:
+        self.indexes = indexes
 
     def __getitem__(self, key: str) -> list[int]:
-        rows = self.index.rows_of(key) if isinstance(key, str) else []
+        rows = [r for index in self.indexes for r in index.rows_of(key)] if isinstance(key, str) else []
         if not rows:
             raise KeyError(key)
-        return rows
+        return sorted(rows) if len(self.indexes) > 1 else rows
 
     def __iter__(self) -> Iterator[str]:
-        return iter(dict.fromkeys(self.index.keys))
+        return iter(dict.fromkeys(heapq.merge(*(index.keys for index in self.indexes))))
 
     def __len__(self) -> int:
-        return len(self.index.keys)
+        return sum(len(index.keys) for index in self.indexes)
 
 
 class NameIndex:
     """Lookups by name over every symbol of a manifest; rows are `SymbolRow`s."""
 
     def __init__(self, rows: Sequence[SymbolRow], keys: Iterable[tuple[str, str, str]] | None = None, *,
-                 by_name: KeyIndex | None = None, by_qualified: KeyIndex | None = None,
+                 by_name: KeyIndex | None = None, by_qualified: tuple[KeyIndex, ...] | None = None,
                  by_written_name: KeyIndex | None = None,
                  name_tables: Callable[[], dict] | None = None) -> None:
         """`keys`: per row, lower(name) and the folded qualified and fq names (from SQL);
@@ -128,11 +130,11 @@ class NameIndex:
             names, qualified, fq = zip(*keys) if rows else ((), (), ())
             other = [i for i, (q, f) in enumerate(zip(qualified, fq)) if f != q]
             by_name = KeyIndex(KeyIndex.build(list(names)))
-            by_qualified = KeyIndex(KeyIndex.build([*qualified, *(fq[i] for i in other)],
-                                                   [*range(len(qualified)), *other]))
+            by_qualified = (KeyIndex(KeyIndex.build([*qualified, *(fq[i] for i in other)],
+                                                    [*range(len(qualified)), *other])),)
         self.rows = rows
         self.by_name: Mapping[str, list[int]] = _RowLists(by_name)
-        self.by_qualified: Mapping[str, list[int]] = _RowLists(by_qualified)
+        self.by_qualified: Mapping[str, list[int]] = _RowLists(*by_qualified)
         self._name_keys = by_name
         self._written = by_written_name
         self._lengths: tuple[list[int], list[int], StringColumn] | None = None

@@ -40,6 +40,7 @@ from ..errors import AssemblyVanished, CodeagentError
 from ..format import resident as arrays
 from ..format.manifest import paths_changed
 from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
+from ..format.folded import fold_array
 from ..format.resident import StringColumn, whole
 from .assembly_check import check_resident
 from .index import IndexView, sql_literals
@@ -328,6 +329,8 @@ def _keys(index, rows, part: str):
     only: format/resident.KeyIndex) taken from the rows' column `part`."""
     if "key" in index.column_names:
         return whole(index.column("key"))
+    if part in arrays.FOLDED:  # keys folded from a column of the rows (format/folded.py)
+        return fold_array(arrays._kernels().take(whole(rows.column(arrays.FOLDED[part])), whole(index.column("row"))))
     return arrays._kernels().call_function("take", [whole(rows.column(part)), whole(index.column("row"))])
 
 
@@ -337,7 +340,7 @@ def _merge_index(base_part: tuple, new_part: tuple, part: str, old_to_new: np.nd
     import pyarrow as pa
 
     (base, base_table), (new, new_table) = base_part, new_part
-    permuted = "key" not in base.column_names
+    permuted = "key" not in base.column_names and "key" not in new.column_names  # else keys kept
 
     k = arrays._kernels()
     base_rows = whole(base.column("row")).to_numpy(zero_copy_only=False)

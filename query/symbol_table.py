@@ -43,7 +43,7 @@ _INFO_COLD = COLD[:8]
 T = TypeVar("T")
 # Lookup columns of `SymbolTable.where` (the SQL path's `WHERE column = ?`).
 COLUMNS = ("symbol_id", "stable_id", "parent_id", "path", "qualified_name", "name")
-SEARCHED = ("name_key", "qualified_key", "name")  # the key indexes a symbol search reads
+SEARCHED = ("name_key", "qualified_key", "fq_key", "name")  # the key indexes a symbol search reads
 
 
 def has_names(view: IndexView) -> bool:
@@ -134,9 +134,9 @@ class _LazyIndex:
     threads asking (an overlay's merged index: a symbol search merges the two or three it
     reads, not all ten)."""
 
-    def __init__(self, make: Callable[[], object], keys=None) -> None:
+    def __init__(self, make: Callable[[], object], keys=None, folded: bool = False) -> None:
         self._make: Callable[[], object] | None = make
-        self._keys = keys  # a permuted index's column (KeyIndex)
+        self._keys, self._folded = keys, folded  # a permuted or folded index's column (KeyIndex)
         self._index: KeyIndex | None = None
         self._lock = threading.Lock()
 
@@ -144,7 +144,7 @@ class _LazyIndex:
         if self._index is None:
             with self._lock:
                 if self._index is None:
-                    self._index = KeyIndex(self._make(), self._keys)
+                    self._index = KeyIndex(self._make(), self._keys, self._folded)
                     self._make = None
         return self._index
 
@@ -187,13 +187,15 @@ class SymbolTable:
         # take().to_pylist() and scalar as_py() on a dictionary cost 2-3x a plain string's.
         self._cold_strings = {n: StringColumn(self._cold_arrays[n]) for n in COLD
                               if n in arrays.SYMBOL_DICTIONARY}
-        keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else None for n in arrays.SYMBOL_INDEXES}
-        self._index = {n: _LazyIndex(parts[n], keys[n]) if callable(parts[n]) else KeyIndex(parts[n], keys[n])
-                       for n in arrays.SYMBOL_INDEXES}
+        keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else
+                main.column(arrays.FOLDED[n]) if n in arrays.FOLDED else None for n in arrays.SYMBOL_INDEXES}
+        folded = {n: n in arrays.FOLDED for n in arrays.SYMBOL_INDEXES}
+        self._index = {n: _LazyIndex(parts[n], keys[n], folded[n]) if callable(parts[n])
+                       else KeyIndex(parts[n], keys[n], folded[n]) for n in arrays.SYMBOL_INDEXES}
         self.by_id: Mapping[str, int] = _FirstRow(self._index["symbol_id"])
         self.ordinals = self._cold_arrays["ordinal"].to_numpy(zero_copy_only=False)
         self.names = NameIndex(self.rows, by_name=self._index["name_key"],
-                               by_qualified=self._index["qualified_key"],
+                               by_qualified=(self._index["qualified_key"], self._index["fq_key"]),
                                by_written_name=self._index["name"], name_tables=name_tables)
 
     @classmethod

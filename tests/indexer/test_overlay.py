@@ -19,6 +19,7 @@ from codeagent.indexer.assemble import overlay
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.indexer.maintenance import verify_store
 from codeagent.format import resident
+from codeagent.format.folded import fold_key
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query import IndexFollower
 from codeagent.query.memtext import resident_texts
@@ -153,8 +154,12 @@ def _lazy_indexes_agree(view, built: dict) -> None:
         index = table._index[part]
         made = index.made() if hasattr(index, "made") else index
         rows = built[part].column("row").to_pylist()
-        keys = (built[part].column("key").to_pylist() if part not in resident.SYMBOL_PERMUTED
-                else [built["rows"].column(part)[i].as_py() for i in rows])  # permuted: no keys stored
+        if "key" in built[part].column_names:
+            keys = built[part].column("key").to_pylist()
+        elif part in resident.FOLDED:  # folded: no keys stored, the rows' column folded
+            keys = [fold_key(built["rows"].column(resident.FOLDED[part])[i].as_py()) for i in rows]
+        else:  # permuted: no keys stored
+            keys = [built["rows"].column(part)[i].as_py() for i in rows]
         assert made.key_array.to_pylist() == keys
         assert list(made.keys) == keys
         assert made.rows.tolist() == rows

@@ -27,6 +27,8 @@ RESIDENT_VERSION history:
      permutation, 4 bytes a row); `KeyIndex` reads their keys from the rows. Symbols'
      raw_fq_key is NULL where it repeats fq_name (`raw_is_fq`: every row of the standard
      library), their visibility dictionary-encoded; postings' dl an INTEGER, not a DOUBLE.
+  4: the folded-name indexes (FOLDED: qualified_key, and fq_key split out of it) hold only
+     row numbers; readers fold the rows' column (format/folded.py), where it folds exactly.
 """
 
 from __future__ import annotations
@@ -40,12 +42,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..tokenize import split_identifier
+from .folded import FoldedKeys, PermutedKeys, folds_exactly
 from .name_pairs import trigram_key, trigram_table, trigrams  # noqa: F401  (query/ imports them from here)
 
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
     import pyarrow as pa
 
-RESIDENT_VERSION = 3
+RESIDENT_VERSION = 4
 _VERSION_KEY = b"codeagent.resident_version"
 _SOURCE_KEY = b"codeagent.source"  # digest of the rows a reusable structure was built from
 # Costly to build, and their rows (the distinct names) rarely change with an edit: an
@@ -71,7 +74,9 @@ ORDER BY s.path, s.start_line, s.ordinal
 SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
 SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility")  # few distinct values: dictionary-encoded
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
-                  "fq_name", "raw_fq_key", "name_key", "qualified_key")
+                  "fq_name", "raw_fq_key", "name_key", "qualified_key", "fq_key")
+# Folded indexes (index -> the rows' column folded): row numbers only when folds_exactly.
+FOLDED = {"qualified_key": "qualified_name", "fq_key": "fq_name"}
 # The indexes whose keys are the rows' own column of the same name: stored as row numbers only.
 SYMBOL_PERMUTED = SYMBOL_INDEXES[:8]
 
@@ -182,7 +187,8 @@ class KeyIndex:
     table holds only `row`) reads its keys from `keys`, the rows' column it indexes: key i is
     keys[row[i]]."""
 
-    def __init__(self, table: pa.Table, keys=None) -> None:
+    def __init__(self, table: pa.Table, keys=None, folded: bool = False) -> None:
+        """`folded`: a FOLDED index, whose keys (when not stored) fold `keys`' values."""
         self.rows = whole(table.column("row")).to_numpy(zero_copy_only=False)
         if "key" in table.column_names:
             self._key_array, self._column = whole(table.column("key")), None
@@ -191,16 +197,20 @@ class KeyIndex:
             if keys is None:
                 raise ValueError("a permuted key index needs the column it indexes")
             self._key_array, self._column = None, whole(keys)
-            self.keys = _Permuted(StringColumn(self._column), self.rows)
+            self.keys = (FoldedKeys(StringColumn(self._column), self.rows, self._column) if folded
+                         else PermutedKeys(StringColumn(self._column), self.rows))
 
     @property
     def key_array(self) -> pa.Array:
         """The keys in order, as one array (a permuted index's taken from its column)."""
         if self._key_array is None:
-            self._key_array = _call("take", self._column, _kernels().from_numpy(self.rows))
+            self._key_array = (self.keys.key_array() if isinstance(self.keys, FoldedKeys)
+                               else _call("take", self._column, _kernels().from_numpy(self.rows)))
         return self._key_array
 
     def span(self, key: str) -> tuple[int, int]:
+        if isinstance(self.keys, FoldedKeys):  # its own search (folding a key costs)
+            return self.keys.span(key)
         lo = bisect.bisect_left(self.keys, key)
         # a second binary search, not a walk: a file's path key spans all its symbols (hundreds)
         return lo, bisect.bisect_right(self.keys, key, lo)
@@ -210,6 +220,9 @@ class KeyIndex:
         return self.rows[lo:hi].tolist()
 
     def first(self, key: str) -> int | None:
+        if isinstance(self.keys, FoldedKeys):
+            lo, hi = self.keys.span(key)
+            return int(self.rows[lo]) if hi > lo else None
         lo = bisect.bisect_left(self.keys, key)
         return int(self.rows[lo]) if lo < len(self.keys) and self.keys[lo] == key else None
 
@@ -223,24 +236,6 @@ class KeyIndex:
         if permuted:
             return table.select(["row"])
         return _encoded(table, INDEX_ORDER, ("key",)) if dictionary else table
-
-
-class _Permuted:
-    """A permuted index's keys in order: column[rows[i]] (what the binary search reads)."""
-
-    __slots__ = ("_column", "_rows")
-
-    def __init__(self, column: StringColumn, rows) -> None:
-        self._column, self._rows = column, rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, i: int) -> str | None:
-        return self._column[int(self._rows[i])]
-
-    def __iter__(self) -> Iterator[str | None]:
-        return (self[i] for i in range(len(self._rows)))
 
 
 INDEX_ORDER = ("key", "row")
@@ -276,11 +271,7 @@ def _call(name: str, *args, options=None):
 
 
 def _cast_options(to):
-    try:
-        from pyarrow._compute import CastOptions
-    except ImportError:
-        from pyarrow.compute import CastOptions
-    return CastOptions.safe(to)
+    return _kernels().CastOptions.safe(to)
 
 
 def _sorted(table: pa.Table, *keys: str) -> pa.Table:
@@ -305,8 +296,10 @@ def symbol_arrays(table: pa.Table) -> dict[str, pa.Table]:
     """The symbol table's parts from the rows of `symbols_sql`: `rows` (every column but the
     index keys) and one KeyIndex table per SYMBOL_INDEXES entry."""
     out = {"rows": _encoded(table, symbol_columns(table.column_names), SYMBOL_DICTIONARY)}
-    for name, (keys, rows) in symbol_index_keys({n: whole(table.column(n)) for n in table.column_names}).items():
-        out[name] = KeyIndex.build(keys, rows, permuted=name in SYMBOL_PERMUTED)
+    col = {n: whole(table.column(n)) for n in table.column_names}
+    for name, (keys, rows) in symbol_index_keys(col).items():
+        out[name] = KeyIndex.build(keys, rows, permuted=name in SYMBOL_PERMUTED or (
+            name in FOLDED and folds_exactly(keys, col[FOLDED[name]])))
     return out
 
 
@@ -318,7 +311,6 @@ def symbol_columns(names) -> tuple[str, ...]:
 def symbol_index_keys(col: dict[str, pa.Array]) -> dict[str, tuple[pa.Array | pa.ChunkedArray, object]]:
     """Each SYMBOL_INDEXES entry's keys (None: the row is not indexed) and their row numbers
     (None: the rows in order), of `symbols_sql`'s columns `col`."""
-    import numpy as np
     import pyarrow as pa
 
     out = {name: (col[name], None) for name in ("symbol_id", "stable_id", "parent_id", "qualified_name",
@@ -330,11 +322,10 @@ def symbol_index_keys(col: dict[str, pa.Array]) -> dict[str, tuple[pa.Array | pa
     k = _kernels()
     same = k.fill_null(_call("and", has_fq, _call("equal", raw, fq_name)), False)
     out["raw_fq_key"] = (_call("if_else", same, none, raw), None)
-    # qualified_key: the folded qualified name of every row, and its folded fq name when other
+    # qualified_key: the folded qualified name of every row; fq_key: its folded fq name when other
     qualified, folded = col["qualified_key"], col["fq_key_folded"]
-    other = np.flatnonzero(k.fill_null(k.not_equal(folded, qualified), False).to_numpy(zero_copy_only=False))
-    out["qualified_key"] = (pa.chunked_array([qualified, k.take(folded, other)]),
-                            np.concatenate([np.arange(len(qualified)), other]))
+    out["qualified_key"] = (qualified, None)
+    out["fq_key"] = (_call("if_else", k.fill_null(k.not_equal(folded, qualified), False), folded, none), None)
     return {name: out[name] for name in SYMBOL_INDEXES}
 
 

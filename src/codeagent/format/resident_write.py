@@ -24,6 +24,7 @@ from .. import kernels
 from ..hashing import hash_bytes
 from . import resident as r
 from .arrow_spool import Spool, SpoolMemory, write_spooled
+from .folded import folds_exactly
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
 TEXT_BATCH_BYTES = 32 << 20
@@ -136,7 +137,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
         for name in indexes:
             keys.execute(f'CREATE TEMP TABLE "k_{name}" (key VARCHAR, row INTEGER)')
-        first = 0
+        first, exact = 0, {name: True for name in indexes if name in r.FOLDED}
         for batch in reader:
             if stream.keep is not None:
                 valid = kernels.call_function("is_valid", [batch.column(stream.keep)])
@@ -145,6 +146,8 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
             for s, name in zip(spools, schema.names):
                 s.append(col[name])
             for name, (k, rows) in (stream.indexes(col) if stream.indexes else {}).items():
+                if exact.get(name):  # keys a reader can fold from the rows (format/folded.py)?
+                    exact[name] = folds_exactly(k, col[r.FOLDED[name]])
                 pairs = r.index_pairs(k, rows, first)
                 keys.from_arrow(pairs).insert_into(f"k_{name}")
             first += batch.num_rows
@@ -152,7 +155,8 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
         del spools, held
         for name in indexes:
-            schema = _PERMUTED_SCHEMA if name in r.PERMUTED.get(structure, ()) else _INDEX_SCHEMA
+            permuted = name in r.PERMUTED.get(structure, ()) or exact.get(name, False)
+            schema = _PERMUTED_SCHEMA if permuted else _INDEX_SCHEMA
             _write_index(keys, directory / r.file_name(structure, name), f"k_{name}", spool / name,
                          schema, memory)
     finally:
