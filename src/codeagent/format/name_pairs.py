@@ -48,7 +48,11 @@ def trigram_table(names: set[str]) -> pa.Table:
     name, gram = name[keep], gram[keep]
     length = padded_len[name] - 4
     # The key `gram\x00length` sorts by gram, then by the length's decimal string.
-    lengths = np.unique(length)
+    lengths = np.sort(length)  # distinct: np.unique without return_* imports numpy.ma (numpy 2.3+)
+    if len(lengths):
+        first = np.ones(len(lengths), dtype=bool)
+        first[1:] = lengths[1:] != lengths[:-1]
+        lengths = lengths[first]
     text_rank = np.empty(int(lengths.max()) + 1 if len(lengths) else 0, dtype=np.int64)
     text_rank[lengths] = np.argsort(np.argsort([str(n) for n in lengths.tolist()], kind="stable"))
     order = np.lexsort((name, text_rank[length], gram))
