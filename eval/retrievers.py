@@ -25,6 +25,11 @@ FUNCTIONS = "functions"  # auto grouped by symbol: the functions to look at (sco
 ENGINE_MODES = ("symbol", "text", "semantic", "hybrid", "auto", NO_HISTORY, FUNCTIONS)
 ALL_MODES = ENGINE_MODES + (BASELINE,)
 DEPTH = 50  # hits asked of every mode: enough distinct files for Acc@10 when hits are symbols
+_EDGES_AMONG = """
+SELECT src_path, dst_path, kind, confidence = 'exact', count(*) FROM edges
+WHERE src_path IN (SELECT unnest(?::VARCHAR[])) AND dst_path IN (SELECT unnest(?::VARCHAR[]))
+  AND src_path <> dst_path GROUP BY ALL
+"""
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,16 @@ class IndexedRef:
         from ..query.search import file_evidence
 
         return file_evidence(self._engine_view(), SearchRequest(query, limit=depth))
+
+    def candidate_edges(self, paths: list[str]) -> list[list]:
+        """[from, to, kind, exact, count] for the symbol-graph edges between two of `paths` (by
+        their index): what graph-neighbourhood features are tried from (eval/try_features)."""
+        view = self._engine_view()
+        if not view.has_table("edges"):
+            return []
+        at = {p: i for i, p in enumerate(paths)}
+        return [[at[s], at[d], kind, int(bool(exact)), int(n)]
+                for s, d, kind, exact, n in view.sql(_EDGES_AMONG, [paths, paths])]
 
     def close(self) -> None:
         if self._view is not None:

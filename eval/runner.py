@@ -200,9 +200,10 @@ def _dump_features(indexed: IndexedRef, cases: list[EvalCase], out: Path) -> Non
             if not cands:
                 continue
             rows = feature_rows(cands)
+            paths = [c.path for c in cands]
             fh.write(json.dumps({"id": case.case_id, "gold": list(case.gold_files), "features": FEATURES,
-                                 "paths": [c.path for c in cands],
-                                 "rows": [[round(x, 6) for x in r] for r in rows]}) + "\n")
+                                 "paths": paths, "rows": [[round(x, 6) for x in r] for r in rows],
+                                 "edges": indexed.candidate_edges(paths)}) + "\n")
 
 
 def stderr_progress(message: str) -> None:

@@ -84,24 +84,41 @@ def load(work: Path) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
 
 def fit(cases: list[tuple[np.ndarray, np.ndarray]], steps: int = STEPS, l2: float = L2) -> np.ndarray:
     """Weights minimising the mean softmax cross-entropy of the gold files (cases without a
-    gold candidate teach nothing and are left out)."""
-    cases = [(x, y) for x, y in cases if y.any()]
-    w0 = np.zeros(len(FEATURES))
-    w0[FEATURES.index("hand")] = 4.0  # the hand-set score alone, at a softmax temperature that fits it
-    w = w0.copy()
+    gold candidate teach nothing and are left out): full-batch Adam from the hand-set score,
+    L2 towards it."""
+    return fit_folds(cases, [-1] * len(cases), 1, l2, steps)[0]
+
+
+def fit_folds(cases: list[tuple[np.ndarray, np.ndarray]], fold: list[int], k: int, l2: float,
+              steps: int) -> np.ndarray:
+    """`fit` for k training sets at once (vectorised over padded candidate lists): row j of
+    the result is trained on every case whose fold is not j, so folds 0..k-1 held out one at
+    a time give leave-one-out models (eval/try_features). Columns after FEATURES start at 0."""
+    n_feat, width = cases[0][0].shape[1], max(len(y) for _, y in cases)
+    x = np.zeros((len(cases), width, n_feat))
+    y = np.zeros((len(cases), width))
+    live = np.zeros((len(cases), width), dtype=bool)
+    for c, (xc, yc) in enumerate(cases):
+        x[c, :len(yc)], y[c, :len(yc)], live[c, :len(yc)] = xc, yc, True
+    taught = y.any(axis=1)
+    t = (np.asarray(fold)[None, :] != np.arange(k)[:, None]) & taught[None, :]  # (k, cases)
+    t = t / t.sum(axis=1, keepdims=True)
+    w0 = np.zeros(n_feat)
+    w0[FEATURES.index("hand")] = 4.0
+    w = np.tile(w0, (k, 1))
     m, v = np.zeros_like(w), np.zeros_like(w)
     lr, b1, b2 = 0.05, 0.9, 0.999
-    for t in range(1, steps + 1):
-        grad = l2 * (w - w0)  # pulled towards the hand-set score, not towards nothing
-        for x, y in cases:
-            s = x @ w
-            p = np.exp(s - s.max())
-            p /= p.sum()
-            q = y * p / (y * p).sum()
-            grad += (x.T @ (p - q)) / len(cases)
+    for step in range(1, steps + 1):
+        s = np.einsum("cmf,kf->ckm", x, w)
+        s = np.where(live[:, None, :], s, -np.inf)
+        p = np.exp(s - s.max(axis=2, keepdims=True))
+        p /= p.sum(axis=2, keepdims=True)
+        yp = y[:, None, :] * p
+        q = yp / np.maximum(yp.sum(axis=2, keepdims=True), 1e-300)
+        grad = l2 * (w - w0) + np.einsum("kc,ckf->kf", t, np.einsum("ckm,cmf->ckf", p - q, x))
         m = b1 * m + (1 - b1) * grad
         v = b2 * v + (1 - b2) * grad * grad
-        w -= lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + 1e-8)
+        w = w - lr * (m / (1 - b1 ** step)) / (np.sqrt(v / (1 - b2 ** step)) + 1e-8)
     return w
 
 

@@ -150,3 +150,23 @@ def test_plan_groups_oldest_first_with_one_variant_per_ref():
 def test_scrub_copies_only_long_verbatim_queries():
     text = "see: Split the input text into words. and blanks"
     assert scrub_copies(text, ["Split the input text into words.", "blanks"]) == "see:  and blanks"
+
+
+def test_the_feature_dump_keeps_the_graph_edges_between_candidates(git_repo, tmp_path):
+    """`--features-out` (train_ranker dump): each case's candidates with their features, and
+    the symbol-graph edges between two candidates by their index (the raw material of the
+    graph features eval/try_features tries)."""
+    git_repo.write_many({"pkg/rows.py": "def render_rows(rows):\n    return '\\n'.join(rows)\n",
+                         "pkg/table.py": "from pkg.rows import render_rows\n\n\ndef render_table(rows):\n"
+                                         "    return render_rows(rows)\n"})
+    head = git_repo.commit("Render tables")
+    out = tmp_path / "features.jsonl"
+    opts = RunOptions(repo=git_repo.path, workdir=tmp_path / "work", modes=("auto",), features_out=out)
+    run_cases([EvalCase("render rows table", head, ("pkg/table.py",), id="table")], opts)
+    (case,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert case["id"] == "table" and case["gold"] == ["pkg/table.py"]
+    assert set(case["paths"]) == {"pkg/rows.py", "pkg/table.py"} and len(case["rows"]) == 2
+    at = {p: i for i, p in enumerate(case["paths"])}
+    kinds = {kind for src, dst, kind, _exact, n in case["edges"] if (src, dst) == (at["pkg/table.py"], at["pkg/rows.py"])}
+    assert "calls" in kinds
+    assert all(src != dst for src, dst, *_ in case["edges"])
