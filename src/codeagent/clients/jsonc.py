@@ -102,6 +102,7 @@ def _model(text: str, where: str) -> JSONObject:
 # refuses the file. Each escaped backslash is handed to it as \f instead: the same length, so
 # every offset holds, and turned back into a backslash in the values it returns.
 _ESCAPE = re.compile(r"\\(.)", re.S)  # an escape: a backslash and the character it escapes
+_STAND_INS = (("f", "\f"), ("b", "\b"), ("v", "\v"), ("t", "\t"), ("r", "\r"), ("n", "\n"))
 
 
 def _masked(text: str, esc: str = "f") -> str:
@@ -118,10 +119,11 @@ def _json5(text: str) -> Any:
         pass
     if "\\\\" not in text:
         return json5.loads(text)
-    for esc, char in (("f", "\f"), ("b", "\b")):  # a stand-in the file does not use itself
-        if char not in text and not any(m.group(1) == esc for m in _ESCAPE.finditer(text)):
+    used = {m.group(1) for m in _ESCAPE.finditer(text)}
+    for esc, char in _STAND_INS:  # a stand-in the file does not use itself
+        if char not in text and esc not in used:
             return _restored(json5.loads(_masked(text, esc)), char)
-    raise ValueError("escaped backslashes beside both form feeds and backspaces")
+    raise ValueError("escaped backslashes beside every one-letter control escape (\\f \\b \\v \\t \\r \\n)")
 
 
 def _restored(value: Any, char: str) -> Any:
