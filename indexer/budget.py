@@ -3,7 +3,9 @@ peak memory is set by the budget, not by the size of the repository."""
 
 from __future__ import annotations
 
+import ctypes
 import re
+import sys
 from dataclasses import dataclass
 
 from ..errors import InvalidParameter, OutOfMemory
@@ -17,6 +19,15 @@ MIN_MEMORY = 256 * MIB
 # the parsed shards' tables dropped once inserted, the batches are no longer a cold stdlib
 # build's peak (750-830 MiB at 1/40; docs/benchmarks/cold-build.md).
 ASSEMBLY_BYTES_PER_SOURCE_BYTE = 128
+
+# glibc's malloc serves a block below its mmap threshold from its arenas, and raises that
+# threshold (up to 32 MiB) each time it frees a mapped block: the numpy arrays of an assembly's
+# steps (the postings merge's rounds, run in DuckDB's scan threads, each with its own arena)
+# then came from arenas that kept their pages once freed, ~100 MiB of a cold stdlib build's
+# peak. A fixed threshold maps every block of this size or more on its own and unmaps it when
+# freed (docs/benchmarks/cold-build.md).
+MALLOC_MMAP_THRESHOLD = 1 << 20
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number in glibc's malloc.h
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": MIB, "g": 1 << 30, "t": 1 << 40}
 
@@ -60,6 +71,18 @@ class MemoryBudget:
     def parse_batch_bytes(self) -> int:
         """Source bytes read and handed to the parsers at once."""
         return min(64 * MIB, max(8 * MIB, self.total // 16))
+
+
+def return_large_frees() -> bool:
+    """Have malloc give blocks of MALLOC_MMAP_THRESHOLD bytes or more back to the system as
+    soon as they are freed (process-wide; True where it took: glibc on Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD) == 1
 
 
 def parse_memory(text: str) -> int:

@@ -25,6 +25,12 @@ from ...store import Store
 # blocks); 1 MiB writes least on both: docs/benchmarks/store.md.
 CHECKPOINT_BYTES = 1 << 20
 SKIP_WAL_BYTES = 0
+# DuckDB's allocator (jemalloc, on Linux) keeps the pages its statements freed until later
+# allocations decay them: through a cold build's steps that was ~100-150 MiB of RSS no
+# statement held (the graph's temp tables still resident during the postings merge). Its
+# background threads return them within a second (a process-wide setting; a no-op where
+# DuckDB has no jemalloc): docs/benchmarks/cold-build.md.
+ALLOCATOR_CONFIG = {"allocator_background_threads": True}
 
 
 def same_assembly_version(con) -> bool:
@@ -148,7 +154,7 @@ def connect(db_path: Path, spill: tuple[int, Path] | None = None):
     with held():  # a Ctrl-C raised inside DuckDB's module initialisation aborts the process
         import duckdb
 
-    con = duckdb.connect(str(db_path))
+    con = duckdb.connect(str(db_path), config=ALLOCATOR_CONFIG)
     if spill is not None:
         con.execute(f"SET memory_limit = '{spill[0]}B'")
         con.execute(f"SET temp_directory = {sql_literals([str(spill[1])])}")

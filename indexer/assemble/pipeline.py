@@ -33,7 +33,7 @@ from ... import format as fmt
 from ...format.assembly import TABLES_SQL
 from ...format.manifest import FileEntry, Manifest
 from ...store import Store, complete_marker, faults, write_assembly_sums
-from ..budget import MemoryBudget
+from ..budget import MemoryBudget, return_large_frees
 from .base import checkpoint, connect, copy_base, same_assembly_version
 from .graph import symbol_graph
 from .plan import Assembly
@@ -183,6 +183,7 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
     if batch_bytes is None:
         batch_bytes = memory.assembly_batch_bytes if memory is not None else BATCH_SOURCE_BYTES
     spill = (memory.duckdb_limit, store.tmp_dir / f"spill-{work.name}") if memory is not None else None
+    return_large_frees()
     con, merge = connect(work / fmt.DUCKDB_FILE, spill), None
     try:
         if base is not None and not same_assembly_version(con):

@@ -9,6 +9,7 @@ from pathlib import Path
 from ... import format as fmt
 from ...format.resident_write import write_resident
 from ..budget import MemoryBudget
+from .base import ALLOCATOR_CONFIG
 from .plan import Assembly
 
 
@@ -31,7 +32,7 @@ def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | N
     spill = store.tmp_dir / f"spill-resident-{work_dir.name}"
     limit = (assembly.memory or MemoryBudget()).duckdb_limit
     con = duckdb.connect(str(work_dir / fmt.DUCKDB_FILE), read_only=True,
-                         config={"memory_limit": f"{limit}B", "temp_directory": str(spill)})
+                         config={"memory_limit": f"{limit}B", "temp_directory": str(spill), **ALLOCATOR_CONFIG})
     try:
         write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}", base_dir,
                        memory=spool_memory(assembly.memory or MemoryBudget()))

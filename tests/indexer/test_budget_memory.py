@@ -98,3 +98,55 @@ def test_the_symbol_graph_fits_a_small_duckdb_limit(git_repo, tmp_path):
     edges = _edges(Store(git_repo.path / ".codeagent"), small.manifest_id)
     assert len(edges) > 30_000
     assert edges == _edges(Store(tmp_path / "default"), default.manifest_id)
+
+
+# Run in a fresh interpreter: a block is mapped only when malloc's arenas hold no free chunk
+# large enough, which a process that ran other tests cannot promise.
+_MAPPED_PROBE = """
+import ctypes, sys
+import numpy as np
+from codeagent.indexer.budget import MALLOC_MMAP_THRESHOLD, return_large_frees
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                               "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+try:
+    mallinfo2 = ctypes.CDLL(None).mallinfo2
+except AttributeError:
+    sys.exit(3)
+mallinfo2.restype = MallInfo2
+if sys.argv[1] == "set" and not return_large_frees():
+    sys.exit(3)
+raised = np.ones(24 * MALLOC_MMAP_THRESHOLD, np.uint8)
+del raised  # freed, a mapped block raises a dynamic threshold to its size
+for size in (MALLOC_MMAP_THRESHOLD, 8 * MALLOC_MMAP_THRESHOLD):
+    before = mallinfo2().hblkhd
+    block = np.ones(size, np.uint8)
+    mapped = mallinfo2().hblkhd - before
+    del block
+    print(mapped >= size, mallinfo2().hblkhd == before)
+"""
+
+
+@pytest.mark.parametrize("setting", ["set", "default"])
+def test_large_blocks_go_back_to_the_system_once_freed(setting):
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _MAPPED_PROBE, setting], capture_output=True, text=True)
+    if run.returncode == 3:
+        pytest.skip("glibc's malloc only")
+    assert run.returncode == 0, run.stderr
+    if setting == "set":  # mapped on their own, and unmapped when freed
+        assert run.stdout.split() == ["True", "True"] * 2
+    else:  # glibc's own threshold, raised by the freed 24 MiB: both served from its arena
+        assert run.stdout.split() == ["False", "True"] * 2
+
+def test_the_assembly_connection_returns_freed_pages(tmp_path):
+    from codeagent.indexer.assemble.base import connect
+
+    con = connect(tmp_path / "index.duckdb")
+    try:
+        assert con.execute("SELECT current_setting('allocator_background_threads')").fetchone() == (True,)
+    finally:
+        con.close()
