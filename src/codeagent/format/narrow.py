@@ -20,10 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import kernels
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: format/resident.py is imported by the CLI's quick commands
     import pyarrow as pa
+
+
+def _kernels():
+    from .. import kernels  # imports pyarrow: only when arrays are written or read
+
+    return kernels
 
 KEPT = ("row",)  # key indexes' row numbers keep int32 (readers index and renumber them)
 
@@ -47,7 +51,7 @@ def narrowed_type(array: pa.Array) -> pa.DataType:
         return pa.dictionary(narrowest(0, max(len(array.dictionary) - 1, 0), unsigned=True),
                              array.type.value_type)
     if array.type == pa.int32() and array.null_count == 0 and len(array):
-        bounds = kernels.call_function("min_max", [array])
+        bounds = _kernels().call_function("min_max", [array])
         return narrowest(bounds["min"].as_py(), bounds["max"].as_py())
     return array.type
 
@@ -60,8 +64,8 @@ def signed_codes(array: pa.DictionaryArray) -> pa.Array:
         return array.indices
     codes = array.indices
     if codes.type == pa.uint16():
-        codes = kernels.call_function("cast", [codes], kernels.CastOptions.safe(pa.int32()))
-    return kernels.fill_null(codes, -1)
+        codes = _kernels().call_function("cast", [codes], _kernels().CastOptions.safe(pa.int32()))
+    return _kernels().fill_null(codes, -1)
 
 
 def run_encoded(array: pa.DictionaryArray) -> pa.Array:
@@ -73,8 +77,8 @@ def run_encoded(array: pa.DictionaryArray) -> pa.Array:
     codes = array.indices.to_numpy(zero_copy_only=False)
     ends = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     starts = np.concatenate([np.zeros(min(len(codes), 1), np.int64), ends])
-    values = kernels.take(array.dictionary, codes[starts].astype(np.int64))
-    run_ends = kernels.from_numpy(np.append(ends, len(codes)).astype(np.int32) if len(codes)
+    values = _kernels().take(array.dictionary, codes[starts].astype(np.int64))
+    run_ends = _kernels().from_numpy(np.append(ends, len(codes)).astype(np.int32) if len(codes)
                                   else np.zeros(0, np.int32))
     return pa.RunEndEncodedArray.from_arrays(run_ends, values)
 
@@ -91,7 +95,7 @@ def narrowed(names: list[str], arrays: list[pa.Array], runs: tuple[str, ...] = (
             continue
         type_ = array.type if name in KEPT else narrowed_type(array)
         out.append(array if type_ == array.type else
-                   kernels.call_function("cast", [array], kernels.CastOptions.safe(type_)))
+                   _kernels().call_function("cast", [array], _kernels().CastOptions.safe(type_)))
     return out
 
 
@@ -118,7 +122,7 @@ def run_decoded(array: pa.Array) -> pa.DictionaryArray:
     ends = np.clip(ends - first, 0, n)
     lengths = np.diff(np.concatenate([[0], ends]))
     codes = np.repeat(np.arange(len(ends), dtype=np.int32), lengths)
-    return pa.DictionaryArray.from_arrays(kernels.from_numpy(codes), array.values)
+    return pa.DictionaryArray.from_arrays(_kernels().from_numpy(codes), array.values)
 
 
 def decoded_runs(table: pa.Table) -> pa.Table:
