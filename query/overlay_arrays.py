@@ -42,7 +42,7 @@ from ..format.manifest import paths_changed
 from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.folded import fold_array
 from ..format.narrow import decoded_runs, run_decoded, signed_codes
-from ..format.resident import StringColumn, whole
+from ..format.resident import StringColumn, rows_column, take_column, whole
 from .assembly_check import check_resident
 from .index import IndexView, sql_literals
 
@@ -332,8 +332,8 @@ def _keys(index, rows, part: str):
     if "key" in index.column_names:
         return whole(index.column("key"))
     if part in arrays.FOLDED:  # keys folded from a column of the rows (format/folded.py)
-        return fold_array(arrays._kernels().take(whole(rows.column(arrays.FOLDED[part])), whole(index.column("row"))))
-    return arrays._kernels().call_function("take", [whole(rows.column(part)), whole(index.column("row"))])
+        return fold_array(take_column(rows_column(rows, arrays.FOLDED[part]), whole(index.column("row"))))
+    return take_column(rows_column(rows, part), whole(index.column("row")))
 
 
 def _merge_index(base_part: tuple, new_part: tuple, part: str, old_to_new: np.ndarray, new_at: np.ndarray):

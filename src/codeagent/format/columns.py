@@ -87,3 +87,56 @@ class StringColumn:
         if self._valid is not None and not self._valid[i]:
             return None
         return self._data[self._offsets[i]:self._offsets[i + 1]]
+
+
+class JoinedColumn:
+    """A string column stored in two parts (RESIDENT_VERSION 5: the symbols' fq_name): row i is
+    `prefix[i] + rest[i]` where the prefix is not NULL, else `other[i]` (the value whole).
+    `prefix`: a dictionary column (a module's name and a dot, one per file); `rest` and
+    `other`: string columns of the same rows. Read per row (as StringColumn) or taken."""
+
+    def __init__(self, prefix: pa.Array, rest: pa.Array, other: pa.Array) -> None:
+        self._arrays = (whole(prefix), whole(rest), whole(other))
+        self._prefix, self._rest, self._other = (StringColumn(a) for a in self._arrays)
+
+    def __len__(self) -> int:
+        return len(self._prefix)
+
+    def __getitem__(self, i: int) -> str | None:
+        prefix = self._prefix[i]
+        return self._other[i] if prefix is None else prefix + self._rest[i]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (self[i] for i in range(len(self)))
+
+    def take(self, rows) -> pa.Array:
+        """Rows `rows` (a numpy or Arrow integer array) as one string array."""
+        import pyarrow as pa  # with kernels: only when a reader takes rows (the CLI's quick commands do not)
+
+        from .. import kernels
+
+        prefix, rest, other = (kernels.take(a, rows) for a in self._arrays)
+        if pa.types.is_dictionary(prefix.type):
+            prefix = kernels.call_function("cast", [prefix], kernels.CastOptions.safe(pa.string()))
+        joined = kernels.call_function("binary_join_element_wise", [prefix, rest, pa.scalar("")])
+        return kernels.call_function("coalesce", [joined, other])
+
+
+# A column kept in parts (JoinedColumn: prefix + rest, else other): the symbols' fq_name is its
+# file's module, a dot and its qualified_name (a prefix per file).
+JOINED = {"fq_name": ("fq_prefix", "qualified_name", "fq_other")}
+
+
+def take_column(column, rows) -> pa.Array:
+    """Rows `rows` of a column (an Arrow array or a JoinedColumn) as one array."""
+    from .. import kernels  # imports pyarrow: only when a reader takes rows
+
+    return column.take(rows) if isinstance(column, JoinedColumn) else kernels.take(whole(column), rows)
+
+
+def rows_column(table: pa.Table, name: str):
+    """The column `name` of a structure's rows: a JoinedColumn where the rows store it in parts
+    (JOINED), else the Arrow column."""
+    if name in JOINED and name not in table.column_names:
+        return JoinedColumn(*(table.column(part) for part in JOINED[name]))
+    return table.column(name)

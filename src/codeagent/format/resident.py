@@ -34,7 +34,9 @@ RESIDENT_VERSION history:
      path or a line number two (dictionary codes also in uint16). Key indexes' row numbers
      stay int32. Sorted columns as runs (each value once beside its run's last row: RUNS):
      the keys of the names' pairs and of the refs, the postings' terms (read by
-     StringColumn.span), the edges' src_path (sorted within each confidence).
+     StringColumn.span), the edges' src_path (sorted within each confidence). The symbols'
+     fq_name in parts (JOINED): its file's module prefix (dictionary-encoded) before the
+     row's qualified_name, or the whole name where it is not that (`fq_other`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from typing import TYPE_CHECKING
 
 from ..tokenize import split_identifier
 from .folded import FoldedKeys, PermutedKeys, folds_exactly
-from .columns import StringColumn, whole  # noqa: F401  (readers import them from here)
+from .columns import (JOINED, JoinedColumn, StringColumn, rows_column, take_column,  # noqa: F401  (readers import them)
+                      whole)
 from .narrow import narrowed_table
 from .name_pairs import trigram_key, trigram_table, trigrams  # noqa: F401  (query/ imports them from here)
 
@@ -74,13 +77,17 @@ SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified
        coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
        coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
        coalesce(s.body_hash, '') AS body_hash, s.ordinal,
+       CASE WHEN {fq_cut} || s.qualified_name = {fq} THEN {fq_cut} END AS fq_prefix,
+       CASE WHEN {fq_cut} || s.qualified_name = {fq} THEN NULL ELSE {fq} END AS fq_other,
        CASE WHEN {has_fq} AND {raw_key} = {fq} THEN NULL ELSE {raw_key} END AS raw_fq_key,
        {has_fq} AS has_fq, coalesce({has_fq} AND {raw_key} = {fq}, FALSE) AS raw_is_fq
 FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
-SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
-SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility")  # few distinct values: dictionary-encoded
+# index keys and fq_name (JOINED from its parts), not kept as columns
+SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded", "fq_name")
+SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility", "fq_prefix")  # few distinct values: dictionary-encoded
+
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key", "fq_key")
 # Folded indexes (index -> the rows' column folded): row numbers only when folds_exactly.
@@ -128,8 +135,9 @@ TEXTS_ORDER = ("path",)
 
 def symbols_sql(named: bool = True, keyed: bool = True) -> str:
     """The symbol table's rows; `named`/`keyed`: the assembly has symbol_names.fq_name/fq_key."""
+    fq = "coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name"
     return _SYMBOLS_SQL.format(
-        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
+        fq=fq, fq_cut=f"left({fq}, length({fq}) - length(s.qualified_name))",
         join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
         raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
         has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
@@ -151,16 +159,18 @@ class KeyIndex:
         else:
             if keys is None:
                 raise ValueError("a permuted key index needs the column it indexes")
-            self._key_array, self._column = None, whole(keys)
-            self.keys = (FoldedKeys(StringColumn(self._column), self.rows, self._column) if folded
-                         else PermutedKeys(StringColumn(self._column), self.rows))
+            self._key_array = None
+            self._column = keys if isinstance(keys, JoinedColumn) else whole(keys)
+            values = keys if isinstance(keys, JoinedColumn) else StringColumn(self._column)
+            self.keys = (FoldedKeys(values, self.rows, self._column) if folded
+                         else PermutedKeys(values, self.rows))
 
     @property
     def key_array(self) -> pa.Array:
         """The keys in order, as one array (a permuted index's taken from its column)."""
         if self._key_array is None:
             self._key_array = (self.keys.key_array() if isinstance(self.keys, FoldedKeys)
-                               else _call("take", self._column, _kernels().from_numpy(self.rows)))
+                               else take_column(self._column, _kernels().from_numpy(self.rows)))
         return self._key_array
 
     def span(self, key: str) -> tuple[int, int]:
