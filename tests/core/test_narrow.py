@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from codeagent import kernels
 from codeagent.format.narrow import (decoded_runs, narrowed, narrowed_table, narrowest, run_decoded,
                                      run_encoded, signed_codes)
+from codeagent.format.columns import JoinedColumn, rows_column, take_column
 from codeagent.format.resident import StringColumn
 
 WIDTH = {pa.int8(): 8, pa.int16(): 16, pa.uint16(): 16, pa.int32(): 32}
@@ -94,3 +95,22 @@ def test_only_the_named_sorted_columns_are_run_encoded():
     out = narrowed(["key", "other", "nulls"], [keys, keys, with_null], runs=("key", "nulls"))
     assert pa.types.is_run_end_encoded(out[0].type) and out[0].to_pylist() == ["a", "a", "b"]
     assert [pa.types.is_dictionary(a.type) for a in out[1:]] == [True, True]
+
+
+PARTS = st.lists(st.one_of(st.tuples(st.sampled_from(["m.", "pkg.mod.", ""]), st.text(max_size=4), st.none()),
+                           st.tuples(st.none(), st.none(), st.one_of(st.none(), st.text(max_size=4)))),
+                 max_size=20)
+
+
+@settings(max_examples=100, deadline=None)
+@given(PARTS)
+def test_a_joined_column_reads_and_takes_its_prefix_and_rest_or_the_whole(rows):
+    """fq_name kept in parts (resident.JOINED): prefix + rest where there is a prefix, else other."""
+    want = [None if p is None and o is None else o if p is None else p + r for p, r, o in rows]
+    prefix, rest, other = (pa.array([row[k] for row in rows], pa.string()) for k in range(3))
+    table = pa.table({"fq_prefix": kernels.dictionary_encode(prefix), "qualified_name": rest, "fq_other": other})
+    column = rows_column(table, "fq_name")
+    assert isinstance(column, JoinedColumn) and [column[i] for i in range(len(rows))] == want
+    order = list(reversed(range(len(rows))))
+    assert take_column(column, pa.array(order, pa.int64())).to_pylist() == [want[i] for i in order]
+    assert rows_column(table, "qualified_name").to_pylist() == rest.to_pylist()
