@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format.resident import EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, edge_arrays, whole
+from ..format.resident import EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, whole
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
 
@@ -25,11 +25,16 @@ class EdgeTable:
 
     def __init__(self, table=None, parts: dict | None = None) -> None:
         """From the rows of EDGES_SQL (`table`), or from their resident `parts`."""
+        import pyarrow as pa
+
         parts = parts if parts is not None else edge_arrays(table)
         self.table = parts["rows"]
         kind = whole(self.table.column("kind"))
         self.kind_codes = kind.indices.to_numpy(zero_copy_only=False)
         self.kind_names: list[str] = kind.dictionary.to_pylist()
+        # run-encoded columns (format/resident.RUNS), read per row: Arrow takes no runs
+        self._runs = {f.name: StringColumn(self.table.column(f.name)) for f in self.table.schema
+                      if pa.types.is_run_end_encoded(f.type)}
         self.by_src = KeyIndex(parts["src_id"], self.table.column("src_id"))  # permuted indexes
         self.by_dst = KeyIndex(parts["dst_id"], self.table.column("dst_id"))
 
@@ -60,5 +65,7 @@ class EdgeTable:
         found = found[np.isin(self.kind_codes[found], wanted)][:limit]
         if not len(found):
             return []
-        taken = self.table.take(found)
-        return list(zip(*(taken.column(n).to_pylist() for n in COLUMNS)))
+        taken = self.table.select([n for n in COLUMNS if n not in self._runs]).take(found)
+        found = found.tolist()
+        return list(zip(*([self._runs[n][i] for i in found] if n in self._runs else taken.column(n).to_pylist()
+                          for n in COLUMNS)))

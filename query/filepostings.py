@@ -91,11 +91,10 @@ class FilePostings:
     def _span(self, term: str) -> tuple[int, int]:
         """The rows of `term`: a binary search over the sorted distinct terms (a Python list:
         no string decoded per probe) and one over the rows' codes, when the terms are
-        dictionary-encoded in sorted order as the assembly writes them; else a binary search
-        over the column."""
-        if self._codes is None:
-            lo = bisect.bisect_left(self.terms, term)
-            return lo, bisect.bisect_right(self.terms, term, lo)
+        dictionary-encoded in sorted order as the in-memory builder makes them; over the
+        runs' terms when they are run-encoded (as the assembly writes them)."""
+        if self._codes is None:  # run-encoded, as the assembly writes them, or not encoded
+            return self.terms.span(term)
         code = bisect.bisect_left(self._values, term, 0, len(self._values) - 1)
         if code == len(self._values) - 1 or self._values[code] != term:
             return 0, 0

@@ -234,9 +234,7 @@ class NameIndex:
         a report-length query asks for a thousand tokens, most of them again."""
         span = self._token_spans.get(token)
         if span is None:
-            keys = self._subtokens[0]
-            lo = bisect.bisect_left(keys, token)
-            span = (lo, bisect.bisect_right(keys, token, lo))
+            span = self._subtokens[0].span(token)
             if len(self._token_spans) < 1 << 16:
                 self._token_spans[token] = span
         return span
@@ -262,8 +260,7 @@ class NameIndex:
         keys, names = self._trigrams
 
         def span(key: str) -> range:
-            lo = bisect.bisect_left(keys, key)
-            return range(lo, bisect.bisect_right(keys, key, lo))
+            return range(*keys.span(key))
 
         lengths = range(max(len(q) - max_distance, 1), len(q) + max_distance + 1)
         postings = {g: [span(trigram_key(g, n)) for n in lengths] for g in trigrams(q)}

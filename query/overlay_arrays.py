@@ -41,7 +41,8 @@ from ..format import resident as arrays
 from ..format.manifest import paths_changed
 from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.folded import fold_array
-from ..format.resident import StringColumn, whole
+from ..format.narrow import decoded_runs, run_decoded, signed_codes
+from ..format.resident import StringColumn, rows_column, take_column, whole
 from .assembly_check import check_resident
 from .index import IndexView, sql_literals
 
@@ -240,10 +241,11 @@ def path_rows(column, paths: frozenset[str]) -> np.ndarray:
     array = whole(column)
     if not paths:
         return np.zeros(len(array), dtype=bool)
+    if pa.types.is_run_end_encoded(array.type):  # a run per path at most: read as codes
+        array = run_decoded(array)
     if pa.types.is_dictionary(array.type):
         codes = [i for i, v in enumerate(array.dictionary.to_pylist()) if v in paths]
-        indices = array.indices.fill_null(-1) if array.null_count else array.indices
-        return np.isin(indices.to_numpy(zero_copy_only=False), codes)
+        return np.isin(signed_codes(array).to_numpy(zero_copy_only=False), codes)
     return np.fromiter((v in paths for v in StringColumn(array)), dtype=bool, count=len(array))
 
 
@@ -298,7 +300,7 @@ def merge_sorted(base, keep: np.ndarray, new, base_key: Key, new_key: Key):
     source = np.empty(len(kept) + n, dtype=np.int64)
     source[kept_at] = kept
     source[new_at] = base.num_rows + np.arange(n)
-    both = pa.concat_tables([base.replace_schema_metadata(None), new.replace_schema_metadata(None)],
+    both = pa.concat_tables([decoded_runs(t).replace_schema_metadata(None) for t in (base, new)],
                             promote_options="permissive")
     old_to_new = np.full(base.num_rows, -1, dtype=np.int64)
     old_to_new[kept] = kept_at
@@ -330,8 +332,8 @@ def _keys(index, rows, part: str):
     if "key" in index.column_names:
         return whole(index.column("key"))
     if part in arrays.FOLDED:  # keys folded from a column of the rows (format/folded.py)
-        return fold_array(arrays._kernels().take(whole(rows.column(arrays.FOLDED[part])), whole(index.column("row"))))
-    return arrays._kernels().call_function("take", [whole(rows.column(part)), whole(index.column("row"))])
+        return fold_array(take_column(rows_column(rows, arrays.FOLDED[part]), whole(index.column("row"))))
+    return take_column(rows_column(rows, part), whole(index.column("row")))
 
 
 def _merge_index(base_part: tuple, new_part: tuple, part: str, old_to_new: np.ndarray, new_at: np.ndarray):

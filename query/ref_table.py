@@ -11,8 +11,6 @@ path's order: (path, start_line, ordinal).
 
 from __future__ import annotations
 
-import bisect
-
 from ..format.resident import REF_COLUMNS, REFS_SQL, StringColumn, ref_arrays
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
@@ -37,8 +35,7 @@ class RefTable:
     def uses(self, name: str, allowed: set[str] | None, limit: int) -> list[tuple]:
         """Rows (COLUMNS) whose target is `name` or ends with `.name` (`name` has no dot),
         in files `allowed` (None: all), in (path, start_line) order, at most `limit`."""
-        lo = bisect.bisect_left(self.keys, name)
-        hi = bisect.bisect_right(self.keys, name, lo)
+        lo, hi = self.keys.span(name)
         if hi <= lo or limit <= 0:
             return []
         if allowed is None:
@@ -48,5 +45,5 @@ class RefTable:
             rows = [lo + k for k, p in enumerate(paths) if p in allowed][:limit]
         if not rows:
             return []
-        taken = self.table.take(rows)
+        taken = self.table.select(list(COLUMNS)).take(rows)  # not the keys: Arrow takes no runs
         return list(zip(*(taken.column(n).to_pylist() for n in COLUMNS)))

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from ..errors import AssemblyVanished
 from ..format import resident as arrays
-from ..format.resident import KeyIndex, StringColumn, whole
+from ..format.resident import JoinedColumn, KeyIndex, StringColumn, rows_column, whole
 from .assembly_check import check_resident
 from .index import IndexView
 from .names import NameIndex, SymbolRow
@@ -105,9 +105,10 @@ class SymbolRows(Sequence):
     def __init__(self, table) -> None:
         import pyarrow as pa
 
-        self._columns = [StringColumn(table.column(n)) if pa.types.is_string(table.schema.field(n).type)
-                         or pa.types.is_dictionary(table.schema.field(n).type)
-                         else _NumberColumn(table.column(n)) for n in HOT]
+        columns = {n: rows_column(table, n) for n in HOT}
+        self._columns = [c if isinstance(c, JoinedColumn) else StringColumn(c)
+                         if pa.types.is_string(c.type) or pa.types.is_dictionary(c.type)
+                         else _NumberColumn(c) for c in columns.values()]
         self._len = table.num_rows
         self._recent: dict[int, SymbolRow] = {}  # rows read lately (a ranking reads each again)
 
@@ -187,8 +188,8 @@ class SymbolTable:
         # take().to_pylist() and scalar as_py() on a dictionary cost 2-3x a plain string's.
         self._cold_strings = {n: StringColumn(self._cold_arrays[n]) for n in COLD
                               if n in arrays.SYMBOL_DICTIONARY}
-        keys = {n: main.column(n) if n in arrays.SYMBOL_PERMUTED else
-                main.column(arrays.FOLDED[n]) if n in arrays.FOLDED else None for n in arrays.SYMBOL_INDEXES}
+        keys = {n: rows_column(main, n) if n in arrays.SYMBOL_PERMUTED else
+                rows_column(main, arrays.FOLDED[n]) if n in arrays.FOLDED else None for n in arrays.SYMBOL_INDEXES}
         folded = {n: n in arrays.FOLDED for n in arrays.SYMBOL_INDEXES}
         self._index = {n: _LazyIndex(parts[n], keys[n], folded[n]) if callable(parts[n])
                        else KeyIndex(parts[n], keys[n], folded[n]) for n in arrays.SYMBOL_INDEXES}

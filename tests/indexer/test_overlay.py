@@ -157,12 +157,18 @@ def _lazy_indexes_agree(view, built: dict) -> None:
         if "key" in built[part].column_names:
             keys = built[part].column("key").to_pylist()
         elif part in resident.FOLDED:  # folded: no keys stored, the rows' column folded
-            keys = [fold_key(built["rows"].column(resident.FOLDED[part])[i].as_py()) for i in rows]
+            keys = [fold_key(_value(built["rows"], resident.FOLDED[part], i)) for i in rows]
         else:  # permuted: no keys stored
-            keys = [built["rows"].column(part)[i].as_py() for i in rows]
+            keys = [_value(built["rows"], part, i) for i in rows]
         assert made.key_array.to_pylist() == keys
         assert list(made.keys) == keys
         assert made.rows.tolist() == rows
+
+
+def _value(rows, name: str, i: int):
+    """Row i's `name` (a column of the rows, or one kept in parts: resident.JOINED)."""
+    column = resident.rows_column(rows, name)
+    return column[i] if isinstance(column, resident.JoinedColumn) else column[i].as_py()
 
 
 def _follows(follower: IndexFollower, root: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import io
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -313,12 +314,18 @@ def _copy(src: int, dst: int, offset: int, size: int) -> None:
         offset, size = offset + done, size - done
 
 
-def write_spooled(path: Path, schema: pa.Schema, spools: list[Spool]) -> None:
+def write_spooled(path: Path, schema: pa.Schema, spools: list[Spool],
+                  adjust: Callable[[list[str], list[pa.Array]], list[pa.Array]] | None = None) -> None:
     """Write `spools` (one per field of `schema`, in order) as the IPC file `path`: one record
-    batch, none when they are empty (as `write_table` writes an empty table)."""
+    batch, none when they are empty (as `write_table` writes an empty table); `adjust`: maps
+    the columns (names, arrays) to those written, the fields' types following theirs."""
     maps = Mapped()
     try:
         arrays = [s.finish(maps) for s in spools]
+        if adjust is not None:
+            arrays = adjust(schema.names, arrays)
+            schema = pa.schema([pa.field(f.name, a.type, f.nullable, f.metadata) for f, a in zip(schema, arrays)],
+                               metadata=schema.metadata)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             with pa.ipc.new_file(pa.PythonFile(_Sink(fd, maps), mode="w"), schema) as writer:

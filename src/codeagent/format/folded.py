@@ -113,9 +113,9 @@ class FoldedKeys:
 
     def key_array(self) -> pa.Array:
         """The keys in order, as one array."""
-        from .. import kernels  # imports pyarrow: only when a reader asks for the whole array
+        from .columns import take_column  # imports pyarrow: only when a reader asks for the whole array
 
-        return fold_array(kernels.take(self._array, self._rows))
+        return fold_array(take_column(self._array, self._rows))
 
 
 class PermutedKeys:

@@ -29,6 +29,14 @@ RESIDENT_VERSION history:
      library), their visibility dictionary-encoded; postings' dl an INTEGER, not a DOUBLE.
   4: the folded-name indexes (FOLDED: qualified_key, and fq_key split out of it) hold only
      row numbers; readers fold the rows' column (format/folded.py), where it folds exactly.
+  5: dictionary codes and integer columns (NULL-free) in the narrowest of int8, int16 and
+     int32 that holds them (format/narrow.py): a kind or a confidence takes a byte a row, a
+     path or a line number two (dictionary codes also in uint16). Key indexes' row numbers
+     stay int32. Sorted columns as runs (each value once beside its run's last row: RUNS):
+     the keys of the names' pairs and of the refs, the postings' terms (read by
+     StringColumn.span), the edges' src_path (sorted within each confidence). The symbols'
+     fq_name in parts (JOINED): its file's module prefix (dictionary-encoded) before the
+     row's qualified_name, or the whole name where it is not that (`fq_other`).
 """
 
 from __future__ import annotations
@@ -36,19 +44,22 @@ from __future__ import annotations
 import bisect
 import mmap
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 from ..tokenize import split_identifier
 from .folded import FoldedKeys, PermutedKeys, folds_exactly
+from .columns import (JOINED, JoinedColumn, StringColumn, rows_column, take_column,  # noqa: F401  (readers import them)
+                      whole)
+from .narrow import narrowed_table
 from .name_pairs import trigram_key, trigram_table, trigrams  # noqa: F401  (query/ imports them from here)
 
 if TYPE_CHECKING:  # imported where used: the CLI's quick commands load no pyarrow.compute
     import pyarrow as pa
 
-RESIDENT_VERSION = 4
+RESIDENT_VERSION = 5
 _VERSION_KEY = b"codeagent.resident_version"
 _SOURCE_KEY = b"codeagent.source"  # digest of the rows a reusable structure was built from
 # Costly to build, and their rows (the distinct names) rarely change with an edit: an
@@ -66,13 +77,17 @@ SELECT s.symbol_id, s.stable_id, s.path, s.language, s.kind, s.name, s.qualified
        coalesce(s.doc, '') AS doc, coalesce(s.visibility, '') AS visibility,
        coalesce(s.modifiers, []) AS modifiers, s.start_col, s.end_col, s.name_line, s.parent_id,
        coalesce(s.body_hash, '') AS body_hash, s.ordinal,
+       CASE WHEN {fq_cut} || s.qualified_name = {fq} THEN {fq_cut} END AS fq_prefix,
+       CASE WHEN {fq_cut} || s.qualified_name = {fq} THEN NULL ELSE {fq} END AS fq_other,
        CASE WHEN {has_fq} AND {raw_key} = {fq} THEN NULL ELSE {raw_key} END AS raw_fq_key,
        {has_fq} AS has_fq, coalesce({has_fq} AND {raw_key} = {fq}, FALSE) AS raw_is_fq
 FROM symbols s {join}
 ORDER BY s.path, s.start_line, s.ordinal
 """
-SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded")  # index keys, not kept as columns
-SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility")  # few distinct values: dictionary-encoded
+# index keys and fq_name (JOINED from its parts), not kept as columns
+SYMBOL_KEYS = ("name_key", "qualified_key", "fq_key_folded", "fq_name")
+SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility", "fq_prefix")  # few distinct values: dictionary-encoded
+
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key", "fq_key")
 # Folded indexes (index -> the rows' column folded): row numbers only when folds_exactly.
@@ -108,6 +123,9 @@ l AS (SELECT path, sum(length)::INTEGER AS dl FROM docs WHERE doc_kind = 'c' GRO
 SELECT p.term, p.path, p.tf, l.dl FROM p LEFT JOIN l USING (path)
 """
 POSTINGS_COLUMNS = ("term", "path", "tf", "dl")
+# Sorted dictionary columns written as runs (format/narrow.run_encoded): (structure, part) -> columns.
+RUNS = {("postings", "rows"): ("term",), ("names", "subtokens"): ("key",), ("names", "trigrams"): ("key",),
+        ("refs", "rows"): ("key",), ("edges", "rows"): ("src_path",)}
 POSTINGS_ORDER = ("term", "path")
 POSTINGS_DICTIONARY = ("term", "path")
 NAMES_SQL = "SELECT DISTINCT name FROM symbols WHERE name IS NOT NULL ORDER BY name"
@@ -117,70 +135,15 @@ TEXTS_ORDER = ("path",)
 
 def symbols_sql(named: bool = True, keyed: bool = True) -> str:
     """The symbol table's rows; `named`/`keyed`: the assembly has symbol_names.fq_name/fq_key."""
+    fq = "coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name"
     return _SYMBOLS_SQL.format(
-        fq="coalesce(n.fq_name, s.qualified_name)" if named else "s.qualified_name",
+        fq=fq, fq_cut=f"left({fq}, length({fq}) - length(s.qualified_name))",
         join="LEFT JOIN symbol_names n USING (symbol_id)" if named else "",
         raw_key="n.fq_key" if keyed else "NULL::VARCHAR",
         has_fq="n.fq_name IS NOT NULL" if named else "FALSE", test=TEST_PATH_RE2)
 
 
 # ---- key indexes ------------------------------------------------------------------------------
-def whole(column) -> pa.Array:
-    """A column as one array, in place when it is one chunk (combine_chunks copies even then,
-    which would read every page of a mapped file into private memory)."""
-    import pyarrow as pa
-
-    if isinstance(column, pa.ChunkedArray):
-        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-    return column
-
-
-class StringColumn:
-    """An Arrow string array read in place (offsets and bytes), as a sequence of str/None."""
-
-    def __init__(self, array: pa.Array) -> None:
-        import numpy as np
-        import pyarrow as pa
-
-        array = whole(array)
-        if pa.types.is_dictionary(array.type):
-            codes = array.indices if array.null_count == 0 else array.indices.fill_null(-1)
-            self._codes = codes.to_numpy(zero_copy_only=False)
-            self._values = array.dictionary.to_pylist() + [None]
-            self._len = len(array)
-            return
-        self._codes = None
-        wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
-        _, offsets, data = array.buffers()
-        self._offsets = np.frombuffer(offsets, dtype=wide)[array.offset:array.offset + len(array) + 1]
-        self._data = memoryview(data) if data is not None else memoryview(b"")
-        self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
-        self._len = len(array)
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, i: int) -> str | None:
-        if self._codes is not None:
-            return self._values[self._codes[i]]
-        if self._valid is not None and not self._valid[i]:
-            return None
-        return str(self._data[self._offsets[i]:self._offsets[i + 1]], "utf-8")
-
-    def __iter__(self) -> Iterator[str | None]:
-        return (self[i] for i in range(self._len))
-
-    def raw(self, i: int) -> memoryview | bytes | None:
-        """Row i's UTF-8 bytes, in place (no decoding: a caller that reads a few lines of a
-        long text decodes only those)."""
-        if self._codes is not None:
-            value = self._values[self._codes[i]]
-            return None if value is None else value.encode("utf-8")
-        if self._valid is not None and not self._valid[i]:
-            return None
-        return self._data[self._offsets[i]:self._offsets[i + 1]]
-
-
 class KeyIndex:
     """Rows by key: the keys sorted (bytewise, which is code-point order) beside their row
     numbers, ascending within a key; a look-up is a binary search. A permuted index (the
@@ -196,16 +159,18 @@ class KeyIndex:
         else:
             if keys is None:
                 raise ValueError("a permuted key index needs the column it indexes")
-            self._key_array, self._column = None, whole(keys)
-            self.keys = (FoldedKeys(StringColumn(self._column), self.rows, self._column) if folded
-                         else PermutedKeys(StringColumn(self._column), self.rows))
+            self._key_array = None
+            self._column = keys if isinstance(keys, JoinedColumn) else whole(keys)
+            values = keys if isinstance(keys, JoinedColumn) else StringColumn(self._column)
+            self.keys = (FoldedKeys(values, self.rows, self._column) if folded
+                         else PermutedKeys(values, self.rows))
 
     @property
     def key_array(self) -> pa.Array:
         """The keys in order, as one array (a permuted index's taken from its column)."""
         if self._key_array is None:
             self._key_array = (self.keys.key_array() if isinstance(self.keys, FoldedKeys)
-                               else _call("take", self._column, _kernels().from_numpy(self.rows)))
+                               else take_column(self._column, _kernels().from_numpy(self.rows)))
         return self._key_array
 
     def span(self, key: str) -> tuple[int, int]:
@@ -416,7 +381,7 @@ def write_arrays(directory: Path, structure: str, arrays: dict[str, pa.Table],
     import pyarrow as pa
 
     for part, table in arrays.items():
-        table = table.replace_schema_metadata(file_metadata(source)).combine_chunks()
+        table = narrowed_table(table.replace_schema_metadata(file_metadata(source)), RUNS.get((structure, part), ()))
         with pa.OSFile(str(directory / file_name(structure, part)), "wb") as sink:
             with pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)

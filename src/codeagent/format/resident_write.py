@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from ..hashing import hash_bytes
 from . import resident as r
 from .arrow_spool import Spool, SpoolMemory, write_spooled
 from .folded import folds_exactly
+from .narrow import narrowed
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
 TEXT_BATCH_BYTES = 32 << 20
@@ -152,7 +154,8 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
                 keys.from_arrow(pairs).insert_into(f"k_{name}")
             first += batch.num_rows
         del reader
-        write_spooled(directory / r.file_name(structure, "rows"), schema, spools)
+        write_spooled(directory / r.file_name(structure, "rows"), schema, spools,
+                      partial(narrowed, runs=r.RUNS.get((structure, "rows"), ())))
         del spools, held
         for name in indexes:
             permuted = name in r.PERMUTED.get(structure, ()) or exact.get(name, False)
