@@ -27,7 +27,7 @@ import numpy as np
 
 from ..query.ranking.learned import FEATURES
 from .metrics import bootstrap_ci
-from .train_ranker import L2, REPOS, STEPS, WORK, fit_folds
+from .train_ranker import L2, REPOS, STEPS, WORK, fit_folds, metrics
 
 HAND, HISTORY, BODY, PRIOR, RECENCY = (FEATURES.index(f) for f in ("hand", "history", "body", "log_prior", "recency"))
 SEEDS = 5  # the top candidates by the hand-set score whose neighbours are looked for
@@ -181,12 +181,8 @@ def load(work: Path) -> dict[str, list[Case]]:
 
 def per_task(cases: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray) -> np.ndarray:
     """(MRR@10, Acc@1) of each case under weights `w`."""
-    out = np.zeros((len(cases), 2))
-    for k, (x, y) in enumerate(cases):
-        hits = np.nonzero(y[np.argsort(-(x @ w), kind="stable")])[0]
-        if hits.size and hits[0] < 10:
-            out[k] = (1.0 / (1 + hits[0]), float(hits[0] == 0))
-    return out
+    return np.array([[m["mrr@10"], m["acc@1"]] for m in (metrics([c], lambda x: x @ w) for c in cases)]
+                    ).reshape(len(cases), 2)
 
 
 def loro(data: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float, steps: int) -> dict[str, np.ndarray]:
