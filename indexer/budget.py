@@ -3,7 +3,6 @@ peak memory is set by the budget, not by the size of the repository."""
 
 from __future__ import annotations
 
-import ctypes
 import re
 import sys
 from dataclasses import dataclass
@@ -78,6 +77,8 @@ def return_large_frees() -> bool:
     soon as they are freed (process-wide; True where it took: glibc on Linux)."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # ~10 ms: imported by a build, not by every command that imports the budget
+
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
