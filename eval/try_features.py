@@ -44,6 +44,8 @@ class Case:
         self.y = np.asarray([p in gold for p in raw["paths"]], dtype=np.float64)
         self.paths: list[str] = raw["paths"]
         self.edges: list[list] = raw.get("edges", [])
+        self.id: str = raw.get("id", "")
+        self.cols: dict[str, np.ndarray] = {}  # columns computed elsewhere (eval/try_semantic)
 
 
 def _seed_weights(v: np.ndarray, k: int = SEEDS) -> np.ndarray:
@@ -193,8 +195,9 @@ def loro(data: dict[str, list[tuple[np.ndarray, np.ndarray]]], l2: float, steps:
     return {n: per_task(data[n], w[k]) for k, n in enumerate(names)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def options(doc: str) -> argparse.ArgumentParser:
+    """The judging options (shared with eval/try_semantic)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--only", default="", help="comma-separated EXTRA names, or a+b to try columns together")
     ap.add_argument("--boot", type=int, default=2000)
@@ -202,8 +205,14 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=STEPS)
     ap.add_argument("--per-repo", action="store_true")
     ap.add_argument("--drop", default="", help="trailing FEATURES left out of the base model")
-    args = ap.parse_args()
-    data = load(args.work)
+    return ap
+
+
+def judge(data: dict[str, list[Case]], extra: dict[str, Callable[[Case], np.ndarray]],
+          args: argparse.Namespace) -> None:
+    """Print the base model's LORO figures, then one table row per combination of `extra`
+    columns (`args.only`, or each of `extra` alone): pooled figures, paired bootstrap 95%
+    intervals of the gains, the worst repository."""
     keep = [i for i, f in enumerate(FEATURES) if f not in args.drop.split(",")]
     for cs in data.values():
         for c in cs:
@@ -215,9 +224,9 @@ def main() -> None:
     print(f"base ({len(keep)} features): MRR@10 {b_all[:, 0].mean():.3f} Acc@1 {b_all[:, 1].mean():.3f}")
     print("| feature | MRR@10 | Δ [95% CI] | Acc@1 | Δ [95% CI] | worst repo ΔMRR | repos < -0.03 |")
     print("|---|---:|---|---:|---|---|---:|")
-    for combo in (args.only.split(",") if args.only else list(EXTRA)):
+    for combo in (args.only.split(",") if args.only else list(extra)):
         names = combo.split("+")
-        wide = {n: [(np.hstack([c.x] + [EXTRA[e](c)[:, None] for e in names]), c.y) for c in cs]
+        wide = {n: [(np.hstack([c.x] + [extra[e](c)[:, None] for e in names]), c.y) for c in cs]
                 for n, cs in data.items()}
         got = loro(wide, args.l2, args.steps)
         g_all = np.vstack(list(got.values()))
@@ -233,6 +242,10 @@ def main() -> None:
                 print(f"    {n}: {b[n][:, 0].mean():.3f} -> {got[n][:, 0].mean():.3f}  "
                       f"Acc@1 {b[n][:, 1].mean():.3f} -> {got[n][:, 1].mean():.3f}")
 
+
+def main() -> None:
+    args = options(__doc__).parse_args()
+    judge(load(args.work), EXTRA, args)
 
 if __name__ == "__main__":
     main()
