@@ -32,6 +32,9 @@ def _py(path: str, defs: list[str], calls: list[str], imports: list[str]) -> lis
         lines += [f"def {name}():", *([f"    {c}()" for c in calls] or ["    pass"])]
         if i == 0:
             lines += [f"class K{_title(name)}:", f"    def {name}(self):", f"        return {name}()"]
+        if i == 1:  # a subclass calling an inherited method through self
+            lines += [f"class K{_title(name)}(K{_title(defs[0])}):", f"    def {name}(self):",
+                      f"        return self.{defs[0]}()"]
     return lines + [f"{c}()" for c in calls]
 
 
@@ -41,6 +44,9 @@ def _ts(path: str, defs: list[str], calls: list[str], imports: list[str]) -> lis
         lines += [f"export function {name}() {{", *[f"  {c}();" for c in calls], "}"]
         if i == 0:
             lines += [f"export class K{_title(name)} {{", f"  {name}() {{", f"    return {name}();", "  }", "}"]
+        if i == 1:
+            lines += [f"export class K{_title(name)} extends K{_title(defs[0])} {{", f"  {name}() {{",
+                      f"    return this.{defs[0]}();", "  }", "}"]
     return lines + [f"{c}();" for c in calls]
 
 
@@ -54,7 +60,8 @@ def _go(path: str, defs: list[str], calls: list[str], imports: list[str]) -> lis
         lines += [f"func {name_of(name)}() {{", *[f"\t{name_of(c)}()" for c in calls], "}"]
         if i == 0:
             lines += [f"type K{_title(name)} struct{{}}", f"func (k *K{_title(name)}) {name}() int {{",
-                      f"\t{name_of(name)}()", "\treturn 1", "}"]
+                      f"\t{name_of(name)}()", "\treturn 1", "}", f"func (k *K{_title(name)}) run() int {{",
+                      f"\treturn k.{name}()", "}"]
     return lines
 
 
@@ -65,7 +72,8 @@ def _rs(path: str, defs: list[str], calls: list[str], imports: list[str]) -> lis
         lines += [f"pub fn {name}() {{", *[f"    {c}();" for c in calls], "}"]
         if i == 0:
             lines += [f"pub struct K{_title(name)};", f"impl K{_title(name)} {{", f"    pub fn {name}(&self) -> i32 {{",
-                      f"        {name}();", "        1", "    }", "}"]
+                      f"        {name}();", "        1", "    }", "    pub fn run(&self) -> i32 {",
+                      f"        self.{name}()", "    }", "}"]
     return lines
 
 
@@ -78,23 +86,27 @@ def _java(path: str, defs: list[str], calls: list[str], imports: list[str]) -> l
         if i == 0:
             lines += [f"  static class K{_title(name)} {{", f"    int {name}() {{", f"      {name}();", "      return 1;",
                       "    }", "  }"]
+        if i == 1:
+            lines += [f"  static class K{_title(name)} extends K{_title(defs[0])} {{", f"    int {name}() {{",
+                      f"      return this.{defs[0]}();", "    }", "  }"]
     return lines + ["}"]
 
 
-# Per language: its files, the files no edit touches, the module template, the call lines an
-# edit adds (repository functions and methods, another file's, and a library's: inert), the
-# line comment and the statement terminator.
+# Per language: its files, the files no edit touches, the module template (functions; a class,
+# and a subclass or a method calling another through its receiver), the call lines an edit adds
+# (repository functions and methods, another file's, a library's: inert, and a method through
+# self/this: resolved through the class's ancestry), the line comment and the statement terminator.
 LANGUAGES = {
     "python": (["a.py", "b.py", "pkg/__init__.py", "pkg/c.py"], {}, _py,
-               ["alpha", "beta", "KAlpha().alpha", "gamma", "len"], "#", ""),
+               ["alpha", "beta", "KAlpha().alpha", "gamma", "len", "self.alpha"], "#", ""),
     "typescript": (["a.ts", "b.ts", "lib/c.ts"], {}, _ts,
-                   ["alpha", "beta", "new KAlpha().alpha", "gamma", "console.log"], "//", ";"),
+                   ["alpha", "beta", "new KAlpha().alpha", "gamma", "console.log", "this.alpha"], "//", ";"),
     "go": (["main.go", "b.go", "c/c.go"], {"go.mod": "module example.com/m\n\ngo 1.21\n"}, _go,
-           ["alpha", "beta", "new(KAlpha).alpha", "c.Gamma", "fmt.Println"], "//", ""),
+           ["alpha", "beta", "new(KAlpha).alpha", "c.Gamma", "fmt.Println", "k.alpha"], "//", ""),
     "rust": (["src/lib.rs", "src/b.rs", "src/c.rs"], {}, _rs,
-             ["alpha", "beta", "KAlpha.alpha", "crate::c::gamma", "println!"], "//", ";"),
+             ["alpha", "beta", "KAlpha.alpha", "crate::c::gamma", "println!", "self.alpha"], "//", ";"),
     "java": (["p/A.java", "p/B.java", "q/C.java"], {}, _java,
-             ["alpha", "beta", "new A.KAlpha().alpha", "C.gamma", "System.out.println"], "//", ";"),
+             ["alpha", "beta", "new A.KAlpha().alpha", "C.gamma", "System.out.println", "this.alpha"], "//", ";"),
 }
 _NAMED = re.compile(r"\b(" + "|".join(NAMES) + r")\b")
 _KEYWORDS = ("import ", "from ", "use ", "mod ", "package ", "return ", "def ", "func ", "fn ", "pub ", "export ",
@@ -169,7 +181,7 @@ def _start(tmp: Path, language: str, contents: list[tuple]) -> GitRepo:
 SUBSETS = st.lists(st.sampled_from(NAMES), max_size=3, unique=True)
 PARTS = st.tuples(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True), SUBSETS, SUBSETS)
 CALL_EDITS = st.tuples(st.sampled_from(["call", "call", "uncall", "rename_call"]), st.integers(0, 3),
-                       st.integers(0, 60), st.integers(0, 4))
+                       st.integers(0, 60), st.integers(0, 5))
 OTHER_EDITS = st.one_of(st.tuples(st.sampled_from(["comment", "rename"]), st.integers(0, 3), st.integers(0, 60),
                                   st.integers(0, 4)),
                         st.tuples(st.just("write"), st.integers(0, 3), st.just(0), PARTS))
