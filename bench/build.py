@@ -13,6 +13,7 @@ embeddings): cold <= 8x ctags, no-op <= 0.25 s, one-file change <= 0.5 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -68,22 +69,37 @@ def _wait_reaped(pid: int) -> None:
         time.sleep(0.01)
 
 
-def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, repeat: int):
-    """([wall], [CPU]) of no-op and of one-file-change builds sent to a daemon started for this
-    run; CPU is the client's plus what the daemon's forked command used."""
+@contextlib.contextmanager
+def started_daemon(python: str = sys.executable):
+    """(the environment that routes `codeagent` commands to a daemon of `python` started for
+    this run, a function giving the CPU seconds its forked commands used so far: call it
+    after a command, it waits until the daemon has reaped it)."""
     with tempfile.TemporaryDirectory() as sock_dir:
         env = {**ENV, "CODEAGENT_DAEMON": "", "CODEAGENT_DAEMON_DIR": sock_dir}
-        started = subprocess.run([sys.executable, "-m", "codeagent", "daemon", "start", "--json",
+        started = subprocess.run([python, "-m", "codeagent", "daemon", "start", "--json",
                                   "--idle-timeout", "600"], env=env, capture_output=True, text=True)
         if started.returncode:
             raise SystemExit(f"codeagent daemon start failed:\n{started.stderr}")
         pid = json.loads(started.stdout)["pid"]
 
-        def timed() -> tuple[float, float, str]:
-            before = _reaped_cpu(pid)
-            t, _, out, cpu = run_with_rss(build, cwd, env)
+        def reaped() -> float:
             _wait_reaped(pid)
-            return t, cpu + _reaped_cpu(pid) - before, out
+            return _reaped_cpu(pid)
+
+        try:
+            yield env, reaped
+        finally:
+            subprocess.run([python, "-m", "codeagent", "daemon", "stop"], env=env, capture_output=True)
+
+
+def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, repeat: int):
+    """([wall], [CPU]) of no-op and of one-file-change builds sent to a daemon started for this
+    run; CPU is the client's plus what the daemon's forked command used."""
+    with started_daemon() as (env, reaped):
+        def timed() -> tuple[float, float, str]:
+            before = reaped()
+            t, _, out, cpu = run_with_rss(build, cwd, env)
+            return t, cpu + reaped() - before, out
 
         try:
             timed()  # the first command through a new daemon pays for nothing the others do not
@@ -95,8 +111,6 @@ def through_daemon(build: list[str], cwd: Path, target: Path, original: bytes, r
                 assert json.loads(one[-1][2])["files_parsed"] == 1, one[-1][2]
         finally:
             target.write_bytes(original)
-            subprocess.run([sys.executable, "-m", "codeagent", "daemon", "stop"], env=env,
-                           capture_output=True)
     return ([r[0] for r in noop], [r[1] for r in noop]), ([r[0] for r in one], [r[1] for r in one])
 
 

@@ -1,10 +1,12 @@
 """One-file edits to a complete index (graph included) on the stdlib corpus: this code beside
 the previous code's and ctags -R, alternated round by round, in one run.
 
-    python bench/edit.py --baseline /path/to/previous/.venv/bin/python [--rounds 5] [--corpus DIR]
+    python bench/edit.py --baseline /path/to/previous/.venv/bin/python [--rounds 5] [--corpus DIR] [--daemon]
 
-Each round edits json/encoder.py three ways, one after the other, and after each edit runs a
-fresh `codeagent build --json` process (imports included) of each code, in alternating order,
+Each round edits json/encoder.py four ways, one after the other, and after each edit runs a
+fresh `codeagent build --json` process (imports included) of each code (with --daemon: the
+same command sent to a `codeagent daemon` of that code started for the run, which forks a
+warm process per command), in alternating order,
 each into its own store (copies of one cold build: the same base), then one `ctags -R` of the
 corpus. The edits, each changing only its own aspect of the file:
   comment  the trailing comment changes (bench/build.py's edit: no line moves)
@@ -25,6 +27,7 @@ edit CPU <= 0.4x one ctags -R run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
@@ -32,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build import run_with_rss  # noqa: E402
+from build import run_with_rss, started_daemon  # noqa: E402
 from corpus import git, median, print_table, stdlib_repo  # noqa: E402
 
 TARGET = "json/encoder.py"
@@ -98,6 +101,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-edit")
     ap.add_argument("--stores", type=Path, help="default: CORPUS-stores")
+    ap.add_argument("--daemon", action="store_true",
+                    help="send each build to a `codeagent daemon` of its code started for the run (CPU: the "
+                         "client's plus the daemon's forked command's) instead of a fresh process")
     args = ap.parse_args()
     if not args.baseline:
         raise SystemExit("--baseline PYTHON is required (the previous code's environment)")
@@ -111,12 +117,17 @@ def main() -> None:
     ctags: list[float] = []
     loads = [loadavg()]
     state = {"lines": 0, "call": False, "repocall": False, "tag": "start"}
+    daemons = contextlib.ExitStack()
+    routes = {name: daemons.enter_context(started_daemon(codes[name])) if args.daemon else (None, lambda: 0.0)
+              for name in codes}
 
     def run(name: str) -> tuple[float, float, bool]:
         cmd = [codes[name], "-m", "codeagent", "build", str(repo), "--json", "--store", str(stores[name])]
-        wall, _, out, cpu = run_with_rss(cmd, outside)
+        env, reaped = routes[name]
+        before = reaped()
+        wall, _, out, cpu = run_with_rss(cmd, outside, env)
         assert json.loads(out)["files_parsed"] <= 1, out
-        return wall, cpu, json.loads(out)["phases"].get("graph", 0) > 0
+        return wall, cpu + reaped() - before, json.loads(out)["phases"].get("graph", 0) > 0
 
     try:
         target.write_text(content(original, state))
@@ -139,8 +150,15 @@ def main() -> None:
             loads.append(loadavg())
     finally:
         target.write_text(original)
+        daemons.close()
         shutil.rmtree(outside, ignore_errors=True)
+    report(args, repo, times, ctags, loads)
+
+
+def report(args, repo: Path, times: dict, ctags: list[float], loads: list[str]) -> None:
+    """The table: per edit kind and code, CPU and wall medians and ranges, the ratios, the graph steps run."""
     ct = median(ctags)
+    codes = ("current", "baseline")
     rows = []
     for kind in KINDS:
         for name in codes:
@@ -150,7 +168,8 @@ def main() -> None:
                          f"{median(cpu) / median(times[(kind, 'baseline')]['cpu']):.2f}" if name == "current" else "",
                          f"{times[(kind, name)]['graph']}/{len(cpu)}"])
     rows.append(["ctags -R", "", f"{ct:.3f} ({min(ctags):.2f}-{max(ctags):.2f})", "", "1.00x", "", ""])
-    print(f"corpus: {repo}; {args.rounds} rounds, codes alternating; baseline: {args.baseline}")
+    print(f"corpus: {repo}; {args.rounds} rounds, codes alternating; baseline: {args.baseline}"
+          + ("; each build sent to a daemon of its code" if args.daemon else "; a fresh process per build"))
     print_table(["edit", "code", "CPU s median (range)", "wall s median (range)", "CPU / ctags CPU",
                  "current / baseline CPU",
                  "graph step ran"], rows)
