@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .rules import Def, Ref, Rules, callee_name, one_line, text
+from .rules import Def, Ref, Rules, callee_name, one_line, package_definition, text
 
 _FIELD_HOLDERS = frozenset({"field_declaration", "constant_declaration"})
 
@@ -22,7 +22,7 @@ def member_call(node: Node) -> list[Ref]:
 class JavaRules(Rules):
     hook_types = frozenset({
         "variable_declarator", "method_invocation", "import_declaration", "superclass",
-        "super_interfaces", "extends_interfaces"
+        "super_interfaces", "extends_interfaces", "package_declaration"
     })
     definitions = {
         "class_declaration": ("class", ""), "interface_declaration": ("interface", ""),
@@ -39,6 +39,8 @@ class JavaRules(Rules):
     default_visibility = "package"
 
     def definition(self, node: Node, parent_kind: str) -> Def | None:
+        if node.type == "package_declaration":
+            return package_definition(node)
         if node.type == "variable_declarator":
             holder = node.parent
             if holder is None or holder.type not in _FIELD_HOLDERS:
@@ -71,6 +73,8 @@ class JavaRules(Rules):
         return tuple(mods)
 
     def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        if d.kind == "package":
+            return ""
         explicit = super().visibility(node, d, "")
         if explicit != self.default_visibility:
             return explicit

@@ -6,7 +6,7 @@ import re
 
 from tree_sitter import Node
 
-from .rules import SOURCE, Def, Ref, Rules, callee_name, text
+from .rules import SOURCE, Def, Ref, Rules, callee_name, package_definition, text
 
 # A primary constructor on the line after its class's name (`class FileSpec\nprivate
 # constructor(...)`, the official style for long headers): the grammar ends the class at the
@@ -33,7 +33,7 @@ class KotlinRules(Rules):
     hook_types = frozenset({
         "class_declaration", "object_declaration", "companion_object", "function_declaration",
         "secondary_constructor", "property_declaration", "class_parameter", "enum_entry",
-        "type_alias", "import_header", "delegation_specifier", "user_type"
+        "type_alias", "import_header", "delegation_specifier", "user_type", "package_header"
     })
     calls = {"call_expression": ""}
     plain_calls = frozenset({"call_expression"})
@@ -76,6 +76,9 @@ class KotlinRules(Rules):
         if t == "enum_entry":
             name = _child(node, "simple_identifier")
             return [Def("constant", text(name), name, scope=False)] if name is not None else []
+        if t == "package_header":
+            d = package_definition(node)
+            return [d] if d is not None else []
         if t == "type_alias":
             name = _child(node, "type_identifier")
             return [Def("type_alias", text(name), name, scope=False)] if name is not None else []
@@ -103,6 +106,9 @@ class KotlinRules(Rules):
                 after = [k for k in kids if k.start_byte > decl.start_byte and k.type not in ("user_type", "nullable_type")]
                 return after[0] if after else None
         return super().body(node)
+
+    def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        return "" if d.kind == "package" else super().visibility(node, d, parent_kind)
 
     def signature(self, node: Node, d: Def) -> str:
         if node.type == "enum_entry":

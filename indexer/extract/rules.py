@@ -60,6 +60,15 @@ class Ref:
     alias: str = ""
 
 
+def package_definition(node: Node) -> Def | None:
+    """`package a.b;` (Java) or `package a.b` (Kotlin): a package symbol the rest of the file
+    is not nested in; the symbol graph takes the file's module from it, not from its path."""
+    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+    if name is None:
+        return None
+    return Def("package", text(name), name, scope=False, span_range=(node.start_byte, name.end_byte))
+
+
 # A pseudo reference kind: "`alias` has type `target`" (module "self": a field of the enclosing
 # type), made by rules that declare types during the walk; receivers.py consumes them, they
 # never reach a shard.
@@ -212,6 +221,8 @@ class Rules:
     def signature(self, node: Node, d: Def) -> str:
         """The definition's header on one line: its text up to the body, without attributes,
         decorators, annotations and comments."""
+        if d.kind == "package":
+            return f"package {d.name}"
         body = self.body(node) or node.child_by_field_name("value")
         end = body.start_byte if body is not None else node.end_byte
         base = node.start_byte

@@ -64,12 +64,16 @@ EXTRACTOR_VERSION history:
      the integer leaves delta bit-packed, the text and the symbols' and references' strings
      zstd-compressed (shard.DICTIONARY_LEAVES, DELTA_LEAVES, ZSTD_LEAVES): 0.64x the shards'
      bytes on the standard library.
+ 12: Java `package a.b;` and Kotlin `package a.b` are package symbols (kind `package`, not a
+     scope): the symbol graph takes a JVM file's module from its declared package, not its
+     path, so a file under `src/` or `app/src/` (no `src/main/java/` root) resolves imports
+     and calls across packages.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
