@@ -52,10 +52,7 @@ class TextBlocks:
         self._codec = _codec()
 
     def add(self, table: pa.Table) -> None:
-        import pyarrow as pa
-
-        texts = table.column("text").cast(pa.large_binary()).to_pylist()
-        for path, text in zip(table.column("path").to_pylist(), texts):
+        for path, text in zip(table.column("path").to_pylist(), _text_bytes(table.column("text"))):
             self.paths.append(path)
             self.block.append(len(self.data))
             self.start.append(self._pending_bytes)
@@ -80,6 +77,22 @@ class TextBlocks:
                          "start": pa.array(self.start, pa.int32()), "size": pa.array(self.size, pa.int32())})
         blocks = pa.table({"data": pa.array(self.data, pa.binary()), "size": pa.array(self.raw_sizes, pa.int64())})
         return {"rows": rows, "blocks": blocks}
+
+
+def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
+    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
+    a build imports none)."""
+    import numpy as np
+    import pyarrow as pa
+
+    out = []
+    for chunk in column.chunks:
+        wide = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        _, offsets, data = chunk.buffers()
+        at = np.frombuffer(offsets, dtype=wide)[chunk.offset:chunk.offset + len(chunk) + 1].tolist()
+        data = memoryview(data) if data is not None else memoryview(b"")
+        out += [bytes(data[a:b]) for a, b in zip(at, at[1:])]
+    return out
 
 
 def text_parts(table: pa.Table) -> dict[str, pa.Table]:
