@@ -132,17 +132,18 @@ class TextStore:
                 self._cache[b] = got
         return got
 
-    def raw(self, i: int) -> memoryview:
-        """Row i's text as UTF-8 bytes."""
+    def raw(self, i: int) -> bytes:
+        """Row i's text as UTF-8 bytes: a copy, so that what a caller keeps (a view's cached
+        lines) does not keep a decompressed block, or every text, from `forget`."""
         got = self._whole
         if got is not None:
             _, offsets, data = got
-            return data[int(offsets[i]):int(offsets[i + 1])]
+            return bytes(data[int(offsets[i]):int(offsets[i + 1])])
         start = int(self._start[i])
-        return self._decompressed(int(self._block[i]))[start:start + int(self._size[i])]
+        return bytes(self._decompressed(int(self._block[i]))[start:start + int(self._size[i])])
 
     def text(self, i: int) -> str:
-        return str(self.raw(i), "utf-8")
+        return self.raw(i).decode("utf-8")
 
     def texts(self) -> pa.Array:
         """Every text, decompressed into one Arrow string array (kept until `forget`)."""
