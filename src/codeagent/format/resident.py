@@ -96,7 +96,7 @@ SYMBOL_DICTIONARY = ("path", "language", "kind", "visibility", "fq_prefix")  # f
 SYMBOL_INDEXES = ("symbol_id", "stable_id", "parent_id", "qualified_name", "name", "path",
                   "fq_name", "raw_fq_key", "name_key", "qualified_key", "fq_key")
 # Folded indexes (index -> the rows' column folded): row numbers only when folds_exactly.
-FOLDED = {"qualified_key": "qualified_name", "fq_key": "fq_name", "name_key": "name"}
+FOLDED = {"qualified_key": "qualified_name", "fq_key": "fq_name"}
 # The indexes whose keys are the rows' own column of the same name: stored as row numbers only.
 SYMBOL_PERMUTED = SYMBOL_INDEXES[:8]
 
