@@ -5,7 +5,8 @@ A structure's rows come from DuckDB already in their order (DuckDB sorts under i
 memory_limit, spilling to disk) and are read in batches: each batch's columns are appended to
 spool files (arrow_spool.py: in memory up to `write_resident`'s `memory`, so a file below it is
 written once), and its key indexes' (key, row) pairs to temp tables that DuckDB
-sorts the same way. Every file is then written as one record batch from its spool. Holding
+sorts the same way. Every file is then written as one record batch from its spool (the texts
+are compressed into their blocks as their ranges are read: `_write_texts`). Holding
 whole structures in Arrow made this step the build's peak: ~4.5 GiB on ten copies of the
 standard library. The files are byte for byte those of the in-memory builders
 (`STRUCTURES`), which readers still use to build the arrays from SQL.
