@@ -1,8 +1,8 @@
-"""A long-lived reader's file texts: the assembly's memory-mapped `texts` array (an
-overlay's layered on its base's), read in place.
+"""A long-lived reader's file texts: the assembly's memory-mapped `texts` structure (an
+overlay's layered on its base's), compressed in blocks (format/texts.py).
 
-Snippets and spans slice one file's text out of it, and grep scans it whole
-(textscan.py); nothing holds a copy of every text.
+Snippets and spans decompress the block of one file, and grep decompresses them all
+(textscan.py), kept until the reader is idle.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import bisect
 
 from ..errors import AssemblyVanished, StoreCorrupt
-from ..format.resident import TEXTS_SQL, StringColumn, map_arrays
+from ..format.resident import TEXTS_SQL, map_arrays
+from ..format.texts import TextStore
 from .assembly_check import check_resident
 from .index import IndexView
 from .overlay_arrays import overlay_layers
@@ -21,23 +22,22 @@ class ResidentTexts:
     """Every indexed file's text by path, read from the resident array (format/resident.py)."""
 
     def __init__(self, parts: dict) -> None:
-        self.rows = rows = parts["rows"]
-        self.paths = StringColumn(rows.column("path"))
-        self.texts = StringColumn(rows.column("text"))
+        self.store = TextStore(parts)
+        self.paths = self.store.paths
 
     def get(self, path: str) -> str | None:
         i = bisect.bisect_left(self.paths, path)
-        return self.texts[i] if i < len(self.paths) and self.paths[i] == path else None
+        return self.store.text(i) if i < len(self.paths) and self.paths[i] == path else None
 
     def raw(self, path: str) -> memoryview | bytes | None:
-        """The path's text as UTF-8 bytes, read in place (not decoded)."""
+        """The path's text as UTF-8 bytes (not decoded)."""
         i = bisect.bisect_left(self.paths, path)
-        return self.texts.raw(i) if i < len(self.paths) and self.paths[i] == path else None
+        return self.store.raw(i) if i < len(self.paths) and self.paths[i] == path else None
 
 
 class LayeredTexts:
     """An overlay's file texts: a masked path's from the overlay's rows, any other's from its
-    base's mapped array (the base's 30 MB of text on the stdlib are not copied)."""
+    base's (the base's texts are not copied)."""
 
     def __init__(self, base: ResidentTexts, changed: ResidentTexts, masked: frozenset[str]) -> None:
         self.base, self.changed, self.masked = base, changed, masked

@@ -72,6 +72,9 @@ MERGES = {
     "postings": Merge(("term_postings", "docs"), {"term_postings": "path", "docs": "path"},
                       "path", ("term", "path")),
 }
+# Read by path only, through overlay_layers: their parts are never merged (the texts' blocks
+# are compressed runs of files, format/texts.py).
+LAYERED = ("texts",)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ def overlay_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = Fa
     them (merge_parts)."""
     if structure == "names":
         return overlay_names(view) if view.base_id is not None else None
+    if structure in LAYERED:
+        return None
     parts = since_previous(view, structure, sql, lazy=lazy)
     if parts is None:
         layers = overlay_layers(view, structure, sql)

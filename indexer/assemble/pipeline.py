@@ -238,8 +238,10 @@ def _postings_runs(store: Store, work: Path, memory: MemoryBudget | None) -> Pos
     """The spool a full assembly of several batches merges its sorted postings through."""
     # only such an assembly merges: an overlay's build loads neither it nor the resident writers
     from .postings_merge import PostingsRuns  # it imports (deferred, see the line above)
+    from .resident import spool_memory
 
-    return PostingsRuns(store.tmp_dir / f"postings-{work.name}", (memory or MemoryBudget()).postings_round_rows)
+    budget = memory or MemoryBudget()
+    return PostingsRuns(store.tmp_dir / f"postings-{work.name}", budget.postings_round_rows, spool_memory(budget))
 
 
 def _forget_tables(tables: Mapping[str, object], run: list[FileEntry]) -> None:

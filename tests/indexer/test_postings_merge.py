@@ -30,10 +30,10 @@ def _run(rows: list[tuple]) -> pa.Table:
                      for i, n in enumerate(names)})
 
 
-def _merged(tmp_path, runs: list[list[tuple]], round_rows: int) -> list[tuple]:
+def _merged(tmp_path, runs: list[list[tuple]], round_rows: int, memory: int = 0) -> list[tuple]:
     con = duckdb.connect(str(tmp_path / "t.duckdb"))
     con.execute(TABLES_SQL)
-    merge = PostingsRuns(tmp_path / "runs", round_rows)
+    merge = PostingsRuns(tmp_path / "runs", round_rows, memory)
     try:
         for rows in runs:
             merge.add(_run(rows))
@@ -45,14 +45,17 @@ def _merged(tmp_path, runs: list[list[tuple]], round_rows: int) -> list[tuple]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.lists(ROW, max_size=30), max_size=5), st.integers(1, 40), st.sampled_from([1, 4, 7, 1 << 16]))
-def test_the_merge_is_a_stable_sort_of_the_runs_by_term(tmp_path_factory, monkeypatch, runs, round_rows, batch):
-    """Whatever the rounds, and the rows of a run file's compressed batches (`batch`)."""
+@given(st.lists(st.lists(ROW, max_size=30), max_size=5), st.integers(1, 40), st.sampled_from([1, 4, 7, 1 << 16]),
+       st.sampled_from([0, 2500, 1 << 20]))
+def test_the_merge_is_a_stable_sort_of_the_runs_by_term(tmp_path_factory, monkeypatch, runs, round_rows, batch,
+                                                        memory):
+    """Whatever the rounds, the rows of a run file's compressed batches (`batch`), and the
+    runs held in memory (all, some, or none: `memory`)."""
     monkeypatch.setattr(postings_merge, "RUN_BATCH_ROWS", batch)
     tmp_path = tmp_path_factory.mktemp("merge")
     want = sorted((r for rows in runs for r in sorted(rows, key=lambda r: r[0].encode())),
                   key=lambda r: r[0].encode())
-    assert _merged(tmp_path, runs, round_rows) == want
+    assert _merged(tmp_path, runs, round_rows, memory) == want
     assert not (tmp_path / "runs").exists()
 
 

@@ -121,9 +121,11 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
         assert reader.read_all().equals(want), path.name
 
 
-def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo):
-    """The previous layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays): a
-    reader names the build to run, and the next build assembles it again from its shards."""
+@pytest.mark.parametrize("older", ["", " resident 5"])
+def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo, older):
+    """An older layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays; 5: the
+    texts uncompressed): a reader names the build to run, and the next build assembles it
+    again from its shards."""
     from codeagent import format as fmt
     from codeagent.errors import IndexMissing
 
@@ -133,7 +135,7 @@ def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_r
     store = Store(git_repo.path / ".codeagent")
     directory = store.assembled_dir(first.manifest_id)
     (directory / fmt.COMPLETE_MARKER).write_text(
-        f"{first.manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}\n")
+        f"{first.manifest_id} assembly {fmt.ASSEMBLY_VERSION} graph {fmt.GRAPH_VERSION}{older}\n")
     try:
         open_index(git_repo.path, ref="main").close()
     except IndexMissing as exc:
@@ -146,3 +148,4 @@ def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_r
     assert store.is_assembled(first.manifest_id)
     with open_index(git_repo.path, ref="main") as view:
         assert resident.map_arrays(view.path.parent, "symbols") is not None
+        assert resident.map_arrays(view.path.parent, "texts")["blocks"].num_rows == 1

@@ -89,7 +89,7 @@ def test_a_one_shot_reader_cuts_lines_from_the_mapped_texts_and_falls_back_to_sq
         got = file_lines(view, ["m.py", "n.py", "absent.py"])
         assert isinstance(got["m.py"], Lines) and list(got["m.py"]) == text.split("\n")
         assert list(got["n.py"]) == ["x = 1", ""] and "absent.py" not in got
-        array = view.path.parent / "resident.texts.rows.arrow"
+        array = view.path.parent / "resident.texts.blocks.arrow"
     _flip(array, at=array.stat().st_size // 2)
     _verified.clear()  # a new process: nothing checked yet
     with open_index(git_repo.path) as view:  # a damaged texts array: the SQL path answers alike

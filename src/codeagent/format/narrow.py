@@ -30,6 +30,9 @@ def _kernels():
     return kernels
 
 KEPT = ("row",)  # key indexes' row numbers keep int32 (readers index and renumber them)
+# Integer columns that may also be written as uint16 (RESIDENT_VERSION 6): the postings' file
+# lengths (up to 62k tokens on the stdlib), which readers only turn into floats.
+UNSIGNED = ("dl",)
 
 
 def narrowest(low: int, high: int, unsigned: bool = False):
@@ -43,8 +46,9 @@ def narrowest(low: int, high: int, unsigned: bool = False):
     return pa.uint16() if unsigned and 0 <= low and high < 1 << 16 else pa.int32()
 
 
-def narrowed_type(array: pa.Array) -> pa.DataType:
-    """The type `array` (one chunk) is written in: its own, or a narrower one it fits."""
+def narrowed_type(array: pa.Array, unsigned: bool = False) -> pa.DataType:
+    """The type `array` (one chunk) is written in: its own, or a narrower one it fits
+    (`unsigned`: uint16 too, as `narrowest`)."""
     import pyarrow as pa
 
     if pa.types.is_dictionary(array.type) and array.type.index_type == pa.int32():
@@ -52,7 +56,7 @@ def narrowed_type(array: pa.Array) -> pa.DataType:
                              array.type.value_type)
     if array.type == pa.int32() and array.null_count == 0 and len(array):
         bounds = _kernels().call_function("min_max", [array])
-        return narrowest(bounds["min"].as_py(), bounds["max"].as_py())
+        return narrowest(bounds["min"].as_py(), bounds["max"].as_py(), unsigned)
     return array.type
 
 
@@ -93,7 +97,7 @@ def narrowed(names: list[str], arrays: list[pa.Array], runs: tuple[str, ...] = (
         if name in runs and pa.types.is_dictionary(array.type) and array.null_count == 0:
             out.append(run_encoded(array))
             continue
-        type_ = array.type if name in KEPT else narrowed_type(array)
+        type_ = array.type if name in KEPT else narrowed_type(array, name in UNSIGNED)
         out.append(array if type_ == array.type else
                    _kernels().call_function("cast", [array], _kernels().CastOptions.safe(type_)))
     return out

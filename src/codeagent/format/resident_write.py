@@ -5,7 +5,8 @@ A structure's rows come from DuckDB already in their order (DuckDB sorts under i
 memory_limit, spilling to disk) and are read in batches: each batch's columns are appended to
 spool files (arrow_spool.py: in memory up to `write_resident`'s `memory`, so a file below it is
 written once), and its key indexes' (key, row) pairs to temp tables that DuckDB
-sorts the same way. Every file is then written as one record batch from its spool. Holding
+sorts the same way. Every file is then written as one record batch from its spool (the texts
+are compressed into their blocks as their ranges are read: `_write_texts`). Holding
 whole structures in Arrow made this step the build's peak: ~4.5 GiB on ten copies of the
 standard library. The files are byte for byte those of the in-memory builders
 (`STRUCTURES`), which readers still use to build the arrays from SQL.
@@ -27,9 +28,11 @@ from . import resident as r
 from .arrow_spool import Spool, SpoolMemory, write_spooled
 from .folded import folds_exactly
 from .narrow import narrowed
+from .texts import TextBlocks
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
 TEXT_BATCH_BYTES = 32 << 20
+TEXT_ROWS = 8192  # files read at once at most
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,7 @@ class _Stream:
     indexes: Callable[[dict], dict] | None = None
     keep: str | None = None
     rows: int = BATCH_ROWS
-    fresh_fields: bool = True  # rows' fields built anew (the builders' `_encoded`), not the SQL's
     taken: bool = False  # the builder sorts the rows again (Arrow's `take`: arrow_spool.Spool's `given`)
-    read: Callable | None = None  # (cursor, stream) -> (schema, batches), when not `sql` read whole
 
 
 def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
@@ -53,31 +54,33 @@ def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBat
     return reader.schema, reader
 
 
-def _text_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """TEXTS_SQL's rows by path, a batch per TEXT_BATCH_BYTES of text (or `stream.rows`
-    files). DuckDB sorts only the paths: sorting the texts themselves under a small
-    memory_limit ran out of memory (3x the stdlib at 192 MiB), so each batch reads one range of
-    the sorted paths (and of their row ids, which skips the rest of the table when the files
-    were inserted by path, as an assembly does) and is sorted here."""
-    sizes = cur.sql(_TEXT_SIZES_SQL).to_arrow_table()
-    paths, ids = sizes.column("path").to_pylist(), sizes.column("id").to_numpy()
-    starts, total = [0], 0
-    for i, size in enumerate(sizes.column("size").to_numpy()):
-        if i > starts[-1] and (total + size > TEXT_BATCH_BYTES or i - starts[-1] >= stream.rows):
-            starts.append(i)
-            total = 0
-        total += int(size)
-    del sizes
-
-    def batches() -> Iterator[pa.RecordBatch]:
+def _write_texts(con, directory: Path, rows: int) -> None:
+    """The texts' parts (format/texts.py), from TEXTS_SQL's rows by path, a range of paths
+    of TEXT_BATCH_BYTES of text (or `rows` files) at a time. DuckDB sorts only the paths:
+    sorting the texts themselves under a small memory_limit ran out of memory (3x the stdlib
+    at 192 MiB), so each range is read (with its row ids, which skips the rest of the table
+    when the files were inserted by path, as an assembly does) and sorted here. The blocks
+    are compressed as they fill; the parts are written at the end (~7 MB on the stdlib)."""
+    cur = con.cursor()
+    try:
+        sizes = cur.sql(_TEXT_SIZES_SQL).to_arrow_table()
+        paths, ids = sizes.column("path").to_pylist(), sizes.column("id").to_numpy()
+        starts, total = [0], 0
+        for i, size in enumerate(sizes.column("size").to_numpy()):
+            if i > starts[-1] and (total + size > TEXT_BATCH_BYTES or i - starts[-1] >= rows):
+                starts.append(i)
+                total = 0
+            total += int(size)
+        del sizes
+        built = TextBlocks()
         for lo, hi in zip(starts, [*starts[1:], len(paths)]):
             if hi > lo:
-                table = cur.sql(_TEXT_RANGE_SQL, params={
+                built.add(r.sorted_texts(cur.sql(_TEXT_RANGE_SQL, params={
                     "lo": paths[lo], "hi": paths[hi - 1], "first": int(ids[lo:hi].min()),
-                    "last": int(ids[lo:hi].max())}).to_arrow_table()
-                yield from r.text_arrays(table)["rows"].combine_chunks().to_batches()
-
-    return cur.sql(f"{r.TEXTS_SQL} LIMIT 0").to_arrow_table().schema, batches()
+                    "last": int(ids[lo:hi].max())}).to_arrow_table()))
+        r.write_arrays(directory, "texts", built.parts())
+    finally:
+        cur.close()
 
 
 _TEXT_SIZES_SQL = "SELECT path, rowid AS id, strlen(text) AS size FROM files WHERE text IS NOT NULL ORDER BY path"
@@ -92,8 +95,6 @@ STREAMS: dict[str, _Stream] = {
     "symbols": _Stream(r.symbols_sql(), r.symbol_columns, r.SYMBOL_DICTIONARY, r.symbol_index_keys),
     "refs": _Stream(r.REFS_SQL, lambda names: ("key", *r.REF_COLUMNS), r.REF_DICTIONARY, keep="key", taken=True),
     "edges": _Stream(r.EDGES_SQL, lambda names: r.EDGE_COLUMNS, r.EDGE_DICTIONARY, r.edge_index_keys),
-    "texts": _Stream(r.TEXTS_SQL, lambda names: ("path", "text"), rows=8192, fresh_fields=False,
-                     taken=True, read=_text_batches),
     "postings": _Stream(_order(r.POSTINGS_SQL, r.POSTINGS_ORDER), lambda names: r.POSTINGS_COLUMNS, r.POSTINGS_DICTIONARY,
                         taken=True),
 }
@@ -110,7 +111,9 @@ def write_resident(con, directory: Path, spool: Path, previous: Path | None = No
     of spool a file may hold in memory (SpoolMemory: below it the file is written once)."""
     try:
         for structure in r.STRUCTURES:
-            if structure in STREAMS:
+            if structure == "texts":
+                _write_texts(con, directory, rows or TEXT_ROWS)
+            elif structure in STREAMS:
                 stream = STREAMS[structure] if rows is None else replace(STREAMS[structure], rows=rows)
                 _write_stream(con, directory, structure, stream, spool / structure, memory)
             else:
@@ -132,7 +135,7 @@ def _write_names(con, directory: Path, previous: Path | None) -> None:
 def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path, memory: int) -> None:
     cur, keys = con.cursor(), con.cursor()
     try:
-        sql_schema, reader = (stream.read or _sql_batches)(cur, stream)
+        sql_schema, reader = _sql_batches(cur, stream)
         schema = _rows_schema(sql_schema, stream)
         held = SpoolMemory(memory)
         spools = [Spool(spool / "rows" / f.name, f.type, not stream.taken, held) for f in schema]
@@ -174,7 +177,7 @@ def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
         field = sql_schema.field(name)
         if name in stream.dictionary:
             field = pa.field(name, pa.dictionary(pa.int32(), field.type))
-        elif stream.fresh_fields:
+        else:
             field = pa.field(name, field.type)
         fields.append(field)
     return pa.schema(fields, metadata=r.file_metadata())
