@@ -3,7 +3,8 @@
     python bench/cold.py --base-python /work/wt/pin-cold-base/.venv/bin/python \
         [--rounds 3] [--jobs 0] [--corpus DIR]
 
-Round by round (so a drift in the machine's load hits every row alike): a cold
+Round by round (so a drift in the machine's load hits every row alike), the two codes
+taking turns to go first: a cold
 `codeagent build` of the stdlib corpus (bench/corpus.py) into an empty store by this
 checkout's interpreter, the same by `--base-python` (a venv with the previous code installed,
 e.g. a pinned worktree of main), and `ctags -R` on the same files. Each build is a fresh
@@ -70,8 +71,8 @@ def main() -> None:
     rows: dict[str, list[tuple[float, float, int, dict]]] = {name: [] for name in (*tools, "ctags")}
     loads = [load()]
     try:
-        for _ in range(args.rounds):
-            for name, python in tools.items():
+        for r in range(args.rounds):
+            for name, python in (list(tools.items()) if r % 2 == 0 else list(tools.items())[::-1]):
                 store = outside / f"store-{name}"
                 shutil.rmtree(store, ignore_errors=True)
                 cpu, wall, rss, out = run_waited(

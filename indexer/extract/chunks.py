@@ -15,29 +15,32 @@ MAX_LINES = 80
 MAX_SPLIT_DEPTH = 4
 
 
-def _end_row(node: Node) -> int:
-    """Last row the node has text on (a node ending at column 0 ends on the previous row)."""
-    end = node.end_point
-    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+def _rows(node: Node) -> tuple[int, int]:
+    """The node's first row and the last row it has text on (a node ending at column 0 ends
+    on the previous row)."""
+    (start_row, _), (end_row, end_col) = node.start_point, node.end_point
+    return start_row, (end_row - 1 if end_col == 0 and end_row > start_row else end_row)
 
 
 def _lines(node: Node) -> int:
-    (start_row, _), (end_row, end_col) = node.start_point, node.end_point
-    return (end_row - 1 if end_col == 0 and end_row > start_row else end_row) - start_row + 1
+    start_row, end_row = _rows(node)
+    return end_row - start_row + 1
 
 
-def _members(node: Node) -> list[Node] | None:
-    """The member nodes of a big container (a class body...), or None if it has none: descend
-    through children that dominate their parent (class -> body) to the first list of peers."""
+def _members(node: Node, lines: int) -> list[Node] | None:
+    """The member nodes of a big container (a class body...) of `lines` lines, or None if it
+    has none: descend through children that dominate their parent (class -> body) to the
+    first list of peers."""
     n = node
     while True:
         kids = n.named_children
         if not kids:
             return None
-        top = max(kids, key=_lines)
-        if _lines(top) * 2 < _lines(node):
+        sizes = [end - start + 1 for start, end in map(_rows, kids)]
+        biggest = max(sizes)
+        if biggest * 2 < lines:
             return kids if len(kids) >= 2 else None
-        n = top
+        n = kids[sizes.index(biggest)]
 
 
 def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node]]]:
@@ -45,32 +48,38 @@ def _groups(nodes: list[Node], depth: int = 0) -> list[tuple[int, int, list[Node
     MAX lines with members is split by them (its header and closer join the first/last run)."""
     groups: list[tuple[int, int, list[Node]]] = []
     current: list[Node] = []
+    rows: list[tuple[int, int]] = []   # `_rows` of each node in `current`
 
     def flush() -> None:
         if current:
-            groups.append((current[0].start_point.row, _end_row(current[-1]), list(current)))
+            groups.append((rows[0][0], rows[-1][1], list(current)))
             current.clear()
+            rows.clear()
 
     for n in nodes:
-        members = _members(n) if _lines(n) > MAX_LINES and depth < MAX_SPLIT_DEPTH else None
+        start, end = _rows(n)
+        lines = end - start + 1
+        members = _members(n, lines) if lines > MAX_LINES and depth < MAX_SPLIT_DEPTH else None
         if members:
             flush()
             inner = _groups(members, depth + 1)
             first, last, _ = inner[0]
-            inner[0] = (min(first, n.start_point.row), *inner[0][1:])
-            inner[-1] = (inner[-1][0], max(inner[-1][1], _end_row(n)), inner[-1][2])
+            inner[0] = (min(first, start), *inner[0][1:])
+            inner[-1] = (inner[-1][0], max(inner[-1][1], end), inner[-1][2])
             groups.extend(inner)
             continue
-        same_line = bool(current) and n.start_point.row <= _end_row(current[-1])
-        if current and not same_line and (
-                _end_row(n) - current[0].start_point.row + 1 > MAX_LINES
-                or _span_lines(current) >= MIN_LINES):
+        if current and start > rows[-1][1] and (
+                end - rows[0][0] + 1 > MAX_LINES or rows[-1][1] - rows[0][0] + 1 >= MIN_LINES):
             carried = _leading_trivia(current)
             if len(carried) < len(current):
-                del current[len(current) - len(carried):]
+                kept = len(current) - len(carried)
+                carried_rows = rows[kept:]
+                del current[kept:], rows[kept:]
                 flush()
                 current.extend(carried)
+                rows.extend(carried_rows)
         current.append(n)
+        rows.append((start, end))
     flush()
     return groups
 
@@ -86,10 +95,6 @@ def _leading_trivia(nodes: list[Node]) -> list[Node]:
 def _is_trivia(node: Node) -> bool:
     t = node.type
     return "comment" in t or "attribute" in t or t in ("decorator", "annotation")
-
-
-def _span_lines(nodes: list[Node]) -> int:
-    return _end_row(nodes[-1]) - nodes[0].start_point.row + 1
 
 
 def code_chunks(root: Node, source: bytes, symbol_at: dict[tuple[int, int], int]) -> list[Chunk]:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import inspect
 
 from tree_sitter import Node
+from tree_sitter_language_pack import get_language
 
 from .rules import DECLARES, Def, Ref, Rules, callee_name, header_line, node_bytes, one_line, text
+
+# The grammar's field ids, looked up once: a lookup by name scans the field names per call.
+_FIELD_IDS = {name: get_language("python").field_id_for_name(name) for name in (
+    "left", "right", "type", "name", "function", "object", "attribute", "body", "parameters")}
+_LEFT, _RIGHT, _TYPE, _NAME, _FUNCTION, _OBJECT, _ATTRIBUTE, _BODY, _PARAMETERS = _FIELD_IDS.values()
 
 _DECORATOR_MODIFIERS = {
     "staticmethod": "static", "classmethod": "classmethod", "abstractmethod": "abstract",
@@ -33,7 +39,7 @@ def _string_statement(node: Node) -> Node | None:
 
 
 def _assigned_names(node: Node) -> list[Node]:
-    left = node.child_by_field_name("left")
+    left = node.child_by_field_id(_LEFT)
     if left is None:
         return []
     if left.type == "identifier":
@@ -58,7 +64,7 @@ def _declared_type(node: Node | None, constructed: bool) -> str:
     if node is None:
         return ""
     if constructed:
-        fn = node.child_by_field_name("function") if node.type == "call" else None
+        fn = node.child_by_field_id(_FUNCTION) if node.type == "call" else None
         if fn is None or fn.type not in ("identifier", "attribute"):
             return ""
         name = text(fn)
@@ -70,19 +76,19 @@ def _declared_type(node: Node | None, constructed: bool) -> str:
 def _declares(node: Node) -> list[Ref]:
     """What a typed parameter or an assignment says of a name's type (receivers.DECLARES)."""
     if node.type != "assignment":
-        name = node.child_by_field_name("name") if node.type == "typed_default_parameter" else (
+        name = node.child_by_field_id(_NAME) if node.type == "typed_default_parameter" else (
             node.named_child(0) if node.named_child_count else None)
-        kind = _declared_type(node.child_by_field_name("type"), False)
+        kind = _declared_type(node.child_by_field_id(_TYPE), False)
         return [Ref(DECLARES, kind, name, alias=text(name))] if kind and name is not None \
             and name.type == "identifier" else []
-    left = node.child_by_field_name("left")
-    kind = _declared_type(node.child_by_field_name("type"), False) or _declared_type(
-        node.child_by_field_name("right"), True)
+    left = node.child_by_field_id(_LEFT)
+    kind = _declared_type(node.child_by_field_id(_TYPE), False) or _declared_type(
+        node.child_by_field_id(_RIGHT), True)
     if not kind or left is None:
         return []
     if left.type == "identifier":
         return [Ref(DECLARES, kind, left, alias=text(left))]
-    obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute")
+    obj, attr = left.child_by_field_id(_OBJECT), left.child_by_field_id(_ATTRIBUTE)
     if left.type == "attribute" and obj is not None and attr is not None and text(obj) in ("self", "cls"):
         return [Ref(DECLARES, kind, attr, module="self", alias=text(attr))]
     return []
@@ -117,7 +123,7 @@ class PythonRules(Rules):
 
     def _assignment(self, node: Node, parent_kind: str) -> list[Def]:
         """Module- and class-level names (also under if/try/with), and lambdas anywhere."""
-        right = node.child_by_field_name("right")
+        right = node.child_by_field_id(_RIGHT)
         is_lambda = right is not None and right.type == "lambda"
         if not is_lambda and parent_kind in _FUNCTION_KINDS:
             return []  # the owner is that function or a node inside it: no module/class name
@@ -141,18 +147,21 @@ class PythonRules(Rules):
             out.append(Def(kind, name, name_node, scope=False))
         return out
 
+    def name_node(self, node: Node) -> Node | None:
+        return node.child_by_field_id(_NAME)
+
     def body(self, node: Node) -> Node | None:
-        return node.child_by_field_name("body")
+        return node.child_by_field_id(_BODY)
 
     def signature(self, node: Node, d: Def) -> str:
         if node.type == "assignment":
-            right = node.child_by_field_name("right")
+            right = node.child_by_field_id(_RIGHT)
             if right is not None and right.type == "lambda":
-                params = right.child_by_field_name("parameters")
+                params = right.child_by_field_id(_PARAMETERS)
                 return one_line(f"lambda {text(params)}".strip())
-            kind_node = node.child_by_field_name("type")
+            kind_node = node.child_by_field_id(_TYPE)
             return one_line(text(kind_node)) if kind_node is not None else ""
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_id(_BODY)
         raw = node_bytes(node, body.start_byte if body is not None else None)
         if b"#" in raw:  # maybe a comment among the header's children, for the base to cut
             return super().signature(node, d)
@@ -162,7 +171,8 @@ class PythonRules(Rules):
         """The docstring; for an assignment, the string statement after it (PEP 257 attribute
         docstring) or the comments directly above it."""
         if node.type == "assignment":
-            stmt = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
+            parent = node.parent  # a node's parent is searched for from the root: once
+            stmt = parent if parent is not None and parent.type == "expression_statement" else node
             after = stmt.next_named_sibling
             found = _string_statement(after) if after is not None else None
             if found is not None and after.start_point.row <= stmt.end_point.row + 1:
@@ -171,7 +181,7 @@ class PythonRules(Rules):
             if stmt.prev_named_sibling is None and holder is not None and holder.type == "block":
                 stmt = holder  # comments before a body's first statement hang on its owner
             return super().doc(stmt, Def(d.kind, d.name, d.name_node))
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_id(_BODY)
         first = body.named_child(0) if body is not None and body.named_child_count else None
         first = _string_statement(first) if first is not None else None
         return _string_value(first) if first is not None else ""
@@ -236,7 +246,7 @@ class PythonRules(Rules):
         alias = ""
         if n.type == "aliased_import":
             alias = text(n.child_by_field_name("alias"))
-            n = n.child_by_field_name("name")
+            n = n.child_by_field_id(_NAME)
         target = text(n)
         return Ref("import", target, n, module=module or target, alias=alias)
 

@@ -235,12 +235,14 @@ class _PlainCalls:
 
 
 def _plain_calls(calls: list[Node], fields: list[str], source: bytes, pos: np.ndarray,
-                 starts: np.ndarray, ends: np.ndarray) -> _PlainCalls:
+                 starts: np.ndarray, ends: np.ndarray, language: Language) -> _PlainCalls:
     """The calls' references: `calls[i]`, whose callee is in `fields[i]`, is the node at
     pre-order position `pos[i]`, whose byte range is starts[i]..ends[i]."""
     field = fields[0] if calls else ""
-    if field and fields.count(field) == len(fields):
-        callees = list(map(Node.child_by_field_name, calls, repeat(field)))
+    field_id = language.field_id_for_name(field) if field else None
+    if field_id is not None and fields.count(field) == len(fields):
+        # by id: by name, each call looks the name up among the grammar's fields again
+        callees = list(map(Node.child_by_field_id, calls, repeat(field_id)))
     else:
         callees = list(map(callee_node, calls, fields))
     keep = None
@@ -286,7 +288,7 @@ def walk(root: Node, rules: Rules, language: Language | None = None) -> Walked:
         at, call_at = np.flatnonzero(~is_call), np.flatnonzero(is_call)
         picked = (order[call_at] - len(nodes)).tolist()
         made = _plain_calls(list(map(calls.__getitem__, picked)), list(map(fields.__getitem__, picked)),
-                            source, call_at, starts[call_at], ends[call_at])
+                            source, call_at, starts[call_at], ends[call_at], language)
         for rng, p in zip(made.ranges, made.pos.tolist()):
             walker.callees.setdefault(rng, p)
     # open scopes as (start byte, end byte, scope, index in `opened`); `opened` holds every
