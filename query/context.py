@@ -5,7 +5,9 @@ task in words points at, each with its best spans), widened by the call graph (w
 hits call and what calls them). No second ranker: the pack only decides how much of each
 candidate it can afford, in rank order:
 
-0. the top three candidates whole, when the file fits three quarters of what is left;
+0. the top three candidates whole, when the file fits three quarters of what is left; when
+   the best one is not whole, its spans, and if they no longer fit, the lesser whole files
+   give way to them (the last first);
 1. the relevant spans in full (each hit's lines; a long symbol cut to its best window of
    24-80 lines, fewer on a small budget; the last spans dropped when all do not fit),
    while half the budget is unspent, else just the path and why (on at most 15% of it);
@@ -203,8 +205,19 @@ def _fill(view: IndexView, cands: list[_Candidate], lines: dict[str, list[str]],
                 return True
         return False
 
+    def release(i: int) -> None:
+        nonlocal used
+        used -= items[i].tokens
+        items[i].detail, items[i].text, items[i].tokens, items[i].lines = PATH, "", 0, []
+
     for i in range(min(WHOLE_FIRST, len(items))):
         take(i, FILE, (budget - used) * WHOLE_SHARE)
+    if items and not items[0].text and not take(0, SPANS):
+        for j in range(min(WHOLE_FIRST, len(items)) - 1, 0, -1):  # lesser whole files give way
+            if items[j].detail == FILE:
+                release(j)
+                if take(0, SPANS):
+                    break
     for i in range(len(items)):
         if items[i].text:
             continue

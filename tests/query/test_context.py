@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codeagent.query import open_index
 from codeagent.query.context import FILE, PATH, SPANS, build_context
+from codeagent.query import tokencount
 from codeagent.query.tokencount import count, counter
 from repo_helpers import GitRepo
 
@@ -64,7 +65,7 @@ def built(tmp_path_factory) -> Path:
     return repo.path
 
 
-def test_the_pack_puts_the_task_s_file_first_with_its_reason(built):
+def test_the_pack_puts_the_task_s_file_first_with_its_reason(built, tokens):
     with open_index(built) as view:
         pack = build_context(view, TASK, 600)
     first = pack.items[0]
@@ -77,7 +78,16 @@ def test_the_pack_puts_the_task_s_file_first_with_its_reason(built):
     assert pack.tokens <= 600 and pack.tokens == count(pack.render())
 
 
-def test_a_larger_budget_gives_whole_files(built):
+@pytest.fixture(params=["installed", "estimate"])
+def tokens(request, monkeypatch):
+    """Each pack test under the counter installed here and under the estimate a machine
+    without the `tokens` extra uses (counts ~1.3x o200k's on code: tighter budgets)."""
+    if request.param == "estimate":
+        monkeypatch.setattr(tokencount, "_counter", (tokencount.ESTIMATE, tokencount.estimate))
+    return request.param
+
+
+def test_a_larger_budget_gives_whole_files(built, tokens):
     with open_index(built) as view:
         small = build_context(view, TASK, 300)
         large = build_context(view, TASK, 20_000)
