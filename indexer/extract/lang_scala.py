@@ -20,10 +20,29 @@ def _pattern_names(node: Node) -> list[Node]:
     return []
 
 
+def _file_package(node: Node) -> list[Def]:
+    """The file's package from its leading `package a.b` clauses without a body (chained ones
+    add up: `package a.b` then `package c` is `a.b.c`), one symbol on the last of them; a
+    package with a body (`package a { ... }`) makes none (its members keep their names)."""
+    def bare(n: Node | None) -> bool:
+        return n is not None and n.type == "package_clause" and n.child_by_field_name("body") is None
+
+    if not bare(node) or node.parent is None or node.parent.type != "compilation_unit" or bare(node.next_named_sibling):
+        return []
+    chain = [node]
+    while bare(chain[0].prev_named_sibling):
+        chain.insert(0, chain[0].prev_named_sibling)
+    names = [c.child_by_field_name("name") for c in chain]
+    if any(n is None for n in names):
+        return []
+    return [Def("package", ".".join(text(n) for n in names), names[-1], scope=False,
+                span_range=(chain[0].start_byte, names[-1].end_byte))]
+
+
 class ScalaRules(Rules):
     hook_types = frozenset({
         "val_definition", "val_declaration", "var_definition", "var_declaration",
-        "class_parameter", "import_declaration", "extends_clause"
+        "class_parameter", "import_declaration", "extends_clause", "package_clause"
     })
     definitions = {
         "class_definition": ("class", ""), "trait_definition": ("trait", ""),
@@ -42,6 +61,8 @@ class ScalaRules(Rules):
     def definitions_at(self, node: Node, parent_kind: str) -> list[Def]:
         t = node.type
         in_type = parent_kind in self.class_kinds
+        if t == "package_clause":
+            return _file_package(node)
         if t in _VALUES:
             parent = node.parent
             if parent is None or parent.type not in ("template_body", "compilation_unit", "package_clause"):
@@ -60,6 +81,9 @@ class ScalaRules(Rules):
         if t in ("simple_enum_case", "full_enum_case", "type_definition"):
             d = Def(d.kind, d.name, d.name_node, scope=False)
         return [d]
+
+    def visibility(self, node: Node, d: Def, parent_kind: str) -> str:
+        return "" if d.kind == "package" else super().visibility(node, d, parent_kind)
 
     def signature(self, node: Node, d: Def) -> str:
         if node.type in ("simple_enum_case",):

@@ -140,14 +140,19 @@ def test_go_imports_of_the_repositorys_own_module_path_are_callers(built, cli) -
     assert _call_sites(cli, repo, "Router.Mount") == {("use.go", 4)}
 
 
-# JVM files under `src/` and `app/src/` without a `src/main/java/` root: each file's module
-# is the package it declares, so imports across packages bind and their calls are callers.
+# JVM files under `src/`, `app/src/` and Mill's `core/src/` without a `src/main/java/` root:
+# each file's module is the package it declares, so imports across packages bind and their
+# calls are callers.
 JVM = {
     "src/q/C.java": "package q;\n\npublic class C {\n    public static int gamma() { return 1; }\n}\n",
     "src/p/D.java": ("package p;\n\nimport q.C;\n\npublic class D {\n"
                      "    public int delta() { return C.gamma(); }\n}\n"),
     "app/src/k/Util.kt": "package k\n\nobject Util {\n    fun helper(): Int = 1\n}\n",
     "app/src/m/Main.kt": "package m\n\nimport k.Util\n\nfun run(): Int = Util.helper()\n",
+    # Mill's layout; chained clauses: the file is in `shop.core`
+    "core/src/Prices.scala": "package shop\npackage core\n\nobject Prices {\n  def total(): Int = 1\n}\n",
+    "web/src/Page.scala": ("package shop.web\n\nimport shop.core.Prices\n\n"
+                           "object Page {\n  def render(): Int = Prices.total()\n}\n"),
 }
 
 
@@ -155,5 +160,6 @@ def test_jvm_files_take_their_module_from_the_declared_package(built, cli) -> No
     repo = built(JVM)
     assert _call_sites(cli, repo, "q.C.gamma") == {("src/p/D.java", 6)}
     assert _call_sites(cli, repo, "k.Util.helper") == {("app/src/m/Main.kt", 5)}
+    assert _call_sites(cli, repo, "shop.core.Prices.total") == {("web/src/Page.scala", 6)}
     shown = cli("show", "q.C.gamma", "--json", cwd=repo.path, check=True)
     assert json.loads(shown.stdout)["fq_name"] == "q.C.gamma"

@@ -68,12 +68,15 @@ EXTRACTOR_VERSION history:
      scope): the symbol graph takes a JVM file's module from its declared package, not its
      path, so a file under `src/` or `app/src/` (no `src/main/java/` root) resolves imports
      and calls across packages.
+ 13: Scala's leading `package a.b` clauses without a body are one package symbol (chained
+     clauses add up: `package a.b` then `package c` is `a.b.c`), so Scala takes its module
+     from the declared package too (a Mill-style `foo/src/` layout had its path).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "12"
+EXTRACTOR_VERSION = "13"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
