@@ -9,6 +9,7 @@ from ..format.manifest import Manifest, load_manifest
 from ..refs import WORKTREE_REF
 from ..sources import git_toplevel, require_repo
 from ..store import Store, read_log
+from ..store.scores import read_scores
 from .freshness import worktree_freshness
 
 
@@ -78,6 +79,7 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
             refs.append(entry)
             continue
         entry.update(manifest_status(store, root, mid, m))
+        entry["search_quality"] = read_scores(store, m.commit)
         fresh = entry["freshness"]
         present = store.present_objects() if present is None else present
         damage = _damage(store, mid, m, present)
@@ -92,6 +94,18 @@ def store_status(repo: Path, store_dir: Path | None = None) -> dict:
         "objects": sum(1 for _ in store.iter_objects()), "refs": refs, "worktree": worktree,
         "recent_builds": read_log(store, "builds", limit=10),
     }
+
+
+def describe_scores(figures: dict) -> str:
+    """One line: `search quality on its own history: MRR@10 0.71 (bm25 0.52), ...`."""
+    auto, base = figures["modes"].get("auto", {}), figures["modes"].get("bm25-file", {})
+
+    def cell(name: str, label: str) -> str:
+        mine = f"{auto[name]:.2f}" if name in auto else "-"
+        return f"{label} {mine}" + (f" (bm25 {base[name]:.2f})" if name in base else "")
+
+    return (f"search quality on its own history: {cell('mrr@10', 'MRR@10')}, {cell('acc@1', 'Acc@1')}, "
+            f"{cell('acc@5', 'Acc@5')}; {figures['tasks']} tasks at {figures['commit'][:12]}")
 
 
 def _damage(store: Store, mid: str, manifest, present: set[str]) -> str:

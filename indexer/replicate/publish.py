@@ -6,6 +6,7 @@ that is not there yet. `bundle` publishes into a fresh tar file renamed into pla
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
@@ -17,6 +18,7 @@ from ...format.manifest import load_manifest
 from ...refs import WORKTREE_REF, resolve
 from ...sources import current_branch, git_toplevel
 from ...store import Store
+from ...store.scores import read_scores
 from .bundle import BundleBackend
 from .remote import Remote, open_remote
 from .transfer import Progress, TransferStats, upload_manifest, upload_objects
@@ -68,9 +70,19 @@ def publish_into(remote: Remote, store: Store, ref: str, manifest_id: str, resul
     upload_manifest(remote, manifest_id, store.get(manifest_id), result.stats)
     if manifest.commit:
         remote.set_commit(manifest.commit, manifest_id)
+        publish_scores(remote, store, manifest.commit)
     remote.set_ref(ref, manifest_id, manifest.commit)
     result.refs.append({"ref": ref, "manifest_id": manifest_id, "commit": manifest.commit,
                         "objects_total": len(needed)})
+
+
+def publish_scores(remote: Remote, store: Store, commit: str) -> bool:
+    """Upload the search-quality figures the store holds for `commit`, if any."""
+    figures = read_scores(store, commit)
+    if figures is None:
+        return False
+    remote.put_scores(commit, json.dumps(figures, indent=1, sort_keys=True).encode())
+    return True
 
 
 def publish(repo: Path, dest: str, spec: str | None = None, *, store_dir: Path | None = None,

@@ -8,6 +8,7 @@ remote). Layout, version 1 (`REMOTE_FORMAT`):
                              "refs": {"heads/main": {"manifest": ID, "commit": SHA}}}
     refs/<ref>              "<manifest id>": e.g. refs/heads/main (authoritative)
     commits/<sha>           "<manifest id>": every published commit (ancestor fallback)
+    scores/<sha>.json       search quality measured on the commit's own history (optional)
     manifests/<id>          chunk list of manifest <id> (delta transfer, `manifest_chunks`)
     objects/<id[:2]>/<id>   shards, vector objects, manifests and manifest chunks
 
@@ -143,6 +144,10 @@ class Remote:
     def read_commit(self, sha: str) -> str | None:
         return _pointer(self.backend.read(f"commits/{_check_name('commit', sha)}"), f"commit {sha[:12]}")
 
+    def read_scores(self, sha: str) -> bytes | None:
+        """The scores document published for commit `sha` (unchecked), None if there is none."""
+        return self.backend.read(f"scores/{_check_name('commit', sha)}.json")
+
     def has_object(self, object_id: str) -> bool:
         return self.backend.exists(object_key(object_id))
 
@@ -176,6 +181,10 @@ class Remote:
     def set_commit(self, sha: str, manifest_id: str) -> None:
         self._require_writable()
         self.backend.write(f"commits/{_check_name('commit', sha)}", f"{manifest_id}\n".encode())
+
+    def put_scores(self, sha: str, data: bytes) -> None:
+        self._require_writable()
+        self.backend.write(f"scores/{_check_name('commit', sha)}.json", data)
 
     def set_ref(self, name: str, manifest_id: str, commit: str | None) -> None:
         """Point `name` at a manifest (the commit point), then refresh the refs.json listing."""

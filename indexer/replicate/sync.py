@@ -20,6 +20,7 @@ from ...format.manifest import Manifest
 from ...refs import WORKTREE_REF
 from ...sources import git_toplevel, resolve_ref
 from ...store import Store, StoreLock, append_log
+from ...store.scores import is_commit_sha, parse_scores, write_scores
 from ..build import BuildOptions, build
 from .remote import open_remote
 from .resolve import MAX_ANCESTORS, SyncTarget, choose
@@ -169,6 +170,7 @@ def sync(opts: SyncOptions) -> SyncResult:
                              attempts=opts.attempts, progress=progress)
             result.seconds_fetch = time.perf_counter() - started
             _install(store, manifest, mid, target.local_ref, local, result, progress, opts.jobs)
+            _bring_scores(remote, store, manifest.commit)
     result.seconds = time.perf_counter() - started
     append_log(store, "syncs", {"remote": result.remote, "ref": target.local_ref, "manifest_id": mid,
                                 "bytes": result.stats.bytes, "seconds": round(result.seconds, 3),
@@ -177,6 +179,16 @@ def sync(opts: SyncOptions) -> SyncResult:
         result.build = _build_on_top(opts, top or repo, store, target.manifest_id)
         result.seconds = time.perf_counter() - started
     return result
+
+
+def _bring_scores(remote, store: Store, commit: str | None) -> None:
+    """Keep the search-quality figures published for the synced commit (an unreadable or
+    mismatched document is left on the remote: figures never fail a sync)."""
+    if not is_commit_sha(commit):
+        return
+    figures = parse_scores(remote.read_scores(commit), commit)
+    if figures is not None:
+        write_scores(store, figures)
 
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command
+from ..errors import CodeagentError
 from .build import TerminalProgress
 
 JOBS_OPT = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=8,
@@ -28,29 +29,61 @@ def _mb(n: int) -> str:
               help="Directory, file://, s3://, gs:// URL or FILE.tar (http remotes are read-only).")
 @click.option("--ref", "ref", default=None, metavar="REF",
               help="The indexed ref to publish (default: the current branch's).")
+@click.option("--score", "tasks", type=click.IntRange(1), default=None, metavar="N",
+              help="Also measure search quality on the N newest commit tasks of the published "
+                   "commit's own history (`codeagent eval --dataset commits`: auto and the "
+                   "whole-file BM25 baseline) and publish the figures with it; `sync` brings "
+                   "them, `status` shows them. Costs an index build at each task's parent.")
 @STORE_OPT
 @JOBS_OPT
 @JSON_OPT
-def publish_cmd(repo: Path, dest: str, ref: str | None, store_dir: Path | None, jobs: int,
-                as_json: bool) -> None:
+def publish_cmd(repo: Path, dest: str, ref: str | None, tasks: int | None, store_dir: Path | None,
+                jobs: int, as_json: bool) -> None:
     """Upload an index to REMOTE: missing objects, then the manifest, then the ref.
 
     Only objects the remote lacks move. The commit's index is also recorded under
     commits/<sha>, so `sync` on a branch nobody published falls back to its nearest ancestor.
+    With --score, a failing or impossible measurement is reported and the index stays published.
     """
     from ..indexer.replicate.publish import publish  # +~60 ms that sync and --help need not pay
 
     progress = TerminalProgress(not as_json and sys.stderr.isatty())
     result = run_command(as_json, publish, repo, dest, ref, store_dir=store_dir, jobs=jobs,
                          progress=progress)
+    scores = _score(repo, dest, ref, tasks, store_dir, as_json) if tasks else None
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        click.echo(json.dumps({**result.to_dict(), **(scores or {})}, indent=2))
         return
     for r in result.refs:
         click.echo(f"published {r['ref']} @ {(r['commit'] or 'no commit')[:12]} -> manifest "
                    f"{r['manifest_id'][:12]} to {result.remote}")
     click.echo(f"  uploaded {result.stats.objects} objects ({_mb(result.stats.bytes)}) in "
                f"{result.seconds:.2f}s")
+    if scores and scores["scores"]:
+        from ..query.status import describe_scores  # loaded by _score already
+
+        click.echo(f"  {describe_scores(scores['scores'])}")
+
+
+def _score(repo: Path, dest: str, ref: str | None, tasks: int, store_dir: Path | None,
+           as_json: bool) -> dict:
+    """{"scores": figures} once recorded, else {"scores": None, "scores_error": why}: the index
+    is published already, so a measurement that fails is said, never an exit code."""
+    from ..eval.evaluate import default_workdir  # the eval harness (runner, miners, numpy): +~0.4 s on --help
+    from ..eval.runner import stderr_progress
+    from ..eval.selfscore import score_published
+
+    try:
+        figures = score_published(repo, dest, ref, tasks, default_workdir(repo), store_dir=store_dir,
+                                  progress=None if as_json else stderr_progress)
+    except CodeagentError as exc:
+        why = exc.message + (f" ({exc.hint})" if exc.hint else "")
+    except Exception as exc:  # a failing evaluation never takes the published index with it
+        why = f"the evaluation failed: {type(exc).__name__}: {exc}"
+    else:
+        return {"scores": figures}
+    click.echo(f"search quality not recorded: {why}", err=True)
+    return {"scores": None, "scores_error": why}
 
 
 @click.command("sync")

@@ -135,7 +135,7 @@ def diff_cmd(a: str, b: str, repo: Path, store_dir: Path | None, limit: int, as_
 @JSON_OPT
 def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
     """Refs in the store, their manifests and counts, store size, work-tree freshness."""
-    from ..query.status import store_status  # the read side: when it runs, not for `--help`
+    from ..query.status import describe_scores, store_status  # the read side: when it runs, not for `--help`
 
     data = run_command(as_json, store_status, repo, store_dir)
     if as_json:
@@ -150,6 +150,8 @@ def status_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
                    f"{c['indexed']} indexed, {c['skipped']} skipped  [{r['freshness']['state']}]")
         if r.get("error"):
             click.echo(f"    {r['error']['message']}" + (f": {r['error']['hint']}" if r['error']['hint'] else ""))
+        if r.get("search_quality"):
+            click.echo(f"    {describe_scores(r['search_quality'])}")
     fresh = data.get("worktree")
     if fresh:
         click.echo(f"work tree: {fresh['state']}"

@@ -117,6 +117,9 @@ ASSEMBLED_DIR = "assembled"
 CACHE_DIR = "cache"
 TMP_DIR = "tmp"
 LOGS_DIR = "logs"
+# <commit>.json: search quality measured on the history below a published commit (store.scores)
+SCORES_DIR = "scores"
+SCORES_FORMAT = 1
 LOCK_FILE = "lock"
 STORE_MARKER = "STORE"
 DUCKDB_FILE = "index.duckdb"

@@ -10,7 +10,8 @@ written as packs of many entries (see `Store.put_action`).
 
 One module per concern: `atomic` (the one atomic write), `objects` (Store and its objects),
 `actions` (the action cache), `refs` (ref pointers), `assembly` (assembled artifacts and their
-sums), `lock` (the writer lock), `log` (JSON-lines logs), `faults` (test-only fault hooks).
+sums), `lock` (the writer lock), `log` (JSON-lines logs), `scores` (a commit's search-quality
+figures, `publish --score`), `faults` (test-only fault hooks).
 """
 
 from __future__ import annotations
