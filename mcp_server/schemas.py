@@ -307,6 +307,8 @@ class Status(Response):
     build_tools_enabled: bool = False
     watcher_active: bool = Field(False, description="serve --watch keeps the work-tree index current")
     embeddings_count: int | None = Field(0, description="Vectors in the index (0 without an embedder)")
+    search_quality: dict[str, Any] | None = Field(
+        None, description="Search quality measured on the commit's own history (publish --score)")
 
 
 class FileState(Model):

@@ -32,7 +32,8 @@ def served_status(view, root: Path) -> dict:
     counts.update(symbols=view.count("symbols"), chunks=view.count("chunks"),
                   edges=view.count("edges"))
     return {**m, "counts": counts, "refs": sorted(view.store.list_refs()),
-            "recent_builds": read_log(view.store, "builds", limit=10)}
+            "recent_builds": read_log(view.store, "builds", limit=10),
+            "search_quality": read_scores(view.store, m["commit"])}
 
 
 def file_states(store_dir: Path, manifest_id: str, paths: list[str]) -> list[dict]:

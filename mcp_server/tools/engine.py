@@ -59,6 +59,7 @@ class StatusTools:
                       build_tools_enabled=self.state.config.allow_build,
                       watcher_active=self.state.watch is not None,
                       embeddings_count=_embeddings(view) if m["embedder_id"] else 0,
+                      search_quality=m["search_quality"],
                       metadata=metadata_of(view).model_copy(
                           update={"freshness": m["freshness"]["state"]}))
 
