@@ -146,7 +146,11 @@ class TextStore:
         return self.raw(i).decode("utf-8")
 
     def texts(self) -> pa.Array:
-        """Every text, decompressed into one Arrow string array (kept until `forget`)."""
+        """Every text, decompressed into one Arrow string array (kept until `forget`). The
+        blocks are zstd frames stored back to back, and frames one after another decompress
+        to their contents one after another: one call writes every text into its place (a
+        bytes object: Python's heap, not the Arrow pool, which keeps freed pages in the
+        allocating thread's heap, where an idle release from another thread cannot reach)."""
         import numpy as np
         import pyarrow as pa
 
@@ -154,19 +158,14 @@ class TextStore:
         if got is not None:
             return got[0]
         total = int(self._raw.sum())
-        out = bytearray(total)
-        view, at, codec = memoryview(out), 0, _codec()
-        for b in range(len(self._data)):
-            n = int(self._raw[b])
-            view[at:at + n] = codec.decompress(self._data[b].as_buffer(), n, asbytes=True)
-            at += n
+        out = _codec().decompress(_frames(self._data), total, asbytes=True) if total else b""
         offsets = np.zeros(len(self._size) + 1, dtype=np.int64)
         np.cumsum(self._size, out=offsets[1:])
         kind = pa.large_string() if total >= 1 << 31 else pa.string()
         if kind == pa.string():
             offsets = offsets.astype(np.int32)
         texts = pa.Array.from_buffers(kind, len(self._size), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
-        self._whole = (texts, offsets, view)
+        self._whole = (texts, offsets, memoryview(out))
         return texts
 
     def forget(self) -> None:
@@ -174,6 +173,16 @@ class TextStore:
         with self._lock:
             self._cache.clear()
         self._whole = None
+
+
+def _frames(blocks: pa.BinaryArray) -> pa.Buffer:
+    """The bytes of every value of a binary array, back to back (a slice of its data buffer)."""
+    import numpy as np
+
+    _, offsets, data = blocks.buffers()
+    at = np.frombuffer(offsets, dtype=np.int32)
+    first, last = int(at[blocks.offset]), int(at[blocks.offset + len(blocks)])
+    return data.slice(first, last - first)
 
 
 _stores: weakref.WeakSet[TextStore] = weakref.WeakSet()
