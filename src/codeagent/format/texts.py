@@ -79,17 +79,22 @@ class TextBlocks:
         return {"rows": rows, "blocks": blocks}
 
 
-def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
-    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
-    a build imports none)."""
+def _value_offsets(array: pa.Array):
+    """A string or binary array's value offsets into its data buffer, len + 1 of them."""
     import numpy as np
     import pyarrow as pa
 
+    wide = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) else np.int32
+    return np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + len(array) + 1]
+
+
+def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
+    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
+    a build imports none)."""
     out = []
     for chunk in column.chunks:
-        wide = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-        _, offsets, data = chunk.buffers()
-        at = np.frombuffer(offsets, dtype=wide)[chunk.offset:chunk.offset + len(chunk) + 1].tolist()
+        at = _value_offsets(chunk).tolist()
+        data = chunk.buffers()[2]
         data = memoryview(data) if data is not None else memoryview(b"")
         out += [bytes(data[a:b]) for a, b in zip(at, at[1:])]
     return out
@@ -177,12 +182,8 @@ class TextStore:
 
 def _frames(blocks: pa.BinaryArray) -> pa.Buffer:
     """The bytes of every value of a binary array, back to back (a slice of its data buffer)."""
-    import numpy as np
-
-    _, offsets, data = blocks.buffers()
-    at = np.frombuffer(offsets, dtype=np.int32)
-    first, last = int(at[blocks.offset]), int(at[blocks.offset + len(blocks)])
-    return data.slice(first, last - first)
+    at = _value_offsets(blocks)
+    return blocks.buffers()[2].slice(int(at[0]), int(at[-1] - at[0]))
 
 
 _stores: weakref.WeakSet[TextStore] = weakref.WeakSet()
