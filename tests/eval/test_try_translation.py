@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codeagent.eval import try_gates, try_translation as tr
+from codeagent.eval import try_translation as tr
 from tests.repo_helpers import GitRepo
 
 
@@ -40,11 +40,3 @@ def test_a_word_translates_to_what_changes_with_it_more_than_at_all() -> None:
     mx, sm, norm = tr.file_scores(trans, {"retry_socket", "paint_red", "other"})
     assert mx == sm and norm == pytest.approx(sm / 3 ** 0.5)
     assert tr.file_scores(trans, {"nothing"}) == (0.0, 0.0, 0.0)
-
-
-def test_query_properties() -> None:
-    assert try_gates.PROPS["ident"]("Fix `can_omit` in the parser") == 1.0
-    assert try_gates.PROPS["ident"]("Fix parseHeaders for empty values") == 1.0
-    assert try_gates.PROPS["ident"]("Fix the parser for empty values") == 0.0
-    assert try_gates.PROPS["one"]("Fix the parser") == 1.0
-    assert try_gates.PROPS["len"]("one two three four five six seven eight") == 0.0
