@@ -77,8 +77,13 @@ _ALL_ALIASES = "WHERE alias NOT IN (SELECT fq_key FROM g_all_names) GROUP BY ali
 _NEEDED = ("WHERE alias IN ({need}) AND alias NOT IN (SELECT fq_key FROM g_all_names WHERE fq_key IN ({need}) "
            "OR fq_key IS NULL) GROUP BY alias")
 _STAR_NAMES = "g_all_names d"  # the star branch's names: only those an alias needed can end with
-if _LOCAL_FROM not in _LOCAL or _ALL_ALIASES not in _EXPORT_ALL or _EXPORT_ALL.count(_STAR_NAMES) != 1:
-    raise ImportError("graph_sql._EXPORTS no longer has the shape overlay_refs reads")
+# The ancestry's inheritance edges (graph_ancestry._INHERITS) are read from the merged rows: the
+# temp `edges` holds only the resolved edges (their one other reader, the typed tier, reads calls
+# and references edges of the file).
+_INHERITS_FROM = "SELECT src_id, dst_id, confidence FROM edges\n"
+if (_LOCAL_FROM not in _LOCAL or _ALL_ALIASES not in _EXPORT_ALL or _EXPORT_ALL.count(_STAR_NAMES) != 1
+        or close_sql(FIRST_NEED, first=True).count(_INHERITS_FROM) != 1):
+    raise ImportError("graph_sql._EXPORTS or graph_ancestry._INHERITS no longer has the shape overlay_refs reads")
 # The columns of symbol_names the resolution reads (not module and fq_name: graph_sql._SYMBOL_NAMES
 # makes them, and fq_key is what every lookup reads).
 _READ = "symbol_id, path, fq_key, name, kind, language, qkey, parent_id, parent_kind, start_line, encl_class"
@@ -122,10 +127,10 @@ def refs_resolved(con, change: tuple[set[str], list], old: str | None, cache: di
 
 def _resolve(con, listed: str) -> None:
     """Resolve the references of the paths `listed` (their rows in the overlay) other than
-    inherit and implement ones into a temp table `edges`, which also holds every inherits and
-    implements edge (the classes' ancestry) when a statement reads them, with graph_sql's
-    statements, in the order of its incremental step after its first closure (edges_sql),
-    over the rows they can read (_names), less those that can read no row here (_reachable)."""
+    inherit and implement ones into a temp table `edges`, with graph_sql's statements, in the
+    order of its incremental step after its first closure (edges_sql), over the rows they can
+    read (_names; the ancestry's inheritance edges: _INHERITS_FROM), less those that can read
+    no row here (_reachable)."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW import_bindings AS {layered_sql('import_bindings', BASE_DB, [OVERLAY_DB])}")
     con.execute(f"CREATE OR REPLACE TEMP VIEW g_all_names AS {layered_sql('symbol_names', BASE_DB, [OVERLAY_DB])}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE refs AS SELECT * FROM {OVERLAY_DB}.main.refs WHERE path IN ({listed})")
@@ -143,10 +148,10 @@ def _resolve(con, listed: str) -> None:
         {_ANC_TABLE}""")
     tiers, typed = _reachable(con)
     ancestry = 2 in tiers or typed  # g_anc's readers: tier 2 and the typed tier
-    inherits = "kind IN ('inherits', 'implements') AND dst_id IS NOT NULL" if ancestry else "FALSE"
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS SELECT * FROM ({layered_sql('edges', BASE_DB, [OVERLAY_DB])})
-        WHERE {inherits}""")
-    sql = ((close_sql(FIRST_NEED, first=True) if ancestry else "")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE edges AS SELECT * FROM {BASE_DB}.main.edges LIMIT 0")
+    first = close_sql(FIRST_NEED, first=True).replace(
+        _INHERITS_FROM, f"SELECT src_id, dst_id, confidence FROM ({layered_sql('edges', BASE_DB, [OVERLAY_DB])})\n")
+    sql = ((first if ancestry else "")
            + over_candidates(only_tiers(_RESOLVE.replace("$FILTER", others), tiers), others)
            + (_TYPED.replace("$CLOSE_TYPED", close_sql(TYPED_NEED)) if typed else "")
            + (DROP_INHERITS if ancestry else ""))
