@@ -28,7 +28,9 @@ overrides, inherits and implements edges' source lines (remapped as overlay_line
 and their calls and references edges, which are resolved again here by the graph step's own
 statements (graph_sql._RESOLVE and _TYPED, through graph_candidates' restriction), in the
 order its incremental step runs them after the first ancestry closure, with the edited
-paths' references as the only ones to resolve. They read temp tables and views made here
+paths' references as the only ones to resolve, less the statements that can read no row
+for them (_reachable: a tier none of them meets, the typed tier, the ancestry). They read
+temp tables and views made here
 over the base's graph rows merged with the overlay's: symbol_names holds only the rows
 those statements can read for these references (_names), g_export only the names they can
 look up (_exports), g_local only their paths' bindings. The rows are written to the overlay
@@ -36,9 +38,9 @@ only where they differ from the base's, as overlay_graph._write_differing writes
 overlay holds the graph tables a full graph step would give it, and is published complete.
 
 On the standard library a fresh `codeagent build` after adding a call of a function of the
-edited file costs ~0.9 s of CPU where the graph step's path cost ~1.5 s; this step is ~0.28 s
-of it, mostly the fixed cost of planning graph_sql's statements and reading the base's
-symbol_names (docs/benchmarks/edit.md). A differential check (random call lines duplicated,
+edited file costs ~0.7 s of CPU where the graph step's path cost ~1.3 s; this step is ~0.2 s
+of it (67 statements on json/encoder.py), mostly the fixed cost of planning graph_sql's
+statements, not their rows, and reading the base's symbol_names (docs/benchmarks/edit.md). A differential check (random call lines duplicated,
 deleted or swapped in rich, express, cobra, clap and retrofit, the graph compared with the
 graph step's) and the property of tests/indexer/test_overlay_lines.py hold it to the graph
 step's rows.
