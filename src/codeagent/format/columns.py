@@ -158,7 +158,7 @@ class HexColumn:
 
     def take(self, rows) -> pa.Array:
         """Rows `rows` (a numpy or Arrow integer array) as one string array."""
-        from .. import kernels
+        from .. import kernels  # imports pyarrow: only when a reader takes rows
 
         return hex_strings(kernels.take(self._array, rows))
 
