@@ -142,7 +142,7 @@ class HexColumn:
         self._array = array = whole(array)
         self._width = array.type.byte_width
         start = array.offset * self._width
-        self._data = memoryview(array.buffers()[1])[start:start + len(array) * self._width]
+        self._data = memoryview(array.buffers()[1] or b"")[start:start + len(array) * self._width]
         self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
 
     def __len__(self) -> int:
@@ -170,22 +170,25 @@ def hex_bytes(array: pa.Array, width: int) -> pa.Array | None:
     import pyarrow as pa
 
     array = whole(array)
-    n, digits = len(array), 2 * width
-    valid = np.ones(n, bool) if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
-    wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         return None
+    from .. import kernels  # no pyarrow.compute, no numpy.ma: a build imports neither
+
+    n, digits = len(array), 2 * width
+    valid = (np.ones(n, bool) if array.null_count == 0 else
+             kernels.call_function("is_valid", [array]).to_numpy(zero_copy_only=False))
+    wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
     offsets = np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + n + 1]
     starts = offsets[:-1][valid]
     if np.any(offsets[1:][valid] - starts != digits):
         return None
     data = np.frombuffer(array.buffers()[2] or b"", dtype=np.uint8)
-    nibbles = _luts()[0][data[starts[:, None] + np.arange(digits)]] if len(starts) else np.zeros((0, digits), np.uint8)
+    nibbles = _luts()[0][data[starts[:, None] + np.arange(digits)]].reshape(len(starts), digits)
     if np.any(nibbles > 15):
         return None
     out = np.zeros((n, width), dtype=np.uint8)
     out[valid] = nibbles[:, 0::2] * 16 + nibbles[:, 1::2]
-    validity = None if array.null_count == 0 else pa.array(valid).buffers()[1]
+    validity = None if array.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
     return pa.Array.from_buffers(pa.binary(width), n, [validity, pa.py_buffer(out.tobytes())],
                                  null_count=array.null_count)
 
@@ -198,7 +201,7 @@ def hex_strings(array: pa.Array) -> pa.Array:
     array = whole(array)
     n, width = len(array), array.type.byte_width
     start = array.offset * width
-    raw = np.frombuffer(array.buffers()[1], dtype=np.uint8)[start:start + n * width]
+    raw = np.frombuffer(array.buffers()[1] or b"", dtype=np.uint8)[start:start + n * width]
     text = np.empty(n * width * 2, dtype=np.uint8)
     digits = _luts()[1]
     text[0::2], text[1::2] = digits[raw >> 4], digits[raw & 15]
