@@ -42,6 +42,7 @@ from ..format.manifest import paths_changed
 from ..format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, restricted_view_sql
 from ..format.folded import fold_array
 from ..format.narrow import decoded_runs, run_decoded, signed_codes
+from ..format.columns import same_hex
 from ..format.resident import StringColumn, rows_column, take_column, whole
 from .assembly_check import check_resident
 from .index import IndexView, sql_literals
@@ -305,7 +306,7 @@ def merge_sorted(base, keep: np.ndarray, new, base_key: Key, new_key: Key):
     source = np.empty(len(kept) + n, dtype=np.int64)
     source[kept_at] = kept
     source[new_at] = base.num_rows + np.arange(n)
-    both = pa.concat_tables([decoded_runs(t).replace_schema_metadata(None) for t in (base, new)],
+    both = pa.concat_tables(same_hex([decoded_runs(t).replace_schema_metadata(None) for t in (base, new)]),
                             promote_options="permissive")
     old_to_new = np.full(base.num_rows, -1, dtype=np.int64)
     old_to_new[kept] = kept_at

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from ..errors import AssemblyVanished
 from ..format import resident as arrays
-from ..format.resident import JoinedColumn, KeyIndex, StringColumn, rows_column, whole
+from ..format.resident import READ_COLUMNS, KeyIndex, StringColumn, rows_column, whole
 from .assembly_check import check_resident
 from .index import IndexView
 from .names import NameIndex, SymbolRow
@@ -106,7 +106,7 @@ class SymbolRows(Sequence):
         import pyarrow as pa
 
         columns = {n: rows_column(table, n) for n in HOT}
-        self._columns = [c if isinstance(c, JoinedColumn) else StringColumn(c)
+        self._columns = [c if isinstance(c, READ_COLUMNS) else StringColumn(c)
                          if pa.types.is_string(c.type) or pa.types.is_dictionary(c.type)
                          else _NumberColumn(c) for c in columns.values()]
         self._len = table.num_rows
@@ -188,6 +188,8 @@ class SymbolTable:
         # take().to_pylist() and scalar as_py() on a dictionary cost 2-3x a plain string's.
         self._cold_strings = {n: StringColumn(self._cold_arrays[n]) for n in COLD
                               if n in arrays.SYMBOL_DICTIONARY}
+        hexes = {n: rows_column(main, n) for n in COLD if n in arrays.HEX}  # ids kept as bytes
+        self._cold_strings.update({n: c for n, c in hexes.items() if isinstance(c, READ_COLUMNS)})
         keys = {n: rows_column(main, n) if n in arrays.SYMBOL_PERMUTED else
                 rows_column(main, arrays.FOLDED[n]) if n in arrays.FOLDED else None for n in arrays.SYMBOL_INDEXES}
         folded = {n: n in arrays.FOLDED for n in arrays.SYMBOL_INDEXES}

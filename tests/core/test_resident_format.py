@@ -65,6 +65,30 @@ def test_string_column_reads_what_was_written(values):
             assert list(column) == values, name
 
 
+HEX_IDS = st.lists(st.one_of(st.none(), st.binary(min_size=8, max_size=8).map(bytes.hex)), max_size=40)
+
+
+@settings(max_examples=100, deadline=None)
+@given(HEX_IDS, st.lists(st.text(alphabet="0123456789abcdefA", max_size=17), max_size=4),
+       st.integers(0, 3))
+def test_hex_ids_kept_as_bytes_read_back_as_the_strings(ids, probes, cut):
+    """A HEX column of hex ids is kept as bytes and read back (per row, taken, through a
+    permuted KeyIndex, after a slice) as the strings; a column with any other value is not."""
+    table = resident.hexed(pa.table({"symbol_id": pa.array(ids, pa.string())}))
+    assert pa.types.is_fixed_size_binary(table.column("symbol_id").type)
+    for t in (table, _mapped(table)):
+        column = resident.rows_column(t, "symbol_id")
+        assert list(column) == ids
+        assert resident.take_column(column, pa.array(range(len(ids))[::-1], pa.int64())).to_pylist() == ids[::-1]
+        assert list(resident.HexColumn(resident.whole(t.column("symbol_id")).slice(cut))) == ids[cut:]
+        index = KeyIndex(KeyIndex.build(ids, permuted=True), column)
+        for key in [k for k in ids if k is not None] + probes:
+            assert index.rows_of(key) == [i for i, k in enumerate(ids) if k == key]
+    for other in ("0123456789ABCDEF", "0123", "", "0123456789abcdeg"):
+        kept = resident.hexed(pa.table({"symbol_id": pa.array([*ids, other], pa.string())}))
+        assert kept.column("symbol_id").type == pa.string()
+
+
 def _brute_prefix(names: list[str], prefix: str, cap: int) -> list[str]:
     found = sorted({n.lower() for n in names if n.lower().startswith(prefix.lower())},
                    key=lambda n: (len(n), n))

@@ -171,7 +171,7 @@ def _lazy_indexes_agree(view, built: dict) -> None:
 def _value(rows, name: str, i: int):
     """Row i's `name` (a column of the rows, or one kept in parts: resident.JOINED)."""
     column = resident.rows_column(rows, name)
-    return column[i] if isinstance(column, resident.JoinedColumn) else column[i].as_py()
+    return column[i] if isinstance(column, resident.READ_COLUMNS) else column[i].as_py()
 
 
 def _follows(follower: IndexFollower, root: Path) -> None:

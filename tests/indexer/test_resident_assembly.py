@@ -121,11 +121,11 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
         assert reader.read_all().equals(want), path.name
 
 
-@pytest.mark.parametrize("older", ["", " resident 5"])
+@pytest.mark.parametrize("older", ["", " resident 5", " resident 6"])
 def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo, older):
     """An older layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays; 5: the
-    texts uncompressed): a reader names the build to run, and the next build assembles it
-    again from its shards."""
+    texts uncompressed; 6: the symbols' hex ids as strings): a reader names the build to
+    run, and the next build assembles it again from its shards."""
     from codeagent import format as fmt
     from codeagent.errors import IndexMissing
 

@@ -130,7 +130,8 @@ class Spool:
                 self.child = Spool(directory / "child", type_.value_type, given, memory)
             else:
                 self.files["data"] = memory.open(directory / "data")
-        elif pa.types.is_boolean(type_) or (pa.types.is_primitive(type_) and type_.bit_width % 8 == 0):
+        elif (pa.types.is_boolean(type_) or pa.types.is_fixed_size_binary(type_)
+              or (pa.types.is_primitive(type_) and type_.bit_width % 8 == 0)):
             self.files["data"] = memory.open(directory / "data")
         else:
             raise TypeError(f"no spool for Arrow type {type_}")

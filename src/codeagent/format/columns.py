@@ -1,9 +1,11 @@
 """Columns of the resident arrays read in place: `whole` (a column as one array without a
-copy) and `StringColumn` (a string, dictionary or run-encoded column as a sequence of str)."""
+copy), `StringColumn` (a string, dictionary or run-encoded column as a sequence of str),
+`JoinedColumn` (a string kept in two parts) and `HexColumn` (hex ids kept as their bytes)."""
 
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -125,18 +127,143 @@ class JoinedColumn:
 # A column kept in parts (JoinedColumn: prefix + rest, else other): the symbols' fq_name is its
 # file's module, a dot and its qualified_name (a prefix per file).
 JOINED = {"fq_name": ("fq_prefix", "qualified_name", "fq_other")}
+# Symbol ids, lower-case hex strings, kept as their bytes where every value is one of this
+# many bytes (RESIDENT_VERSION 7; NULL stays NULL): 8 or 10 bytes a row instead of 16 or 20
+# characters and a 4-byte offset.
+HEX = {"symbol_id": 8, "stable_id": 10, "parent_id": 8, "body_hash": 10}
+_HEX_DIGITS = b"0123456789abcdef"
+
+
+class HexColumn:
+    """A column of hex strings stored as their bytes (a fixed-size binary array: `hex_bytes`),
+    read per row (as StringColumn) or taken as strings."""
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array = whole(array)
+        self._width = array.type.byte_width
+        start = array.offset * self._width
+        self._data = memoryview(array.buffers()[1] or b"")[start:start + len(array) * self._width]
+        self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __getitem__(self, i: int) -> str | None:
+        if self._valid is not None and not self._valid[i]:
+            return None
+        return self._data[i * self._width:(i + 1) * self._width].hex()
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (self[i] for i in range(len(self)))
+
+    def take(self, rows) -> pa.Array:
+        """Rows `rows` (a numpy or Arrow integer array) as one string array."""
+        from .. import kernels  # imports pyarrow: only when a reader takes rows
+
+        return hex_strings(kernels.take(self._array, rows))
+
+
+def hex_bytes(array: pa.Array, width: int) -> pa.Array | None:
+    """A string array of lower-case hex ids of `width` bytes as a fixed-size binary array
+    (zero bytes under a NULL), or None when a value is not one."""
+    import numpy as np
+    import pyarrow as pa
+
+    array = whole(array)
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return None
+    from .. import kernels  # no pyarrow.compute, no numpy.ma: a build imports neither
+
+    n, digits = len(array), 2 * width
+    valid = (np.ones(n, bool) if array.null_count == 0 else
+             kernels.call_function("is_valid", [array]).to_numpy(zero_copy_only=False))
+    wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + n + 1]
+    starts = offsets[:-1][valid]
+    if np.any(offsets[1:][valid] - starts != digits):
+        return None
+    data = np.frombuffer(array.buffers()[2] or b"", dtype=np.uint8)
+    nibbles = _luts()[0][data[starts[:, None] + np.arange(digits)]].reshape(len(starts), digits)
+    if np.any(nibbles > 15):
+        return None
+    out = np.zeros((n, width), dtype=np.uint8)
+    out[valid] = nibbles[:, 0::2] * 16 + nibbles[:, 1::2]
+    validity = None if array.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
+    return pa.Array.from_buffers(pa.binary(width), n, [validity, pa.py_buffer(out.tobytes())],
+                                 null_count=array.null_count)
+
+
+def hex_strings(array: pa.Array) -> pa.Array:
+    """A fixed-size binary array as its lower-case hex strings (NULL stays NULL)."""
+    import numpy as np
+    import pyarrow as pa
+
+    array = whole(array)
+    n, width = len(array), array.type.byte_width
+    start = array.offset * width
+    raw = np.frombuffer(array.buffers()[1] or b"", dtype=np.uint8)[start:start + n * width]
+    text = np.empty(n * width * 2, dtype=np.uint8)
+    digits = _luts()[1]
+    text[0::2], text[1::2] = digits[raw >> 4], digits[raw & 15]
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(2 * width)
+    validity = None if array.null_count == 0 else array.is_valid().buffers()[1]
+    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets.tobytes()),
+                                                  pa.py_buffer(text.tobytes())], null_count=array.null_count)
+
+
+@functools.cache
+def _luts():
+    """(digit byte -> its value, 255 for a non-digit; value -> its digit byte), numpy arrays."""
+    import numpy as np
+
+    nibbles = np.full(256, 255, dtype=np.uint8)
+    for value, digit in enumerate(_HEX_DIGITS):
+        nibbles[digit] = value
+    return nibbles, np.frombuffer(_HEX_DIGITS, dtype=np.uint8)
+
+
+def hexed(table: pa.Table) -> pa.Table:
+    """`table` with its HEX columns kept as bytes where every value is a hex id of the
+    column's width (the others as they are)."""
+    for name, width in HEX.items():
+        if name in table.column_names:
+            packed = hex_bytes(table.column(name), width)
+            if packed is not None:
+                table = table.set_column(table.schema.get_field_index(name), name, packed)
+    return table
+
+
+def same_hex(tables: list[pa.Table]) -> list[pa.Table]:
+    """`tables` (rows of one structure) with a HEX column kept as bytes in one and as strings
+    in another made strings in all (a merge of rows whose ids were not all hex ids)."""
+    import pyarrow as pa
+
+    for name in HEX:
+        types = {t.schema.field(name).type for t in tables if name in t.column_names}
+        if len(types) > 1:
+            tables = [t.set_column(t.schema.get_field_index(name), name, hex_strings(t.column(name)))
+                      if pa.types.is_fixed_size_binary(t.schema.field(name).type) else t for t in tables]
+    return tables
 
 
 def take_column(column, rows) -> pa.Array:
-    """Rows `rows` of a column (an Arrow array or a JoinedColumn) as one array."""
+    """Rows `rows` of a column (an Arrow array, a JoinedColumn or a HexColumn) as one array."""
     from .. import kernels  # imports pyarrow: only when a reader takes rows
 
-    return column.take(rows) if isinstance(column, JoinedColumn) else kernels.take(whole(column), rows)
+    return column.take(rows) if isinstance(column, READ_COLUMNS) else kernels.take(whole(column), rows)
+
+
+READ_COLUMNS = (JoinedColumn, HexColumn)  # columns read through an object of ours, not Arrow
 
 
 def rows_column(table: pa.Table, name: str):
     """The column `name` of a structure's rows: a JoinedColumn where the rows store it in parts
-    (JOINED), else the Arrow column."""
+    (JOINED), a HexColumn where they keep it as bytes (HEX), else the Arrow column."""
+    import pyarrow as pa
+
     if name in JOINED and name not in table.column_names:
         return JoinedColumn(*(table.column(part) for part in JOINED[name]))
-    return table.column(name)
+    column = table.column(name)
+    if name in HEX and pa.types.is_fixed_size_binary(column.type):
+        return HexColumn(column)
+    return column

@@ -135,8 +135,9 @@ def _write_names(con, directory: Path, previous: Path | None) -> None:
 def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path, memory: int) -> None:
     cur, keys = con.cursor(), con.cursor()
     try:
+        packed = _hex_columns(cur) if structure == "symbols" else {}
         sql_schema, reader = _sql_batches(cur, stream)
-        schema = _rows_schema(sql_schema, stream)
+        schema = _rows_schema(sql_schema, stream, packed)
         held = SpoolMemory(memory)
         spools = [Spool(spool / "rows" / f.name, f.type, not stream.taken, held) for f in schema]
         indexes = [p for p in r.STRUCTURES[structure][1] if p != "rows"]
@@ -149,7 +150,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
                 batch = kernels.call_function("filter", [batch, valid])
             col = dict(zip(batch.schema.names, batch.columns))
             for s, name in zip(spools, schema.names):
-                s.append(col[name])
+                s.append(r.hex_bytes(col[name], packed[name]) if name in packed else col[name])
             for name, (k, rows) in (stream.indexes(col) if stream.indexes else {}).items():
                 if exact.get(name):  # keys a reader can fold from the rows (format/folded.py)?
                     exact[name] = folds_exactly(k, col[r.FOLDED[name]])
@@ -170,12 +171,29 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         keys.close()
 
 
-def _rows_schema(sql_schema: pa.Schema, stream: _Stream) -> pa.Schema:
-    """The `rows` file's schema, as the structure's builder makes it from the SQL's."""
+def _hex_columns(cur) -> dict[str, int]:
+    """The symbols' HEX columns whose every value is a hex id of the column's width (kept as
+    bytes: resident.hexed), by their width. The rows of symbols_sql hold these columns of
+    `symbols` as they are (body_hash: '' for NULL)."""
+    checks = [f"bool_and({_hex_value(name)} IS NULL OR regexp_full_match({_hex_value(name)}, '[0-9a-f]{{{2 * width}}}'))"
+              for name, width in r.HEX.items()]
+    found = cur.sql(f"SELECT {', '.join(checks)} FROM symbols").fetchall()[0]
+    return {name: width for (name, width), ok in zip(r.HEX.items(), found) if ok is not False}
+
+
+def _hex_value(name: str) -> str:
+    return f"coalesce({name}, '')" if name == "body_hash" else name
+
+
+def _rows_schema(sql_schema: pa.Schema, stream: _Stream, packed: dict[str, int]) -> pa.Schema:
+    """The `rows` file's schema, as the structure's builder makes it from the SQL's (`packed`:
+    the hex columns kept as bytes, by width)."""
     fields = []
     for name in stream.columns(sql_schema.names):
         field = sql_schema.field(name)
-        if name in stream.dictionary:
+        if name in packed:
+            field = pa.field(name, pa.binary(packed[name]))
+        elif name in stream.dictionary:
             field = pa.field(name, pa.dictionary(pa.int32(), field.type))
         else:
             field = pa.field(name, field.type)
