@@ -77,7 +77,7 @@ def test_org_search_names_the_repository_and_the_filter_narrows(fleet, tmp_path,
     assert bad.returncode == 2 and "no repository nope" in bad.stderr
 
 
-def test_fleet_gc_keeps_what_the_fleet_needs(fleet, tmp_path):
+def test_fleet_gc_keeps_what_the_fleet_needs(fleet, tmp_path, cli):
     store = Store(tmp_path / "s", create=True)
     first = build_fleet(load_fleet(fleet["file"]), store, LocalEngine(1))
     billing_only = {e.shard for e in _manifest(store, _ids(first)[("billing", "heads/main")]).files
@@ -85,6 +85,10 @@ def test_fleet_gc_keeps_what_the_fleet_needs(fleet, tmp_path):
     smaller = write_fleet(tmp_path / "smaller.toml", {"api": (fleet["repos"]["api"].path, ["main"]),
                                                       "api-fork": (fleet["repos"]["api-fork"].path, ["main"])})
     build_fleet(load_fleet(smaller), store, LocalEngine(1))
+    dry = cli("org", "gc", "--store", tmp_path / "s", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"would delete ref {fleet_ref('billing', 'heads/main')}" in dry.stdout.splitlines()
+    assert "would delete 2 refs" in dry.stdout and "history views" in dry.stdout and "scores files" in dry.stdout
     report = fleet_gc(store)
     assert sorted(report.refs_deleted) == sorted([fleet_ref("billing", "heads/main"),
                                                   fleet_ref("api", "commits/" + fleet["repos"]["api"].repo.git.rev_parse("main~1"))])

@@ -9,12 +9,16 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import JSON_OPT, REPO_ARG, STORE_OPT, RefListOption, run_command, store_for
 from ..errors import InvalidParameter
 from ..indexer.budget import memory_budget
+
+if TYPE_CHECKING:
+    from ..indexer.maintenance import GcReport
 
 
 class TerminalProgress:
@@ -283,11 +287,16 @@ def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_r
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        verb = "would delete" if dry_run else "deleted"
-        for ref in report.refs_deleted:
-            click.echo(f"{verb} ref {ref}")
-        click.echo(f"kept {len(report.kept_refs)} refs ({', '.join(report.kept_refs) or 'none'}); "
-                   f"{verb} {len(report.refs_deleted)} refs, {report.objects_deleted} objects "
-                   f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
-                   f"{report.assembled_deleted} assembled indexes, {report.history_deleted} history views, "
-                   f"{report.scores_deleted} scores files")
+        click.echo(gc_summary(report))
+
+
+def gc_summary(report: GcReport) -> str:
+    """`gc`'s and `org gc`'s text answer: each ref deleted, then one line of counts."""
+    verb = "would delete" if report.dry_run else "deleted"
+    lines = [f"{verb} ref {ref}" for ref in report.refs_deleted]
+    lines.append(f"kept {len(report.kept_refs)} refs ({', '.join(report.kept_refs) or 'none'}); "
+                 f"{verb} {len(report.refs_deleted)} refs, {report.objects_deleted} objects "
+                 f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
+                 f"{report.assembled_deleted} assembled indexes, {report.history_deleted} history views, "
+                 f"{report.scores_deleted} scores files")
+    return "\n".join(lines)

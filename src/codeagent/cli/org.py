@@ -14,7 +14,7 @@ import click
 from . import run_command
 from ..errors import InvalidParameter
 from .org_search import org_search_cmd
-from .build import JsonProgress, TerminalProgress
+from .build import JsonProgress, TerminalProgress, gc_summary
 
 if TYPE_CHECKING:  # imported where used: the store and the build side are not for `--help`
     from ..store import Store
@@ -126,6 +126,4 @@ def org_gc_cmd(store_dir: Path, dry_run: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        verb = "would delete" if dry_run else "deleted"
-        click.echo(f"kept {len(report.kept_refs)} refs; {verb} {len(report.refs_deleted)} refs, "
-                   f"{report.objects_deleted} objects ({report.bytes_freed / 1e6:.1f} MB)")
+        click.echo(gc_summary(report))
