@@ -13,6 +13,18 @@ _INCLUDES = frozenset({"require_expression", "require_once_expression", "include
                        "include_once_expression"})
 
 
+def _statement_span(node: Node) -> tuple[int, int] | None:
+    """`namespace A;` names the file's module; when a file has several, each holds the
+    declarations up to the next (its byte range), so `A\\User` and `B\\User` stay apart."""
+    parent = node.parent
+    statements = [c for c in parent.named_children if c.type == "namespace_definition"
+                  and c.child_by_field_name("body") is None] if parent is not None else []
+    if len(statements) < 2:
+        return None
+    after = [c.start_byte for c in statements if c.start_byte > node.start_byte]
+    return node.start_byte, after[0] if after else parent.end_byte
+
+
 def _php_name(node: Node | None) -> str:
     return callee_name(text(node).lstrip("$").replace("\\", "."))
 
@@ -62,7 +74,10 @@ class PhpRules(Rules):
             name = node.child_by_field_name("name")
             if name is None:
                 return None
-            return Def("namespace", _php_name(name), name, scope=node.child_by_field_name("body") is not None)
+            if node.child_by_field_name("body") is not None:
+                return Def("namespace", _php_name(name), name)
+            span = _statement_span(node)
+            return Def("namespace", _php_name(name), name, scope=span is not None, span_range=span)
         if t in _ELEMENTS:
             name = node.child_by_field_name("name") or next(
                 (c for c in node.named_children if c.type in ("name", "variable_name")), None)

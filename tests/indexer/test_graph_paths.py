@@ -106,6 +106,19 @@ def test_php_fully_qualified_function_calls_are_callers(built, cli) -> None:
     assert _call_sites(cli, repo, "slugify") == {("src/Http/Handler.php", 5)}
 
 
+def test_php_namespace_statements_each_name_what_follows(built, cli) -> None:
+    """A file with `namespace A;` then `namespace B;`: each holds the declarations up to the
+    next, so two `User` classes keep their own namespaces (both were `App.User`)."""
+    repo = built({"src/Both.php": (
+        "<?php\nnamespace App\\Models;\n\nclass User {\n    function name() { return 1; }\n}\n\n"
+        "namespace App\\Http;\n\nclass User {\n    function show() { return \\App\\Models\\User::name(); }\n}\n"
+        "function helper() { return 2; }\n")})
+    for fq in ("App.Models.User.name", "App.Http.User.show", "App.Http.helper"):
+        shown = cli("show", fq, "--json", cwd=repo.path, check=True)
+        assert json.loads(shown.stdout)["fq_name"] == fq
+    assert _call_sites(cli, repo, "App.Models.User.name") == {("src/Both.php", 11)}
+
+
 @pytest.mark.parametrize("module, target, imported, want", [
     ("rt::runtime::context", "enter_runtime", "runtime", "rt.runtime.context.runtime.enter_runtime"),
     ("rt::runtime::context", "HashMap", "std::collections", "std.collections.HashMap"),

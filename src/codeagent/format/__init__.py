@@ -74,12 +74,16 @@ EXTRACTOR_VERSION history:
  14: Scala's `package a.b { ... }` is a package symbol its members are nested in (`a.b.X`;
      a nested block adds to its enclosing one, a top-level block to the leading clauses):
      members of such a block were top-level symbols and the file took its module from its path.
+ 15: PHP: when a file has several `namespace A;` statements, each is a scope over the
+     declarations up to the next (`App.Models.User`, `App.Http.User`); they were top-level
+     symbols of one module, the namespaces' shared prefix (`App.User` twice). A file with one
+     such statement is unchanged.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "14"
+EXTRACTOR_VERSION = "15"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
