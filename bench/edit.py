@@ -1,7 +1,8 @@
 """One-file edits to a complete index (graph included) on the stdlib corpus: this code beside
 the previous code's and ctags -R, alternated round by round, in one run.
 
-    python bench/edit.py --baseline /path/to/previous/.venv/bin/python [--rounds 5] [--corpus DIR] [--daemon]
+    python bench/edit.py --against /path/to/previous/.venv/bin/python [--rounds 5] [--corpus DIR] [--daemon]
+        [--kinds comment,repocall]
 
 Each round edits json/encoder.py four ways, one after the other, and after each edit runs a
 fresh `codeagent build --json` process (imports included) of each code (with --daemon: the
@@ -96,8 +97,10 @@ def loadavg() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline", default=str(PIN) if PIN.exists() else None,
+    ap.add_argument("--against", "--baseline", dest="baseline", default=str(PIN) if PIN.exists() else None,
                     help=f"python of the previous code's environment (default {PIN})")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help=f"the edits of each round, comma-separated, in this order (default {','.join(KINDS)})")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "codeagent-bench-edit")
     ap.add_argument("--stores", type=Path, help="default: CORPUS-stores")
@@ -106,14 +109,17 @@ def main() -> None:
                          "client's plus the daemon's forked command's) instead of a fresh process")
     args = ap.parse_args()
     if not args.baseline:
-        raise SystemExit("--baseline PYTHON is required (the previous code's environment)")
+        raise SystemExit("--against PYTHON is required (the previous code's environment)")
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    if not kinds or set(kinds) - set(KINDS):
+        raise SystemExit(f"--kinds: a comma-separated choice of {', '.join(KINDS)}")
     repo = stdlib_repo(args.corpus)
     codes = {"current": sys.executable, "baseline": args.baseline}
     stores = ensure_stores(repo, args.stores or args.corpus.with_name(args.corpus.name + "-stores"), codes)
     outside = Path(tempfile.mkdtemp(prefix="codeagent-bench-cwd-"))  # not inside the corpus: see build.py
     target = repo / TARGET
     original = git(repo, "show", f"HEAD:{TARGET}")
-    times = {(k, c): {"cpu": [], "wall": [], "graph": 0} for k in KINDS for c in codes}
+    times = {(k, c): {"cpu": [], "wall": [], "graph": 0} for k in kinds for c in codes}
     ctags: list[float] = []
     loads = [loadavg()]
     state = {"lines": 0, "call": False, "repocall": False, "tag": "start"}
@@ -135,7 +141,7 @@ def main() -> None:
             run(name)
             run(name)
         for r in range(args.rounds):
-            for k, kind in enumerate(KINDS):
+            for k, kind in enumerate(kinds):
                 state = next_state(state, kind, r)
                 target.write_text(content(original, state))
                 order = list(codes) if (r + k) % 2 == 0 else list(codes)[::-1]
@@ -152,15 +158,15 @@ def main() -> None:
         target.write_text(original)
         daemons.close()
         shutil.rmtree(outside, ignore_errors=True)
-    report(args, repo, times, ctags, loads)
+    report(args, repo, times, ctags, loads, kinds)
 
 
-def report(args, repo: Path, times: dict, ctags: list[float], loads: list[str]) -> None:
+def report(args, repo: Path, times: dict, ctags: list[float], loads: list[str], kinds: tuple[str, ...]) -> None:
     """The table: per edit kind and code, CPU and wall medians and ranges, the ratios, the graph steps run."""
     ct = median(ctags)
     codes = ("current", "baseline")
     rows = []
-    for kind in KINDS:
+    for kind in kinds:
         for name in codes:
             cpu, wall = times[(kind, name)]["cpu"], times[(kind, name)]["wall"]
             rows.append([kind, name, f"{median(cpu):.3f} ({min(cpu):.2f}-{max(cpu):.2f})",

@@ -16,7 +16,7 @@ from .. import __version__
 from .. import format as fmt
 from ..errors import InvalidParameter
 from ..format.manifest import load_manifest
-from ..indexer.replicate.publish import open_store, publish_ref, publish_scores
+from ..indexer.replicate.publish import open_store, publish_ref
 from ..indexer.replicate.remote import open_remote
 from ..store.scores import write_scores
 from .datasets import COMMIT_SCAN
@@ -68,7 +68,7 @@ def score_published(repo: Path, dest: str, spec: str | None, tasks: int, workdir
     if not manifest.commit:
         raise InvalidParameter("the published index has no commit, so no history to score")
     figures = score_history(top, manifest.commit, tasks, workdir, manifest.embedder_id or None, progress)
-    write_scores(store, figures)
+    data = write_scores(store, figures)
     with open_remote(dest, create=True) as remote:
-        publish_scores(remote, store, manifest.commit)
+        remote.put_scores(manifest.commit, data)
     return figures

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -181,6 +181,30 @@ def load(work: Path) -> dict[str, list[Case]]:
     return data
 
 
+def saved_tasks(work: Path, name: str) -> dict[str, dict]:
+    """Task id -> the task (its query, its gold, the commit its index was built at) as the dump
+    saved it under out/<repo>/commits.jsonl."""
+    path = work / "out" / name / "commits.jsonl"
+    return {t["id"]: t for t in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
+def pending(cache: Path, names: Iterable[str]) -> Iterator[tuple[str, Path]]:
+    """(repo, cache/<repo>.jsonl) for each repository whose columns are not cached yet."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        dest = cache / f"{name}.jsonl"
+        if not dest.exists():
+            yield name, dest
+
+
+def attach(data: dict[str, list[Case]], cache: Path, suffix: str = ".jsonl") -> None:
+    """Give each case the columns cached for it under cache/<repo><suffix> ({"id", "cols"} lines)."""
+    for name, cases in data.items():
+        by_id = {c.id: c for c in cases}
+        for r in map(json.loads, (cache / f"{name}{suffix}").read_text(encoding="utf-8").splitlines()):
+            by_id[r["id"]].cols.update({f: np.asarray(v, dtype=np.float64) for f, v in r["cols"].items()})
+
+
 def per_task(cases: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray) -> np.ndarray:
     """(MRR@10, Acc@1) of each case under weights `w`."""
     return np.array([[m["mrr@10"], m["acc@1"]] for m in (metrics([c], lambda x: x @ w) for c in cases)]
@@ -219,26 +243,43 @@ def judge(data: dict[str, list[Case]], extra: dict[str, Callable[[Case], np.ndar
             c.x = c.x[:, keep]
     base = {n: [(c.x, c.y) for c in cs] for n, cs in data.items()}
     b = loro(base, args.l2, args.steps)
-    b_all = np.vstack(list(b.values()))
     print(f"{sum(map(len, data.values()))} tasks from {len(data)} repositories: {', '.join(data)}")
-    print(f"base ({len(keep)} features): MRR@10 {b_all[:, 0].mean():.3f} Acc@1 {b_all[:, 1].mean():.3f}")
-    print("| feature | MRR@10 | Δ [95% CI] | Acc@1 | Δ [95% CI] | worst repo ΔMRR | repos < -0.03 |")
-    print("|---|---:|---|---:|---|---|---:|")
-    for combo in (args.only.split(",") if args.only else list(extra)):
-        names = combo.split("+")
-        wide = {n: [(np.hstack([c.x] + [extra[e](c)[:, None] for e in names]), c.y) for c in cs]
+
+    def widened(combo: str) -> dict[str, np.ndarray]:
+        names = [combo] if combo in extra else combo.split("+")
+        wide = {n: [(np.hstack([c.x] + [_column(extra[e](c)) for e in names]), c.y) for c in cs]
                 for n, cs in data.items()}
-        got = loro(wide, args.l2, args.steps)
+        return loro(wide, args.l2, args.steps)
+
+    judge_rows(b, {combo: (lambda combo=combo: widened(combo))
+                   for combo in (args.only.split(",") if args.only else list(extra))}, args, f"{len(keep)} features")
+
+
+def _column(v: np.ndarray) -> np.ndarray:
+    return v[:, None] if v.ndim == 1 else v
+
+
+def judge_rows(b: dict[str, np.ndarray], tried: dict[str, Callable[[], dict[str, np.ndarray]]],
+               args: argparse.Namespace, label: str = "") -> None:
+    """One table row per tried model against the base `b` (repo -> per-task MRR@10, Acc@1, each
+    held out): pooled figures, paired bootstrap 95% intervals of the gains, the worst repository;
+    `tried` maps a name to what computes its held-out figures (shared with eval/try_objectives)."""
+    b_all = np.vstack(list(b.values()))
+    print(f"base{f' ({label})' if label else ''}: MRR@10 {b_all[:, 0].mean():.3f} Acc@1 {b_all[:, 1].mean():.3f}")
+    print("| tried | MRR@10 | Δ [95% CI] | Acc@1 | Δ [95% CI] | worst repo ΔMRR | repos < -0.03 |")
+    print("|---|---:|---|---:|---|---|---:|")
+    for name, run in tried.items():
+        got = run()
         g_all = np.vstack(list(got.values()))
         d = g_all - b_all
         ci = [bootstrap_ci(d[:, k], seed=0, resamples=args.boot)[1:] for k in (0, 1)]
-        per = {n: got[n][:, 0].mean() - b[n][:, 0].mean() for n in data}
+        per = {n: got[n][:, 0].mean() - b[n][:, 0].mean() for n in b}
         worst = min(per, key=per.get)
-        print(f"| {combo} | {g_all[:, 0].mean():.3f} | {d[:, 0].mean():+.3f} [{ci[0][0]:+.3f}, {ci[0][1]:+.3f}] | "
+        print(f"| {name} | {g_all[:, 0].mean():.3f} | {d[:, 0].mean():+.3f} [{ci[0][0]:+.3f}, {ci[0][1]:+.3f}] | "
               f"{g_all[:, 1].mean():.3f} | {d[:, 1].mean():+.3f} [{ci[1][0]:+.3f}, {ci[1][1]:+.3f}] | "
-              f"{worst.split('+')[1]} {per[worst]:+.3f} | {sum(v < -0.03 for v in per.values())} |", flush=True)
+              f"{worst.split('+')[-1]} {per[worst]:+.3f} | {sum(v < -0.03 for v in per.values())} |", flush=True)
         if args.per_repo:
-            for n in data:
+            for n in b:
                 print(f"    {n}: {b[n][:, 0].mean():.3f} -> {got[n][:, 0].mean():.3f}  "
                       f"Acc@1 {b[n][:, 1].mean():.3f} -> {got[n][:, 1].mean():.3f}")
 

@@ -33,7 +33,7 @@ from ..embedders.hashing import _STOP
 from ..embedders.static import _ENGLISH_STOP, _load_table, word_pieces
 from ..tokenize import _WORD, split_identifier
 from .train_ranker import fit_folds, metrics
-from .try_features import HAND, Case, judge, load, options
+from .try_features import HAND, Case, attach, judge, load, options, pending, saved_tasks
 
 FORMS = ("sem_all", "sem_all_tf", "sem_all_c", "sem_prose", "sem_names", "sem_soft", "sem_block")
 BLOCK_LINES = 40
@@ -236,12 +236,8 @@ def task_columns(words: Words, files: dict, query: str, paths: list[str]) -> dic
 
 def compute(work: Path, cache: Path, names: Iterable[str], words: Words) -> None:
     """Write cache/<repo>.jsonl ({"id", "cols"} per dumped task) for repositories not yet done."""
-    cache.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        dest = cache / f"{name}.jsonl"
-        if dest.exists():
-            continue
-        tasks = {t["id"]: t for t in map(json.loads, (work / "out" / name / "commits.jsonl").read_text().splitlines())}
+    for name, dest in pending(cache, names):
+        tasks = saved_tasks(work, name)
         repo, lines, missing = Repo(work / "clones" / name, words), [], 0
         for line in (work / "features" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             raw = json.loads(line)
@@ -273,7 +269,7 @@ def compute_minilm(work: Path, cache: Path, data: dict[str, list[Case]]) -> None
         dest = cache / f"{name}.minilm.jsonl"
         if dest.exists():
             continue
-        tasks = {t["id"]: t for t in map(json.loads, (work / "out" / name / "commits.jsonl").read_text().splitlines())}
+        tasks = saved_tasks(work, name)
         clone, vecs, lines = work / "clones" / name, {}, []
         for c in cases:
             files = git_files(clone, tasks[c.id]["ref"])
@@ -313,9 +309,10 @@ def extra_columns(forms: Iterable[str] = FORMS) -> dict[str, Callable[[Case], np
     return extra
 
 
-def diagnose(data: dict[str, list[Case]], args) -> None:
-    """Each form alone (its cosine ranks the candidates), and, where the base model held out
-    puts gold at rank 2-10, how often gold's cosine beats that of the file it put first."""
+def diagnose(data: dict[str, list[Case]], args, forms: Iterable[str] = FORMS + (MINI_FORM,)) -> None:
+    """Each form alone (its column ranks the candidates), and, where the base model held out
+    puts gold at rank 2-10, how often gold's value beats that of the file it put first
+    (shared with eval/try_translation)."""
     names = list(data)
     cases = [c for n in names for c in data[n]]
     w = fit_folds([(c.x, c.y) for c in cases], [k for k, n in enumerate(names) for _ in data[n]],
@@ -323,7 +320,7 @@ def diagnose(data: dict[str, list[Case]], args) -> None:
     held = [w[k] for k, n in enumerate(names) for _ in data[n]]
     print("| form | alone MRR@10 | alone Acc@5 | gold above the base's top-1 (gold at 2-10) |")
     print("|---|---:|---:|---:|")
-    for f in [f for f in FORMS + (MINI_FORM,) if f in cases[0].cols]:
+    for f in [f for f in forms if f in cases[0].cols]:
         m = metrics([(c.cols[f][:, None], c.y) for c in cases], lambda x: x[:, 0])
         wins = n = 0
         for c, wk in zip(cases, held):
@@ -344,11 +341,8 @@ def main() -> None:
     compute(args.work, args.cache, data, Words())
     if args.minilm:
         compute_minilm(args.work, args.cache, data)
-    for name, cases in data.items():
-        by_id = {c.id: c for c in cases}
-        for suffix in (".jsonl", ".minilm.jsonl") if args.minilm else (".jsonl",):
-            for r in map(json.loads, (args.cache / f"{name}{suffix}").read_text().splitlines()):
-                by_id[r["id"]].cols.update({f: np.asarray(v, dtype=np.float64) for f, v in r["cols"].items()})
+    for suffix in (".jsonl", ".minilm.jsonl") if args.minilm else (".jsonl",):
+        attach(data, args.cache, suffix)
     diagnose(data, args)
     judge(data, extra_columns(FORMS + (MINI_FORM,) if args.minilm else FORMS), args)
 

@@ -12,6 +12,7 @@ from ..hashing import is_object_id
 from ..format.manifest import load_manifest
 from ..refs import resolve
 from ..store import Store, StoreLock, VerifyProblem
+from ..store.scores import prune_scores
 
 
 REPAIR_HINT = ("run `codeagent repair` to re-create what the refs use (shards from their sources, "
@@ -109,6 +110,7 @@ class GcReport:
     refs_deleted: list[str] = field(default_factory=list)
     dry_run: bool = False
     history_deleted: int = 0  # history views (format/history.py) of commits no kept manifest names
+    scores_deleted: int = 0  # scores/<sha>.json (store/scores.py) of commits no kept manifest names
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -183,13 +185,14 @@ def gc_store(store: Store, keep_refs: list[str] | None = None, *, repo: Path | N
         else:
             assembled = prune_assembled(store, ids)
             store.sweep_tmp()
-        history = _prune_history(store, ids, dry_run)
-    return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run, history)
+        commits = {load_manifest(store, mid).commit for mid in ids} - {None}
+        history = _prune_history(store, commits, dry_run)
+        scores = prune_scores(store, commits, dry_run=dry_run)
+    return GcReport(kept, deleted, freed, len(dead), assembled, doomed_refs, dry_run, history, scores)
 
 
-def _prune_history(store: Store, ids: set[str], dry_run: bool) -> int:
+def _prune_history(store: Store, commits: set[str], dry_run: bool) -> int:
     """Drop the history views of commits no kept manifest names (the count, or what would go)."""
     from .history import prune, stored_views  # only gc and builds read history views
 
-    commits = {load_manifest(store, mid).commit for mid in ids} - {None}
     return sum(1 for c in stored_views(store.root) if c not in commits) if dry_run else prune(store.root, commits)

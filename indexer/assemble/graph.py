@@ -41,7 +41,7 @@ from ...format.manifest import Manifest
 from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
 from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule, file_module,
-                           go_import_dir, go_package, import_binding, include_file, key, python_packages)
+                           declared_package, go_import_dir, go_package, import_binding, include_file, key, python_packages)
 
 NAME_CAP = 10
 # A full recompute is cheaper when more than this share of the files (and > FULL_MIN) changed.
@@ -61,14 +61,14 @@ def _modules(con) -> list[tuple]:
     """One module row per indexed file."""
     kinds = ", ".join(f"'{k}'" for k in PACKAGE_KINDS)
     rows = con.execute(f"""
-        SELECT f.path, f.language, d.qn FROM files f
-        LEFT JOIN (SELECT path, arg_min(qualified_name, ordinal) AS qn FROM symbols
+        SELECT f.path, f.language, d.names FROM files f
+        LEFT JOIN (SELECT path, list(qualified_name ORDER BY ordinal) AS names FROM symbols
                    WHERE parent < 0 AND kind IN ({kinds}) GROUP BY path) d USING (path)
         WHERE f.status = 'indexed'""").fetchall()
     packages = python_packages(p for p, lang, _ in rows if lang == "python")
     out = []
-    for path, lang, declared in rows:
-        fm = file_module(path, lang, packages, declared or "")
+    for path, lang, names in rows:
+        fm = file_module(path, lang, packages, declared_package(names or ()))
         out.append((fm.path, fm.language, fm.module, fm.package, fm.sep,
                     lang in DECLARED_PACKAGE, key(fm.module)))
     return out

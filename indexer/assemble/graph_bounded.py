@@ -28,3 +28,17 @@ def one_tier_a_statement(resolve: str) -> str:
         f"{r_cte}\n{tier}" for tier in parts) + ";\n")
     return (before + fill + _HEAD + "WITH " + pick.replace("FROM cand)", "FROM g_tiers)") + ";\n"
             + "DROP TABLE g_tiers;\n" + after)
+
+
+def only_tiers(resolve: str, keep: set[int]) -> str:
+    """`resolve` (graph_sql._RESOLVE with its filter set) with the exact tiers not in `keep`
+    (numbered from 1) left out of g_exact's `cand`: for references none of whose rows such a
+    tier can join, which then adds no candidate. Tier 1 stays (its SELECT names the columns)."""
+    before, rest = resolve.split(_HEAD, 1)
+    r_cte, rest = rest.split(",\ncand AS (\n", 1)
+    tiers, rest = rest.split("\n),\n", 1)
+    parts = tiers.split(_TIER_SEP)
+    if len(parts) != 7:
+        raise ValueError("graph_sql._RESOLVE no longer has the shape only_tiers splits")
+    kept = [part for n, part in enumerate(parts, 1) if n == 1 or n in keep]
+    return before + _HEAD + r_cte + ",\ncand AS (\n" + _TIER_SEP.join(kept) + "\n),\n" + rest

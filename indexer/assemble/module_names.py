@@ -100,8 +100,26 @@ def _jvm_dir(path: str) -> str:
     return d.strip("/").replace("/", ".")
 
 
-def file_module(path: str, language: str, packages: set[str], declared: str = "") -> FileModule:
-    """The module of one file; `declared` is the extractor's top-level package symbol."""
+def declared_package(names: Iterable[str]) -> str | None:
+    """The package a file declares, from its top-level package symbols' qualified names: the
+    one, or what several share (`a.b` and `a.c` -> `a`; `a` and `b` -> "": each block's
+    symbols carry their own package). None when it declares none."""
+    shared: list[str] | None = None
+    for name in names:
+        parts = name.split(".")
+        if shared is None:
+            shared = parts
+            continue
+        n = 0
+        while n < min(len(shared), len(parts)) and shared[n] == parts[n]:
+            n += 1
+        shared = shared[:n]
+    return None if shared is None else ".".join(shared)
+
+
+def file_module(path: str, language: str, packages: set[str], declared: str | None = None) -> FileModule:
+    """The module of one file; `declared` is the package its top-level package symbols
+    declare (`declared_package`), None when they declare none."""
     sep = separator(language)
     if language == "python":
         module, package = python_module(path, packages)
@@ -116,7 +134,7 @@ def file_module(path: str, language: str, packages: set[str], declared: str = ""
         module = _strip_js(path)
         return FileModule(path, language, module, posixpath.dirname(path), sep)
     if language in DECLARED_PACKAGE:
-        module = declared or (_jvm_dir(path) if language != "php" else "")
+        module = declared if declared is not None else (_jvm_dir(path) if language != "php" else "")
         return FileModule(path, language, module, module, sep)
     return FileModule(path, language, "", "", sep)
 

@@ -20,23 +20,38 @@ def _pattern_names(node: Node) -> list[Node]:
     return []
 
 
+def _bare(n: Node | None) -> bool:
+    return n is not None and n.type == "package_clause" and n.child_by_field_name("body") is None
+
+
 def _file_package(node: Node) -> list[Def]:
     """The file's package from its leading `package a.b` clauses without a body (chained ones
-    add up: `package a.b` then `package c` is `a.b.c`), one symbol on the last of them; a
-    package with a body (`package a { ... }`) makes none (its members keep their names)."""
-    def bare(n: Node | None) -> bool:
-        return n is not None and n.type == "package_clause" and n.child_by_field_name("body") is None
-
-    if not bare(node) or node.parent is None or node.parent.type != "compilation_unit" or bare(node.next_named_sibling):
+    add up: `package a.b` then `package c` is `a.b.c`), one symbol on the last of them, which
+    the rest of the file is not nested in."""
+    if node.parent is None or node.parent.type != "compilation_unit" or _bare(node.next_named_sibling):
         return []
     chain = [node]
-    while bare(chain[0].prev_named_sibling):
+    while _bare(chain[0].prev_named_sibling):
         chain.insert(0, chain[0].prev_named_sibling)
     names = [c.child_by_field_name("name") for c in chain]
     if any(n is None for n in names):
         return []
     return [Def("package", ".".join(text(n) for n in names), names[-1], scope=False,
                 span_range=(chain[0].start_byte, names[-1].end_byte))]
+
+
+def _block_package(node: Node) -> list[Def]:
+    """`package a.b { ... }`: a package symbol its members are nested in (`a.b.X`); a nested
+    block adds to its enclosing one, and a top-level block to the file's leading clauses
+    (`package a` then `package b { object X }` is `a.b.X`)."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return []
+    parent = node.parent
+    leading = [] if parent is None or parent.type != "compilation_unit" else [
+        c.child_by_field_name("name") for c in parent.named_children
+        if _bare(c) and c.end_byte <= node.start_byte]
+    return [Def("package", text(name), name, qualifier=".".join(text(n) for n in leading if n is not None))]
 
 
 class ScalaRules(Rules):
@@ -62,7 +77,7 @@ class ScalaRules(Rules):
         t = node.type
         in_type = parent_kind in self.class_kinds
         if t == "package_clause":
-            return _file_package(node)
+            return _file_package(node) if _bare(node) else _block_package(node)
         if t in _VALUES:
             parent = node.parent
             if parent is None or parent.type not in ("template_body", "compilation_unit", "package_clause"):

@@ -6,7 +6,6 @@ that is not there yet. `bundle` publishes into a fresh tar file renamed into pla
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
@@ -18,7 +17,7 @@ from ...format.manifest import load_manifest
 from ...refs import WORKTREE_REF, resolve
 from ...sources import current_branch, git_toplevel
 from ...store import Store
-from ...store.scores import read_scores
+from ...store.scores import scores_document
 from .bundle import BundleBackend
 from .remote import Remote, open_remote
 from .transfer import Progress, TransferStats, upload_manifest, upload_objects
@@ -77,11 +76,12 @@ def publish_into(remote: Remote, store: Store, ref: str, manifest_id: str, resul
 
 
 def publish_scores(remote: Remote, store: Store, commit: str) -> bool:
-    """Upload the search-quality figures the store holds for `commit`, if any."""
-    figures = read_scores(store, commit)
-    if figures is None:
+    """Upload the search-quality figures the store holds for `commit`, if any: the stored
+    document's bytes, so the remote's file is the store's."""
+    data = scores_document(store, commit)
+    if data is None:
         return False
-    remote.put_scores(commit, json.dumps(figures, indent=1, sort_keys=True).encode())
+    remote.put_scores(commit, data)
     return True
 
 

@@ -20,7 +20,7 @@ from ...format.manifest import Manifest
 from ...refs import WORKTREE_REF
 from ...sources import git_toplevel, resolve_ref
 from ...store import Store, StoreLock, append_log
-from ...store.scores import is_commit_sha, parse_scores, write_scores
+from ...store.scores import is_commit_sha, keep_scores
 from ..build import BuildOptions, build
 from .remote import open_remote
 from .resolve import MAX_ANCESTORS, SyncTarget, choose
@@ -186,9 +186,9 @@ def _bring_scores(remote, store: Store, commit: str | None) -> None:
     mismatched document is left on the remote: figures never fail a sync)."""
     if not is_commit_sha(commit):
         return
-    figures = parse_scores(remote.read_scores(commit), commit)
-    if figures is not None:
-        write_scores(store, figures)
+    data = remote.read_scores(commit)
+    if data is not None:
+        keep_scores(store, commit, data)
 
 
 def _install(store: Store, manifest: Manifest, mid: str, ref: str, local: dict[str, bytes],

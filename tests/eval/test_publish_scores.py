@@ -39,6 +39,10 @@ def _status_scores(cli, repo) -> dict:
     return {r["ref"]: r["search_quality"] for r in _json(cli("status", repo, "--json"))["refs"]}
 
 
+def _stored(repo, commit: str) -> bytes:
+    return (repo / ".codeagent" / "scores" / f"{commit}.json").read_bytes()
+
+
 def test_scores_travel_with_the_index_and_status_shows_them(project, tmp_path, cli):
     remote = tmp_path / "remote"
     head = project.repo.head.commit.hexsha
@@ -50,6 +54,7 @@ def test_scores_travel_with_the_index_and_status_shows_them(project, tmp_path, c
     assert all(set(m) == METRICS and all(0 <= v <= 1 for v in m.values()) for m in figures["modes"].values())
     assert figures["codeagent_version"] and figures["date"].startswith("20")
     assert json.loads((remote / "scores" / f"{head}.json").read_text()) == figures
+    assert (remote / "scores" / f"{head}.json").read_bytes() == _stored(project.path, head)
     assert _status_scores(cli, project.path) == {"heads/main": figures}
 
     clone = tmp_path / "clone"
@@ -119,3 +124,21 @@ def test_a_scores_document_for_another_commit_is_not_taken():
     assert parse_scores(doc, "a" * 40) == {"commit": "a" * 40, "modes": {}}
     assert parse_scores(doc, "b" * 40) is None
     assert parse_scores(b"not json", "a" * 40) is None and parse_scores(None, "a" * 40) is None
+
+
+def test_publish_and_sync_move_the_recorded_bytes_as_they_are(project, tmp_path, cli):
+    """Figures are serialised once, when measured: a document recorded in another layout (an
+    older writer's, compact) reaches the remote and the synced store byte for byte."""
+    remote, head = tmp_path / "remote", project.repo.head.commit.hexsha
+    cli("build", project.path, "--ref", "main", check=True)
+    doc = {"commit": head, "modes": {"auto": {"mrr@10": 0.1 + 0.2}}, "tasks": 1, "note": "caf\u00e9"}
+    recorded = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+    (project.path / ".codeagent" / "scores").mkdir()
+    (project.path / ".codeagent" / "scores" / f"{head}.json").write_bytes(recorded)
+    cli("publish", project.path, "--to", remote, "--ref", "main", check=True)
+    assert (remote / "scores" / f"{head}.json").read_bytes() == recorded
+    clone = tmp_path / "clone"
+    project.repo.git.clone(str(project.path), str(clone))
+    cli("sync", clone, "--from", remote, "--ref", "main", check=True)
+    assert _stored(clone, head) == recorded
+    assert _status_scores(cli, clone) == {"heads/main": doc}

@@ -86,6 +86,22 @@ def test_jvm_module_names_from_any_source_root() -> None:
                        "Top.java": "", "lib/Util.kt": "lib"}, modules
 
 
+_dotted = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4).map(".".join)
+
+
+@given(names=st.lists(_dotted, min_size=1, max_size=4))
+def test_a_files_declared_package_is_what_its_package_symbols_share(names) -> None:
+    """Every symbol under one of the file's packages keeps its full name after the module
+    is prefixed (fq_name), so several top-level blocks never nest in the first one."""
+    from codeagent.indexer.assemble.module_names import declared_package, fq_name
+
+    module = declared_package(names)
+    assert all(fq_name(module, f"{n}.X", ".") == f"{n}.X" for n in names)
+    assert module == names[0] if all(n == names[0] or n.startswith(names[0] + ".") for n in names) else True
+    assert declared_package([]) is None and declared_package(["a.b", "a.c"]) == "a"
+    assert declared_package(["a", "b"]) == "" and file_module("x/A.scala", "scala", set(), "").module == ""
+
+
 def test_python_module_names() -> None:
     packages = {"json", "src/pkg"}
     assert python_module("json/decoder.py", packages) == ("json.decoder", "json")

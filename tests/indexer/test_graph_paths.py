@@ -163,3 +163,28 @@ def test_jvm_files_take_their_module_from_the_declared_package(built, cli) -> No
     assert _call_sites(cli, repo, "shop.core.Prices.total") == {("web/src/Page.scala", 6)}
     shown = cli("show", "q.C.gamma", "--json", cwd=repo.path, check=True)
     assert json.loads(shown.stdout)["fq_name"] == "q.C.gamma"
+
+
+# Scala packages with a body: a file's one top-level block is its package; nested blocks add up,
+# a block after the leading clauses adds to them, and each of several top-level blocks names its
+# own symbols (docs/design/graph.md).
+SCALA_BLOCKS = {
+    "core/src/Prices.scala": "package shop.core {\n  object Prices {\n    def total(): Int = 1\n  }\n}\n",
+    "web/src/Page.scala": ("package shop.web {\n  import shop.core.Prices\n\n"
+                           "  object Page {\n    def render(): Int = Prices.total()\n  }\n}\n"),
+    "lib/src/Both.scala": ("package shop {\n  package tax {\n    object Rates {\n      def vat(): Int = 20\n    }\n  }\n}\n\n"
+                           "package billing {\n  import shop.tax.Rates\n\n"
+                           "  object Invoice {\n    def due(): Int = Rates.vat()\n  }\n}\n"),
+    "app/src/Main.scala": ("package shop\n\npackage app {\n  import billing.Invoice\n\n"
+                           "  object Main {\n    def run(): Int = Invoice.due()\n  }\n}\n"),
+}
+
+
+def test_scala_package_blocks_name_their_symbols(built, cli) -> None:
+    repo = built(SCALA_BLOCKS)
+    assert _call_sites(cli, repo, "shop.core.Prices.total") == {("web/src/Page.scala", 5)}
+    assert _call_sites(cli, repo, "shop.tax.Rates.vat") == {("lib/src/Both.scala", 13)}
+    assert _call_sites(cli, repo, "billing.Invoice.due") == {("app/src/Main.scala", 7)}
+    for fq in ("shop.tax.Rates.vat", "billing.Invoice.due", "shop.app.Main.run"):
+        shown = cli("show", fq, "--json", cwd=repo.path, check=True)
+        assert json.loads(shown.stdout)["fq_name"] == fq

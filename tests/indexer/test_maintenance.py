@@ -148,3 +148,27 @@ def test_build_head_then_publish_head(git_repo, cli, tmp_path):
     for spec in ("HEAD", "refs/heads/main", git_repo.repo.git.rev_parse("HEAD"), built["manifest_id"][:10]):
         found = cli("search", "a.py", "--mode", "path", "--repo", git_repo.path, "--ref", spec)
         assert found.returncode == 0 and "a.py" in found.stdout, (spec, found.stderr)
+
+
+def _figures(commit: str) -> dict:
+    return {"commit": commit, "modes": {"auto": {"mrr@10": 0.5}}, "tasks": 1}
+
+
+def test_gc_drops_the_scores_of_commits_no_kept_manifest_names(git_repo, cli):
+    from codeagent.store.scores import read_scores, write_scores
+
+    _setup(git_repo, cli)
+    store = Store(git_repo.path / ".codeagent")
+    main, topic = (git_repo.repo.git.rev_parse(b) for b in ("main", "topic"))
+    for commit in (main, topic):
+        write_scores(store, _figures(commit))
+    dry = json.loads(cli("gc", git_repo.path, "--keep-refs", "main", "--dry-run", "--json", check=True).stdout)
+    assert dry["scores_deleted"] == 1 and read_scores(store, topic) == _figures(topic)
+    out = cli("gc", git_repo.path, "--keep-refs", "main", check=True).stdout
+    assert "1 history views, 1 scores files" in out
+    assert read_scores(store, main) == _figures(main) and read_scores(store, topic) is None
+    assert sorted(p.name for p in (store.root / "scores").iterdir()) == [f"{main}.json"]
+    again = json.loads(cli("gc", git_repo.path, "--json", check=True).stdout)
+    assert again["scores_deleted"] == 0 and read_scores(store, main) == _figures(main)
+    status = json.loads(cli("status", git_repo.path, "--json", check=True).stdout)
+    assert [r["search_quality"] for r in status["refs"]] == [_figures(main)]

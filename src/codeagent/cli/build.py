@@ -274,7 +274,8 @@ def repair_cmd(repo: Path, store_dir: Path | None, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Report what would be deleted, delete nothing.")
 @JSON_OPT
 def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
-    """Delete objects that no kept manifest references; exit 5 if a --keep-refs names no index."""
+    """Delete objects that no kept manifest references, and the history views and scores of
+    commits none names; exit 5 if a --keep-refs names no index."""
     from ..indexer.maintenance import gc_store  # +~40 ms that a no-op build need not pay
 
     store, root = run_command(as_json, store_for, repo, store_dir)
@@ -288,4 +289,5 @@ def gc_cmd(repo: Path, store_dir: Path | None, keep_refs: tuple[str, ...], dry_r
         click.echo(f"kept {len(report.kept_refs)} refs ({', '.join(report.kept_refs) or 'none'}); "
                    f"{verb} {len(report.refs_deleted)} refs, {report.objects_deleted} objects "
                    f"({report.bytes_freed / 1e6:.1f} MB), {report.actions_deleted} cache entries, "
-                   f"{report.assembled_deleted} assembled indexes")
+                   f"{report.assembled_deleted} assembled indexes, {report.history_deleted} history views, "
+                   f"{report.scores_deleted} scores files")

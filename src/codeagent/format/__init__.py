@@ -71,12 +71,15 @@ EXTRACTOR_VERSION history:
  13: Scala's leading `package a.b` clauses without a body are one package symbol (chained
      clauses add up: `package a.b` then `package c` is `a.b.c`), so Scala takes its module
      from the declared package too (a Mill-style `foo/src/` layout had its path).
+ 14: Scala's `package a.b { ... }` is a package symbol its members are nested in (`a.b.X`;
+     a nested block adds to its enclosing one, a top-level block to the leading clauses):
+     members of such a block were top-level symbols and the file took its module from its path.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-EXTRACTOR_VERSION = "13"
+EXTRACTOR_VERSION = "14"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
 from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401

@@ -79,17 +79,22 @@ class TextBlocks:
         return {"rows": rows, "blocks": blocks}
 
 
-def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
-    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
-    a build imports none)."""
+def _value_offsets(array: pa.Array):
+    """A string or binary array's value offsets into its data buffer, len + 1 of them."""
     import numpy as np
     import pyarrow as pa
 
+    wide = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) else np.int32
+    return np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + len(array) + 1]
+
+
+def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
+    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
+    a build imports none)."""
     out = []
     for chunk in column.chunks:
-        wide = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-        _, offsets, data = chunk.buffers()
-        at = np.frombuffer(offsets, dtype=wide)[chunk.offset:chunk.offset + len(chunk) + 1].tolist()
+        at = _value_offsets(chunk).tolist()
+        data = chunk.buffers()[2]
         data = memoryview(data) if data is not None else memoryview(b"")
         out += [bytes(data[a:b]) for a, b in zip(at, at[1:])]
     return out
@@ -146,7 +151,11 @@ class TextStore:
         return self.raw(i).decode("utf-8")
 
     def texts(self) -> pa.Array:
-        """Every text, decompressed into one Arrow string array (kept until `forget`)."""
+        """Every text, decompressed into one Arrow string array (kept until `forget`). The
+        blocks are zstd frames stored back to back, and frames one after another decompress
+        to their contents one after another: one call writes every text into its place (a
+        bytes object: Python's heap, not the Arrow pool, which keeps freed pages in the
+        allocating thread's heap, where an idle release from another thread cannot reach)."""
         import numpy as np
         import pyarrow as pa
 
@@ -154,19 +163,14 @@ class TextStore:
         if got is not None:
             return got[0]
         total = int(self._raw.sum())
-        out = bytearray(total)
-        view, at, codec = memoryview(out), 0, _codec()
-        for b in range(len(self._data)):
-            n = int(self._raw[b])
-            view[at:at + n] = codec.decompress(self._data[b].as_buffer(), n, asbytes=True)
-            at += n
+        out = _codec().decompress(_frames(self._data), total, asbytes=True) if total else b""
         offsets = np.zeros(len(self._size) + 1, dtype=np.int64)
         np.cumsum(self._size, out=offsets[1:])
         kind = pa.large_string() if total >= 1 << 31 else pa.string()
         if kind == pa.string():
             offsets = offsets.astype(np.int32)
         texts = pa.Array.from_buffers(kind, len(self._size), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
-        self._whole = (texts, offsets, view)
+        self._whole = (texts, offsets, memoryview(out))
         return texts
 
     def forget(self) -> None:
@@ -174,6 +178,12 @@ class TextStore:
         with self._lock:
             self._cache.clear()
         self._whole = None
+
+
+def _frames(blocks: pa.BinaryArray) -> pa.Buffer:
+    """The bytes of every value of a binary array, back to back (a slice of its data buffer)."""
+    at = _value_offsets(blocks)
+    return blocks.buffers()[2].slice(int(at[0]), int(at[-1] - at[0]))
 
 
 _stores: weakref.WeakSet[TextStore] = weakref.WeakSet()

@@ -42,6 +42,7 @@ class Store(ActionsMixin, RefsMixin, AssemblyMixin):
         self._actions: _ActionCache | None = None
         self._unflushed: list[str] = []  # files written without fsync, flushed at the ref swap
         self._unflushed_dirs: set[str] = set()
+        self.decoded_manifests: dict = {}  # format/manifest.load_manifest's, by id
         if create:
             self._init_layout()
         elif not (self.root / fmt.STORE_MARKER).exists():
