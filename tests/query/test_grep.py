@@ -119,3 +119,26 @@ def test_in_memory_text_copy_answers_like_the_index(poly_repo):
             assert [m.to_dict() for m in a.matches] == [m.to_dict() for m in b.matches]
         assert [h.snippet for h in find_symbols(disk, "parse", match="prefix").results] == \
             [h.snippet for h in find_symbols(mem, "parse", match="prefix").results]
+
+
+def test_a_one_shot_reader_scans_the_mapped_texts_as_sql_would(poly_repo):
+    """A one-shot reader greps its assembly's mapped texts; without them (an overlay, an older
+    assembly) it runs SQL over files.text. Both answer alike, counts and errors included."""
+    from codeagent.query import open_index
+    from codeagent.query.memtext import mapped_texts
+
+    with open_index(poly_repo.path, ref="main") as mapped, open_index(poly_repo.path, ref="main") as sql:
+        sql.cache["mapped_texts"] = None  # as for an overlay: no mapped texts, files.text in SQL
+        assert mapped_texts(mapped) is not None and mapped_texts(sql) is None
+        for pattern, regex, case_sensitive in [(r"def \w+\(", True, True), ("error", False, False),
+                                               (r"^\s*$", True, True), (r"(?i)FETCH\w*", True, True)]:
+            a, b = (grep(v, pattern, regex=regex, case_sensitive=case_sensitive, context=2, max_results=3)
+                    for v in (mapped, sql))
+            assert a.matches and [m.to_dict() for m in a.matches] == [m.to_dict() for m in b.matches]
+            assert (a.total_matches, a.files_matched, a.files_searched, a.truncated) == \
+                (b.total_matches, b.files_matched, b.files_searched, b.truncated)
+        assert "mapped_texts" in mapped.cache and "resident_texts" in mapped.cache
+        assert "resident_texts" not in sql.cache
+        for view in (mapped, sql):
+            with pytest.raises(InvalidParameter, match="invalid regular expression"):
+                grep(view, "helper(request")
