@@ -98,6 +98,14 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, Sequence[str]]:
     return out
 
 
+def chunk_slice(view: IndexView, path: str, start_byte: int, end_byte: int) -> str:
+    """Bytes start_byte..end_byte of the path's indexed text, decoded (a chunk's text when the
+    assembly keeps it NULL: format.CHUNK_TEXT_SQL without files.text)."""
+    texts = resident_texts(view) if view.keep_text_in_memory else mapped_texts(view) or resident_texts(view)
+    raw = texts.raw(path)
+    return "" if raw is None else str(raw[start_byte:end_byte], "utf-8")
+
+
 def lines_of(view: IndexView, path: str) -> Sequence[str]:
     got = file_lines(view, [path])
     if path not in got:

@@ -221,3 +221,26 @@ def test_moving_a_file_reuses_the_ann_index_and_keeps_results_exact(git_repo, mo
         _ann_matches_exact(view)
         hits = semantic_search(view, "connect to a server port", limit=1).results
         assert (hits[0].name, hits[0].path) == ("open_connection", "lib/network.py")
+
+
+def test_a_chunk_hit_s_snippet_is_cut_from_the_resident_texts_as_chunk_text_sql_cuts_it(code_repo):
+    """A chunk whose text the assembly keeps NULL (a slice of its file) shows the first 200
+    characters of that slice, read from the resident texts, not from files.text."""
+    from codeagent import format as fmt
+
+    code_repo.write_many({"docs/long.md": "# Héllo wörld\n\n" + "Ünïcode sentences about storage. " * 20 + "\n"})
+    code_repo.commit("long doc")
+    _build(code_repo.path)
+    for long_lived in (False, True):
+        with open_index(code_repo.path) as view:
+            view.keep_text_in_memory = long_lived
+            hits = [h for h in semantic_search(view, "storage files unicode", limit=20).results
+                    if h.result_type != "symbol"]
+            assert {h.path for h in hits} >= {"docs/README.md", "docs/long.md"}
+            for h in hits:
+                path, ordinal = h.result_id.split("#c")
+                (want, stored), = view.sql(f"SELECT left({fmt.CHUNK_TEXT_SQL}, 200), k.text IS NOT NULL "
+                                           "FROM chunks k JOIN files f USING (path) WHERE k.path = ? AND k.ordinal = ?",
+                                           [path, int(ordinal)])
+                assert h.snippet == want.strip() and not stored
+            assert max(len(h.snippet) for h in hits) == 200
