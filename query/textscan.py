@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidParameter
+from ..format.columns import value_offsets
 from ..format.resident import whole
 from .globs import escape_re2
 from .idle_memory import release_arrow
@@ -125,11 +126,6 @@ def _regex(values: pa.Array, expr: str, ignore_case: bool, where: np.ndarray) ->
     return out
 
 
-def _offsets(texts: pa.Array) -> np.ndarray:
-    wide = np.int64 if pa.types.is_large_string(texts.type) else np.int32
-    return np.frombuffer(texts.buffers()[1], dtype=wide)[texts.offset:texts.offset + len(texts) + 1]
-
-
 def _spans(sizes: np.ndarray) -> Iterator[tuple[int, int]]:
     """[i, j) ranges of consecutive items of about CHUNK_BYTES (at least one item each)."""
     ends = np.concatenate(([0], np.cumsum(sizes)))
@@ -145,7 +141,7 @@ def _chunks(seg: Segment, allowed: set[str] | None) -> Iterator[tuple[np.ndarray
     are kept and allowed: slices of the mapped array, or copies when few rows count."""
     import pyarrow.compute as pc
 
-    sizes = np.diff(_offsets(seg.texts))
+    sizes = np.diff(value_offsets(seg.texts))
     keep = sizes > 0
     if seg.keep is not None:
         keep &= seg.keep
@@ -192,7 +188,7 @@ def line_rows(segs: list[Segment], files: list[Candidate], scan: Scan) -> list[t
         if scan.literals:
             found = _literal_line_hits(seg.texts, rows, [p for p, _ in mine], scan)
         else:
-            for i, j in _spans(np.diff(_offsets(seg.texts))[rows]):
+            for i, j in _spans(np.diff(value_offsets(seg.texts))[rows]):
                 found += _line_hits(seg.texts.take(pa.array(rows[i:j])), [p for p, _ in mine[i:j]], scan)
         per_segment.append(found)
     return list(heapq.merge(*per_segment, key=lambda row: row[0]))
@@ -209,7 +205,7 @@ def _literal_line_hits(texts: pa.Array, rows: np.ndarray, paths: list[str],
     needles = [lit.encode() for lit in scan.literals]
     if any(b"\n" in n for n in needles):
         return []
-    offsets, data = _offsets(texts), texts.buffers()[2]
+    offsets, data = value_offsets(texts), texts.buffers()[2]
     found: list[tuple[str, int, bytes]] = []
     for path, r in zip(paths, rows):
         text = data[int(offsets[r]):int(offsets[r + 1])].to_pybytes()

@@ -235,3 +235,28 @@ def test_a_reports_template_furniture_weighs_nothing():
     weights = query_terms(report).weights
     assert "persisted" in weights and "dataframe" in weights
     assert not {"github", "similar", "describe", "behavior"} & set(weights)
+
+
+def test_a_reports_title_weighs_more_than_its_body() -> None:
+    from codeagent.query.terms import TITLE_WEIGHT
+
+    body = "The download log lists every format first, then the thumbnail step fails. " * 4
+    weights = query_terms("Thumbnail embedding broken for playlists\n" + body).weights
+    assert weights["playlists"] == weights["embedding"] == TITLE_WEIGHT > 1.0
+    assert weights["thumbnail"] == TITLE_WEIGHT and weights["format"] == 1.0
+    assert query_terms("Thumbnail embedding broken " + body).weights["thumbnail"] == 1.0  # one line: no title
+    assert query_terms("Thumbnail embedding broken\nthe log").weights["thumbnail"] == 1.0  # short: no report
+
+
+def test_a_report_ranks_the_file_its_title_is_about_above_the_one_its_log_matches(tmp_path: Path) -> None:
+    """A verbose log names the session's machinery line after line; the title names the site.
+    With the title weighing as much as the log (TITLE_WEIGHT 1) the machinery ranks first."""
+    net = "def proxy_map(proxy, encodings):\n    \"\"\"The proxy map and the encodings of the session.\"\"\"\n" \
+          "    return [proxy, encodings]\n"
+    site = ("class ClipSiteIE:\n    \"\"\"Videos of the clipsite website.\"\"\"\n"
+            "    def extract(self, url):\n        return url\n")
+    repo = build_repo(tmp_path / "r", {"tube/networking.py": net * 3, "tube/extractor/clipsite.py": site,
+                                       **{f"tube/extractor/other_{i}.py": _filler(3) for i in range(4)}})
+    log = "".join(f"[debug] proxy map: {i}, encodings utf-8\n" for i in range(8))
+    report = "[clipsite] video not found\nRunning with the options below:\n```\n" + log + "```\nThe video plays."
+    assert _files(repo.path, report)[0] == "tube/extractor/clipsite.py"

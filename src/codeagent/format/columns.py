@@ -25,11 +25,20 @@ def whole(column) -> pa.Array:
     return column
 
 
+def value_offsets(array: pa.Array):
+    """A string or binary array's value offsets into its data buffer (len + 1 of them, a numpy
+    view of its offsets buffer)."""
+    import numpy as np
+    import pyarrow as pa
+
+    wide = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) else np.int32
+    return np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + len(array) + 1]
+
+
 class StringColumn:
     """An Arrow string array read in place (offsets and bytes), as a sequence of str/None."""
 
     def __init__(self, array: pa.Array) -> None:
-        import numpy as np
         import pyarrow as pa
 
         array = whole(array)
@@ -46,9 +55,8 @@ class StringColumn:
             self._len = len(array)
             return
         self._codes = None
-        wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
-        _, offsets, data = array.buffers()
-        self._offsets = np.frombuffer(offsets, dtype=wide)[array.offset:array.offset + len(array) + 1]
+        self._offsets = value_offsets(array)
+        data = array.buffers()[2]
         self._data = memoryview(data) if data is not None else memoryview(b"")
         self._valid = None if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
         self._len = len(array)
@@ -177,8 +185,7 @@ def hex_bytes(array: pa.Array, width: int) -> pa.Array | None:
     n, digits = len(array), 2 * width
     valid = (np.ones(n, bool) if array.null_count == 0 else
              kernels.call_function("is_valid", [array]).to_numpy(zero_copy_only=False))
-    wide = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + n + 1]
+    offsets = value_offsets(array)
     starts = offsets[:-1][valid]
     if np.any(offsets[1:][valid] - starts != digits):
         return None

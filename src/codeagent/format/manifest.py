@@ -186,12 +186,18 @@ MANIFESTS_KEPT = 4
 def load_manifest(store: "Store", manifest_id: str) -> Manifest:
     """Read (re-hashing) and decode a manifest object; a delta is resolved on its base. Each
     is read once per Store (an object's content never changes; the MANIFESTS_KEPT latest kept)."""
+    return _kept(store, manifest_id, lambda: _read_manifest(store, manifest_id))
+
+
+def _kept(store: "Store", manifest_id: str, read) -> Manifest:
+    """The decoded manifest `manifest_id` from the Store's MANIFESTS_KEPT latest, `read()` else."""
     kept = store.decoded_manifests
-    if manifest_id not in kept:
-        kept[manifest_id] = _read_manifest(store, manifest_id)
+    got = kept.get(manifest_id)
+    if got is None:
+        kept[manifest_id] = got = read()
         while len(kept) > MANIFESTS_KEPT:
-            del kept[next(iter(kept))]
-    return kept[manifest_id]
+            kept.pop(next(iter(kept)), None)
+    return got
 
 
 def _read_manifest(store: "Store", manifest_id: str) -> Manifest:
@@ -208,9 +214,7 @@ def _read_manifest(store: "Store", manifest_id: str) -> Manifest:
             f"codeagent reads {MANIFEST_DELTA_VERSION}",
             hint="rebuild the index with `codeagent build` (or upgrade codeagent)")
     base_id = raw.get("base") or ""
-    if base_id not in store.decoded_manifests:
-        store.decoded_manifests[base_id] = _read_base(store, manifest_id, base_id)
-    base = store.decoded_manifests[base_id]
+    base = _kept(store, base_id, lambda: _read_base(store, manifest_id, base_id))
     gone = set(raw["removed"]) | {f["path"] for f in raw["files"]}
     files = [f for f in base.files if f.path not in gone] + [FileEntry(**f) for f in raw["files"]]
     header = Manifest.from_bytes(_canonical({**raw, "format": fmt.MANIFEST_FORMAT, "files": []}))

@@ -21,7 +21,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING
 
-from .columns import StringColumn, whole
+from .columns import StringColumn, value_offsets, whole
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -79,21 +79,12 @@ class TextBlocks:
         return {"rows": rows, "blocks": blocks}
 
 
-def _value_offsets(array: pa.Array):
-    """A string or binary array's value offsets into its data buffer, len + 1 of them."""
-    import numpy as np
-    import pyarrow as pa
-
-    wide = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) else np.int32
-    return np.frombuffer(array.buffers()[1], dtype=wide)[array.offset:array.offset + len(array) + 1]
-
-
 def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
     """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
     a build imports none)."""
     out = []
     for chunk in column.chunks:
-        at = _value_offsets(chunk).tolist()
+        at = value_offsets(chunk).tolist()
         data = chunk.buffers()[2]
         data = memoryview(data) if data is not None else memoryview(b"")
         out += [bytes(data[a:b]) for a, b in zip(at, at[1:])]
@@ -182,7 +173,7 @@ class TextStore:
 
 def _frames(blocks: pa.BinaryArray) -> pa.Buffer:
     """The bytes of every value of a binary array, back to back (a slice of its data buffer)."""
-    at = _value_offsets(blocks)
+    at = value_offsets(blocks)
     return blocks.buffers()[2].slice(int(at[0]), int(at[-1] - at[0]))
 
 
