@@ -24,7 +24,7 @@ from ..model import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
 from . import textscan
-from .textscan import Scan, pattern_error
+from .textscan import Scan
 
 DEFAULT_MAX_RESULTS = 50
 MAX_RESULTS_CAP = 10_000
