@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import CodeagentError, IndexMissing, ModeUnavailable
+from ..format.shard import shard_texts
 from ..roles import is_code_path
 from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
@@ -69,11 +70,13 @@ class IndexedRef:
             db = self.store.assembled_dir(self.manifest_id) / fmt.DUCKDB_FILE
             con = duckdb.connect(str(db), read_only=True)
             try:
-                rows = con.execute("SELECT path, blob, text FROM files WHERE status = 'indexed' "
-                                   "AND text IS NOT NULL ORDER BY path").fetchall()
-                rows = [r for r in rows if is_code_path(r[0])]
+                files = [r for r in con.execute("SELECT path, blob, shard FROM files WHERE status = 'indexed' "
+                                                "ORDER BY path").fetchall() if is_code_path(r[0])]
             finally:
                 con.close()
+            blobs = dict((p, b) for p, b, _ in files)
+            read = shard_texts([(p, s) for p, _, s in files], self.store.get)
+            rows = [(p, blobs[p], t) for p, t in zip(read.column("path").to_pylist(), read.column("text").to_pylist())]
             self._baseline = WholeFileBM25.from_files(rows, self._cache)
         return self._baseline
 

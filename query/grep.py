@@ -3,18 +3,17 @@ backtrack catastrophically. Python's `re` never sees a user pattern.
 
 Lines are matched one by one (like grep and ripgrep): a pattern does not span lines.
 Files are first filtered by one match over their whole text, then only matching files
-are split into lines. A one-shot reader runs that as SQL on the index (DuckDB's regexp
-functions); a long-lived one scans the mapped texts array with the same RE2 (textscan.py).
-There, a pattern whose required literals RE2 cannot skip ahead to (one starting with `^` or
-a class has no literal prefix, so RE2 would read every byte of every file holding them) is
-not matched against whole files: files are filtered by the literals alone, and RE2 only
-reads the lines that hold them. Both follow one plan (`_plan`), so they answer alike.
+are split into lines. Every reader scans the resident texts with RE2 (textscan.py; an
+overlay's are its base's with the masked paths' texts layered over them; the assembly keeps
+no other copy of the texts). A pattern whose required literals RE2 cannot skip ahead to (one
+starting with `^` or a class has no literal prefix, so RE2 would read every byte of every
+file holding them) is not matched against whole files: files are filtered by the literals
+alone, and RE2 only reads the lines that hold them (`_plan`).
 """
 
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
 
 from ..errors import InvalidParameter
 from .filters import FileFilter, allowed_paths, make_filter
@@ -25,7 +24,7 @@ from ..model import COMPLETE, TRUNCATED, GrepMatch, GrepResponse, SearchHit
 from .retrieval import Candidates, SearchRequest
 from .sourcetext import file_lines
 from . import textscan
-from .textscan import Scan, pattern_error
+from .textscan import Scan
 
 DEFAULT_MAX_RESULTS = 50
 MAX_RESULTS_CAP = 10_000
@@ -34,26 +33,7 @@ DEFAULT_TIMEOUT = 10.0
 MAX_CONTEXT = 10
 MAX_PATTERN = 1000
 
-_FILES_SQL = """
-SELECT path FROM files WHERE text IS NOT NULL AND line_count > 0 AND {file_match} AND {where}
-ORDER BY path
-"""
-_LINES_SQL = """
-WITH f AS (SELECT path, line_count, string_split(text, chr(10)) AS lines FROM files
-           WHERE path IN (SELECT unnest(?::VARCHAR[]))),
-l AS (SELECT path, line_count, unnest(lines) AS line, generate_subscripts(lines, 1) AS n FROM f)
-SELECT path, n, line FROM l WHERE n <= line_count AND {line_match} ORDER BY path, n
-"""
 _PREFIX_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ")
-
-
-class _Conditions(NamedTuple):
-    """SQL conditions on a file's `text` and on a `line`, and their parameters (a `Scan`
-    as SQL)."""
-    file: str
-    line: str
-    file_params: list
-    line_param: str
 
 
 def _plan(pattern: str, regex: bool, case_sensitive: bool, whole_text: bool = True) -> Scan:
@@ -69,21 +49,6 @@ def _plan(pattern: str, regex: bool, case_sensitive: bool, whole_text: bool = Tr
     return Scan("(?m)" + expr if by_match else None, expr, literals, not case_sensitive, by_match)
 
 
-def _matchers(scan: Scan, pattern: str) -> _Conditions:
-    """The scan's tests as DuckDB conditions (`contains` first, then RE2)."""
-    if scan.line is None:  # a literal, matched as it is
-        return _Conditions("contains(text, ?)", "contains(line, ?)", [pattern], pattern)
-    opts = "'i'" if scan.ignore_case else "'c'"
-    file_cond, line_cond = f"regexp_matches(text, ?, {opts})", f"regexp_matches(line, ?, {opts})"
-    if not scan.literals:
-        return _Conditions(file_cond, line_cond, [scan.file], scan.line)
-    # Constants (not parameters) so DuckDB can scan for them; CASE makes RE2 run after them.
-    found = " AND ".join(f"contains({{col}}, '{lit.replace(chr(39), chr(39) * 2)}')" for lit in scan.literals)
-    line_cond = f"CASE WHEN {found.format(col='line')} THEN {line_cond} ELSE false END"
-    return _Conditions(f"CASE WHEN {found.format(col='text')} THEN {file_cond} ELSE false END",
-                       line_cond, [scan.file], scan.line)
-
-
 def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None:
     if not pattern:
         raise InvalidParameter("empty pattern")
@@ -97,10 +62,6 @@ def _check(pattern: str, context: int, max_results: int, max_bytes: int) -> None
         raise InvalidParameter("max_bytes must be positive")
 
 
-def _sql_error(pattern: str, exc: Exception) -> InvalidParameter:
-    return pattern_error(pattern, str(exc).split("\n")[0])
-
-
 def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: bool,
               filt: FileFilter, limit: int, timeout: float | None) -> tuple[list[tuple], int, int, bool]:
     """(rows of (path, line_number, line), matches counted, files matched, complete).
@@ -110,30 +71,9 @@ def grep_rows(view: IndexView, pattern: str, *, regex: bool, case_sensitive: boo
     the count is a lower bound (and the files count may include files whose whole text
     matches in no single line).
     """
-    if view.keep_text_in_memory:
-        scan = _plan(pattern, regex, case_sensitive, whole_text=False)
-        textscan.check_pattern(scan, pattern)
-        return textscan.grep_rows(view, scan, allowed_paths(view, filt), limit, timeout)
-    import duckdb
-
-    cond = _matchers(_plan(pattern, regex, case_sensitive), pattern)
-    where, fparams = filt.where("path")
-    cur = view.cursor()
-    rows: list[tuple] = []
-    try:
-        with view.deadline(timeout, cur):
-            files = [r[0] for r in cur.execute(_FILES_SQL.format(file_match=cond.file, where=where),
-                                               [*cond.file_params, *fparams]).fetchall()]
-            sql = _LINES_SQL.format(line_match=cond.line)
-            done, batch = 0, max(textscan.FIRST_BATCH, limit // 4)  # a few matches a file
-            while done < len(files) and len(rows) <= limit:
-                rows.extend(cur.execute(sql, [files[done:done + batch], cond.line_param]).fetchall())
-                done += batch
-                batch *= 4
-    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
-        raise _sql_error(pattern, exc) from exc
-    # Every unread candidate passed the whole-text match: rarely one matches in no single line.
-    return rows, len(rows), len({r[0] for r in rows}) + len(files[done:]), done >= len(files)
+    scan = _plan(pattern, regex, case_sensitive, whole_text=False)
+    textscan.check_pattern(scan, pattern)
+    return textscan.grep_rows(view, scan, allowed_paths(view, filt), limit, timeout)
 
 
 def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: bool = True,
@@ -170,7 +110,7 @@ def grep(view: IndexView, pattern: str, *, regex: bool = True, case_sensitive: b
             break
         matches.append(GrepMatch(path, n, line, before, after))
     files_searched = len(allowed) if (allowed := allowed_paths(view, filt)) is not None else \
-        textscan.text_count(view) if view.keep_text_in_memory else view.count_where("files", "text IS NOT NULL")
+        textscan.text_count(view)
     return GrepResponse(matches=matches, total_matches=total,
                         files_searched=files_searched, files_matched=files_matched,
                         truncated=truncated, metadata=view.metadata(TRUNCATED if truncated else COMPLETE),
@@ -193,23 +133,11 @@ def matching_files(view: IndexView, pattern: str, *, regex: bool, case_sensitive
                    glob: str | None = None) -> set[str]:
     """Indexed files whose indexed text may hold a matching line (a superset of those that do):
     what a search of the live files can skip the others by, for files unchanged since."""
-    import duckdb
-
     _check(pattern, 0, 1, 1)
     scan = _plan(pattern, regex, case_sensitive)
-    filt = make_filter(None, glob, None)
-    if view.keep_text_in_memory:
-        textscan.check_pattern(scan, pattern)
-        return textscan.matching_paths(view, scan, allowed_paths(view, filt), DEFAULT_TIMEOUT)
-    cond = _matchers(scan, pattern)
-    where, fparams = filt.where("path")
-    try:
-        with view.deadline(DEFAULT_TIMEOUT):
-            rows = view.cursor().execute(_FILES_SQL.format(file_match=cond.file, where=where),
-                                         [*cond.file_params, *fparams]).fetchall()
-    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
-        raise _sql_error(pattern, exc) from exc
-    return {r[0] for r in rows}
+    textscan.check_pattern(scan, pattern)
+    return textscan.matching_paths(view, scan, allowed_paths(view, make_filter(None, glob, None)),
+                                   DEFAULT_TIMEOUT)
 
 
 def grep_texts(texts: list[tuple[str, str]], pattern: str, *, regex: bool = True,

@@ -8,14 +8,20 @@ Snippets and spans decompress the block of one file, and grep decompresses them 
 from __future__ import annotations
 
 import bisect
+from functools import partial
+from typing import TYPE_CHECKING
 
 from ..errors import AssemblyVanished, StoreCorrupt
-from ..format.resident import TEXTS_SQL, map_arrays
+from ..format.resident import TEXT_SHARDS_SQL, map_arrays, text_arrays
+from ..format.shard import shard_texts
 from ..format.texts import TextStore
 from .assembly_check import check_resident
 from .index import IndexView
 from .overlay_arrays import overlay_layers
 from .symbol_table import resident, structure_arrays
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class ResidentTexts:
@@ -56,17 +62,29 @@ def resident_texts(view: IndexView) -> ResidentTexts | LayeredTexts:
 
 
 def _texts(view: IndexView) -> ResidentTexts | LayeredTexts:
-    layers = overlay_layers(view, "texts", TEXTS_SQL)
-    if layers is not None:
-        base, changed, masked = layers
-        return LayeredTexts(ResidentTexts(base), ResidentTexts(changed), masked)
-    return ResidentTexts(structure_arrays(view, "texts", TEXTS_SQL))
+    read = partial(texts_of, view)
+    try:
+        layers = overlay_layers(view, "texts", TEXT_SHARDS_SQL, read)
+        if layers is not None:
+            base, changed, masked = layers
+            return LayeredTexts(ResidentTexts(base), ResidentTexts(changed), masked)
+        return ResidentTexts(structure_arrays(view, "texts", TEXT_SHARDS_SQL, read=read))
+    except StoreCorrupt:  # the texts' arrays are damaged: every text is in a shard, re-hashed as read
+        return ResidentTexts(text_arrays(read(view.cursor().sql(TEXT_SHARDS_SQL).to_arrow_table())))
+
+
+def texts_of(view: IndexView, rows) -> pa.Table:
+    """(path, text) of the files of (path, shard) `rows` (an Arrow table, as TEXT_SHARDS_SQL
+    gives), read from their shards in the view's store: the texts no resident array holds (an
+    overlay's changed files, an assembly whose texts are missing or damaged)."""
+    return shard_texts(zip(rows.column("path").to_pylist(), rows.column("shard").to_pylist()), view.store.get)
 
 
 def mapped_texts(view: IndexView) -> ResidentTexts | None:
     """A one-shot reader's file texts mapped from its assembly (a stat and an mmap; selecting
     texts through SQL materialises the whole text column, ~40 ms of CPU on the stdlib for each
-    query that touches it), or None: an overlay, or an assembly without them (read by SQL)."""
+    query that touches it), or None: an overlay, or an assembly without them (resident_texts
+    then layers or builds them)."""
     got = view.cache.get("mapped_texts", False)
     if got is False:
         got = None

@@ -137,10 +137,12 @@ def _made(parts: dict) -> dict:
     return {part: value() if callable(value) else value for part, value in parts.items()}
 
 
-def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dict, frozenset[str]] | None:
+def overlay_layers(view: IndexView, structure: str, sql: str,
+                   read: Callable | None = None) -> tuple[dict, dict, frozenset[str]] | None:
     """(the base's mapped parts, the parts of the masked paths' rows, those paths) of overlay
     `view`, for a structure read by path only (a look-up answers from the second when the
-    path is masked, else from the first: nothing is merged); None as `overlay_arrays`."""
+    path is masked, else from the first: nothing is merged); None as `overlay_arrays`.
+    `read`: what makes the builder's rows of `sql`'s (structure_arrays)."""
     merge = MERGES.get(structure)
     if merge is None or view.base_id is None:
         return None
@@ -152,7 +154,8 @@ def overlay_layers(view: IndexView, structure: str, sql: str) -> tuple[dict, dic
     if base is None:
         return None
     paths: frozenset[str] = frozenset().union(*(view.masked_paths(t) for t in merge.masks))
-    return base, arrays.STRUCTURES[structure][0](changed_rows(view, structure, merge, paths, sql)), paths
+    rows = changed_rows(view, structure, merge, paths, sql)
+    return base, arrays.STRUCTURES[structure][0](read(rows) if read is not None else rows), paths
 
 
 def graph_changed(view: IndexView, graph_file: str, tables: list[str]) -> set[str]:

@@ -19,6 +19,7 @@ from ..errors import IndexIncompatible, IndexMissing
 from .filters import kinds_for
 from .index import IndexView
 from .navigate import resolve_symbol
+from .sourcetext import chunk_slice
 from ..model import SearchHit, SearchResponse
 from .retrieval import Candidates, SearchRequest
 
@@ -141,15 +142,17 @@ WITH c AS (SELECT unnest(?) AS path, unnest(?) AS doc_kind, unnest(?) AS ordinal
 SELECT * FROM (
   SELECT c.score, 's' AS doc_kind, s.path, s.language, s.kind, s.name, s.qualified_name,
          s.symbol_id, s.stable_id, s.start_line, s.end_line, coalesce(s.signature, '') AS signature,
-         coalesce(nullif(s.signature, ''), s.name) AS snippet, c.ordinal
+         coalesce(nullif(s.signature, ''), s.name) AS snippet, NULL::BIGINT AS start_byte,
+         NULL::BIGINT AS end_byte, c.ordinal
   FROM c JOIN symbols s ON c.doc_kind = 's' AND s.path = c.path AND s.ordinal = c.ordinal
   UNION ALL
   SELECT c.score, 'c', k.path, f.language, k.kind, coalesce(k.heading, ''), coalesce(k.heading, ''),
-         NULL, NULL, k.start_line, k.end_line, '', left({CHUNK_TEXT}, 200), c.ordinal
+         NULL, NULL, k.start_line, k.end_line, '', left(k.text, 200), k.start_byte, k.end_byte, c.ordinal
   FROM c JOIN chunks k ON c.doc_kind = 'c' AND k.path = c.path AND k.ordinal = c.ordinal
   JOIN files f ON f.path = k.path
 ) WHERE {where} ORDER BY score DESC, path, ordinal
 """
+_SNIPPET_CHARS = 200
 
 
 def chunk_result_id(path: str, ordinal: int) -> str:
@@ -162,11 +165,13 @@ def _hits(view: IndexView, art: VectorArtifact, scored: list[tuple[int, float]],
         return []
     where, params = _filters(req)
     items = [art.item(r) for r, _ in scored]
-    rows = view.sql(_ITEMS_SQL.format(where=where, CHUNK_TEXT=fmt.CHUNK_TEXT_SQL), [
+    rows = view.sql(_ITEMS_SQL.format(where=where), [
         [i[0] for i in items], [i[1] for i in items], [i[2] for i in items],
         [s for _, s in scored], *params])
     hits = []
-    for (score, dk, path, lang, kind, name, qname, sid, stable, l0, l1, sig, snippet, ordinal) in rows:
+    for (score, dk, path, lang, kind, name, qname, sid, stable, l0, l1, sig, snippet, b0, b1, ordinal) in rows:
+        if snippet is None:  # a slice of its file's text (format/assembly.py, version 5)
+            snippet = chunk_slice(view, path, b0, b1)[:_SNIPPET_CHARS]
         hits.append(SearchHit(
             path=path, line_start=l0, line_end=l1, kind=kind, name=name, qualified_name=qname,
             symbol_id=sid, symbol_stable_id=stable, score=float(score), snippet=snippet.strip(),

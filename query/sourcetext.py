@@ -1,4 +1,5 @@
-"""File text from the index (files.text), split into lines, and snippets cut from it.
+"""File text from the index (the resident texts, or the files' shards), split into lines, and
+snippets cut from it.
 
 Snippets are whole lines copied verbatim from the indexed text, so a result's snippet is
 always found at its claimed lines.
@@ -18,10 +19,10 @@ from itertools import accumulate
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import mapped_texts, resident_texts
+from .memtext import LayeredTexts, ResidentTexts, mapped_texts, resident_texts, texts_of
 
 SNIPPET_LINES = 4
-_CACHE_FILES = 64  # files split into lists of lines (texts read through SQL)
+_CACHE_FILES = 64  # files whose lines were read from their shards
 _CACHE_MAPPED = 1024  # files of the mapped texts (`Lines`: 8 bytes a line)
 
 
@@ -79,23 +80,43 @@ def file_lines(view: IndexView, paths: list[str]) -> dict[str, Sequence[str]]:
     with _lock:
         out = {p: cache[p] for p in wanted if p in cache}
     missing = [p for p in wanted if p not in out]
-    mapped = resident_texts(view) if view.keep_text_in_memory else mapped_texts(view)
-    if missing and mapped is not None:
-        out.update((p, Lines(t)) for p in missing if (t := mapped.raw(p)) is not None)
-    elif missing:
-        rows = view.cursor().execute(
-            "SELECT path, text FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
-            "AND text IS NOT NULL", [missing]).fetchall()
-        for path, text in rows:
-            out[path] = text.split("\n")
+    texts = _texts(view)
+    if missing:
+        out.update((p, Lines(t)) for p, t in _raw(view, texts, missing).items())
     with _lock:
         for path in wanted:
             if path in out:
                 cache[path] = out[path]
                 cache.move_to_end(path)
-        while len(cache) > (_CACHE_FILES if mapped is None else _CACHE_MAPPED):
+        while len(cache) > (_CACHE_FILES if texts is None else _CACHE_MAPPED):
             cache.popitem(last=False)
     return out
+
+
+def _texts(view: IndexView) -> ResidentTexts | LayeredTexts | None:
+    """The texts a reader cuts lines from: a long-lived reader's resident texts, a one-shot
+    reader's mapped ones (an overlay's layered on its base's), or None (the arrays are
+    missing or damaged: the files' shards are read instead)."""
+    if view.keep_text_in_memory:
+        return resident_texts(view)
+    return mapped_texts(view) or (resident_texts(view) if view.base_id is not None else None)
+
+
+def _raw(view: IndexView, texts: ResidentTexts | LayeredTexts | None, paths: list[str]) -> dict:
+    """The UTF-8 text of each indexed path of `paths`, from `texts` or else their shards."""
+    if texts is not None:
+        return {p: t for p in paths if (t := texts.raw(p)) is not None}
+    rows = view.cursor().sql("SELECT path, shard FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
+                             "AND status = 'indexed'", params=[paths]).to_arrow_table()
+    read = texts_of(view, rows)
+    return {p: t.encode("utf-8") for p, t in zip(read.column("path").to_pylist(), read.column("text").to_pylist())}
+
+
+def chunk_slice(view: IndexView, path: str, start_byte: int, end_byte: int) -> str:
+    """Bytes start_byte..end_byte of the path's indexed text, decoded (a chunk's text when the
+    assembly keeps it NULL, format/shard.py)."""
+    raw = _raw(view, _texts(view), [path]).get(path)
+    return "" if raw is None else str(raw[start_byte:end_byte], "utf-8")
 
 
 def lines_of(view: IndexView, path: str) -> Sequence[str]:

@@ -59,11 +59,12 @@ def load_sql(view: IndexView) -> str:
     return arrays.symbols_sql(has_names(view), has_fq_keys(view))
 
 
-def structure_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = False) -> dict:
+def structure_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = False,
+                     read: Callable | None = None) -> dict:
     """A resident structure's parts: memory-mapped from the assembly when it wrote them
     (format/resident.py), merged from its base's when `view` is an overlay
-    (overlay_arrays.py; `lazy`: key indexes merged on first use), else built from `sql`
-    (an older assembly)."""
+    (overlay_arrays.py; `lazy`: key indexes merged on first use), else built from `sql`'s
+    rows (`read`: what makes the builder's rows of them; an assembly without the arrays)."""
     mapped = None
     if view.base_id is not None:
         mapped = overlay_arrays(view, structure, sql, lazy=lazy)
@@ -76,7 +77,8 @@ def structure_arrays(view: IndexView, structure: str, sql: str, *, lazy: bool = 
             mapped = arrays.map_arrays(view.path.parent, structure)
     if mapped is not None:
         return mapped
-    return arrays.STRUCTURES[structure][0](view.cursor().sql(sql).to_arrow_table())
+    rows = view.cursor().sql(sql).to_arrow_table()
+    return arrays.STRUCTURES[structure][0](read(rows) if read is not None else rows)
 
 
 class _NumberColumn:

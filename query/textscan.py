@@ -276,7 +276,7 @@ def text_lines(texts: list[tuple[str, str]], scan: Scan, limit: int, deadline: f
 
 
 def text_count(view: IndexView) -> int:
-    """How many files have a text (`files.text IS NOT NULL`, without reading that column)."""
+    """How many indexed files have a text (those the resident texts hold)."""
     texts = resident_texts(view)
     if isinstance(texts, LayeredTexts):
         return len(texts.changed.paths) + sum(p not in texts.masked for p in texts.base.paths)

@@ -38,6 +38,8 @@ import re
 import time
 
 from ...format.manifest import Manifest
+from ...format.shard import shard_texts
+from ...store import Store
 from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
 from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule, file_module,
@@ -74,7 +76,7 @@ def _modules(con) -> list[tuple]:
     return out
 
 
-def _bindings(con, modules: list[tuple]) -> list[tuple]:
+def _bindings(con, modules: list[tuple], store: Store | None) -> list[tuple]:
     """(path, ordinal, local, fq_key, mkey, file) for each import reference of the changed
     paths; `file` for languages whose imports name files (C, C++, Ruby)."""
     by_path = {m[0]: m for m in modules}
@@ -83,7 +85,7 @@ def _bindings(con, modules: list[tuple]) -> list[tuple]:
     if any(m[1] in FILE_IMPORTS for m in modules):
         for p in by_path:
             by_name.setdefault(posixpath.basename(p), []).append(p)
-    roots = _go_roots(con) if any(m[1] == "go" for m in modules) else []
+    roots = _go_roots(con, store) if any(m[1] == "go" for m in modules) else []
     out = []
     for path, ordinal, target, module, alias in con.execute(
             """SELECT path, ordinal, target, module, alias FROM refs WHERE kind = 'import'
@@ -104,12 +106,17 @@ def _bindings(con, modules: list[tuple]) -> list[tuple]:
 _GO_MODULE = re.compile(r"^module\s+\"?([^\s\"]+)", re.M)
 
 
-def _go_roots(con) -> list[tuple[str, str]]:
+def _go_roots(con, store: Store | None) -> list[tuple[str, str]]:
     """(module path, directory) of each go.mod, longest module path first: an import of the
-    repository's own module names a directory of it (the root's `github.com/go-chi/chi/v5`)."""
+    repository's own module names a directory of it (the root's `github.com/go-chi/chi/v5`).
+    The texts are read from the go.mod files' shards in `store` (None: none read)."""
+    if store is None:
+        return []
+    mods = con.execute("""SELECT path, shard FROM files WHERE status = 'indexed'
+            AND (path = 'go.mod' OR ends_with(path, '/go.mod')) ORDER BY path""").fetchall()
     roots = []
-    for path, text in con.execute("""SELECT path, text FROM files WHERE status = 'indexed'
-            AND (path = 'go.mod' OR ends_with(path, '/go.mod')) AND text IS NOT NULL""").fetchall():
+    texts = shard_texts(mods, store.get)
+    for path, text in zip(texts.column("path").to_pylist(), texts.column("text").to_pylist()):
         found = _GO_MODULE.search(text)
         if found:
             roots.append((found.group(1), posixpath.dirname(path)))
@@ -174,8 +181,9 @@ def _plan_changed(con) -> bool:
     return not incremental
 
 
-def symbol_graph(con, manifest: Manifest | None) -> None:
-    """Bring modules, symbol_names, import_bindings and edges up to date with the manifest."""
+def symbol_graph(con, manifest: Manifest | None, store: Store | None = None) -> None:
+    """Bring modules, symbol_names, import_bindings and edges up to date with the manifest
+    (`store`: where the go.mod files' texts are read, in their shards)."""
     t0 = time.perf_counter()
     LAST_TIMINGS.clear()
     if _inputs_unchanged(con):
@@ -190,7 +198,7 @@ def symbol_graph(con, manifest: Manifest | None) -> None:
     con.execute(names_sql(full))
     t2 = time.perf_counter()
     _register(con, "g_bind_new", ["path", "ordinal", "local", "fq_key", "mkey", "file"],
-              _bindings(con, modules))
+              _bindings(con, modules, store))
     t3 = time.perf_counter()
     con.execute(edges_sql(full).replace("$CAP", str(NAME_CAP)))
     t4 = time.perf_counter()

@@ -76,7 +76,7 @@ def finish_graph(store: Store, manifest: Manifest, manifest_id: str,
         since = _change_since(store, carried, base_id, manifest)
         if len(_paths(*(since or (remove, insert)))) <= ONE_THREAD_PATHS:
             con.execute("SET threads = 1")
-        if not overlay_graph(con, manifest, remove, insert, since, old_rows=since is None):
+        if not overlay_graph(con, manifest, remove, insert, since, old_rows=since is None, store=store):
             return False
         faults.step("assemble")
         _write_part(con, work / GRAPH_FILE)

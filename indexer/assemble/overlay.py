@@ -335,7 +335,7 @@ def _fill_overlay(assembly: Assembly, work: Path, change: tuple[set[str], list, 
         if pending is not None:
             _copy_graph(con, pending[1], layered)
             graph_done = _carried_fits(con, pending[0], (remove, insert), assembly, layered)
-        elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered), per_path=(*below, OVERLAY_DB)):
+        elif not overlay_graph(con, manifest, remove, insert, _graph_layered(layered), per_path=(*below, OVERLAY_DB), store=store):
             return None
         faults.step("assemble")
         con.execute(f"USE {OVERLAY_DB}")

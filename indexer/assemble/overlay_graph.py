@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from ...errors import CopyOnWriteUnsupported
 from ...format.manifest import Manifest
+from ...store import Store
 from ...format.overlay import BASE_DB, GRAPH_TABLES, MERGED_TABLES, OVERLAY_DB, PER_PATH_TABLES, merged_view_sql
 from .graph import LAST_TIMINGS as graph_timings, symbol_graph
 from .tables import DELTA_OLD, path_table
@@ -119,7 +120,7 @@ def _path_digests(table: str, column: str, where: str) -> str:
 
 def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
                   previous: tuple[set[str], list] | None = None, *, old_rows: bool = True,
-                  per_path: Sequence[str] = (OVERLAY_DB,)) -> bool:
+                  per_path: Sequence[str] = (OVERLAY_DB,), store: Store | None = None) -> bool:
     """Bring the graph up to date over the merged rows (copy-on-write on the base's tables),
     then write each graph table's differing paths (mask and rows) into the overlay; False when
     the step would recompute the whole graph or change the tables otherwise (consolidate).
@@ -130,7 +131,7 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
     describe (graph_part.py), so the removed paths' old inputs are not compared (the step's
     shortcut for an edit that changes no graph input is not taken). `per_path`: the databases
     holding the overlay's per-path rows and masks, a chain's layers bottom first
-    (format/overlay.py)."""
+    (format/overlay.py); `store`: where the go.mod files' shards are (graph.symbol_graph)."""
     for table in PER_PATH_TABLES:  # the graph names a reference by its refs rowid (graph_sql._raw_refs)
         con.execute(merged_view_sql(table, overlay=per_path, rowid=table == "refs"))
     layered = previous is not None
@@ -156,7 +157,7 @@ def overlay_graph(con, manifest: Manifest, remove: set[str], insert: list,
         con.execute(f"""CREATE TEMP TABLE delta_old_{table} AS SELECT {columns}
             FROM ({_start(table, layered)}) WHERE path IN (SELECT path FROM delta_removed)""")
     try:
-        symbol_graph(CowConnection(con), manifest)
+        symbol_graph(CowConnection(con), manifest, store)
     except CopyOnWriteUnsupported:
         return False
     if graph_timings.get("full"):

@@ -25,7 +25,7 @@ import secrets
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pyarrow as pa
 
@@ -40,24 +40,32 @@ from .plan import Assembly
 from .tables import (BATCH_SOURCE_BYTES, batches, changed_paths, entry_shards, insert_rows,
                      insert_skipped, mark_delta)
 from .term_postings import insert_postings, postings_tail
+from .texts import AssemblyTexts
 
 if TYPE_CHECKING:
     from .postings_merge import PostingsRuns
 
-# Derived tables computed in the database from its rows: step(con, manifest).
-DERIVED_STEPS: tuple[Callable[[object, Manifest], None], ...] = (symbol_graph,)
+# Derived tables computed in the database from its rows: step(con, manifest, store).
+DERIVED_STEPS: tuple[Callable[[object, Manifest, Store], None], ...] = (symbol_graph,)
 
 
-def artifact_steps() -> tuple[Callable[[Assembly, Path, "Path | None"], None], ...]:
+class Filled(NamedTuple):
+    """What filling the database leaves the artifact steps: the base's assembled directory
+    when the database was built on it, and the texts of the entries it inserted."""
+    base_dir: Path | None
+    texts: AssemblyTexts
+
+
+def artifact_steps() -> tuple[Callable[[Assembly, Path, Filled], None], ...]:
     """Extra artifacts written into the assembled directory (the vectors and their ANN index,
-    the arrays readers map): step(assembly, work_dir, the base's assembled directory when the
-    database was built on it)."""
+    the arrays readers map): step(assembly, work_dir, filled)."""
     # An overlay (a one-file edit's build, which imports this module for its rows) writes
     # neither, and their modules (embedders, the resident writers) cost a fresh process imports.
     from .ann import build_vector_artifact  # imported at first use: see the comment above
     from .resident import write_resident_arrays
 
-    return build_vector_artifact, write_resident_arrays
+    return (lambda assembly, work, filled: build_vector_artifact(assembly, work, filled.base_dir),
+            lambda assembly, work, filled: write_resident_arrays(assembly, work, filled.base_dir, filled.texts))
 
 
 ARTIFACT_STEP_COUNT = 2  # len(artifact_steps()), known without importing them
@@ -65,17 +73,21 @@ ARTIFACT_STEP_COUNT = 2  # len(artifact_steps()), known without importing them
 
 def insert_entries(con, store: Store, entries: list[FileEntry],
                    tables: Mapping[str, object] | None = None, *,
-                   beside: _Beside | None = None, spool: PostingsRuns | None = None) -> int:
+                   beside: _Beside | None = None, spool: PostingsRuns | None = None,
+                   texts: AssemblyTexts | None = None) -> int:
     """Insert the entries' rows; returns the term_postings rows inserted here. The postings
     (their numpy work and the term_postings insert: about half of this function's time, and
     no derived step reads them) are left to `beside` when given, which runs them on its own
-    cursor while this goes on; `spool` takes the term_postings rows instead of the table."""
+    cursor while this goes on; `spool` takes the term_postings rows instead of the table;
+    `texts` the entries' texts (the resident texts' input)."""
     insert_skipped(con, [f for f in entries if not f.indexed])
     indexed = [f for f in entries if f.indexed]
     if not indexed:
         return 0
     shards = entry_shards(con, store, indexed, tables or {})
     paths = pa.array([f.path for f in indexed], pa.string())
+    if texts is not None:
+        texts.add(paths, shards.column("text"))
     add = spool.add if spool is not None else None
     if beside is not None:
         beside(lambda cur: insert_postings(cur, shards, paths, add))
@@ -158,9 +170,9 @@ def assemble(assembly: Assembly, *, replace: bool = False) -> Path:
     else:
         work = start.work
     try:
-        base_dir = _fill_database(assembly.on(assembly.base if start else None), work, steps)
+        filled = _fill_database(assembly.on(assembly.base if start else None), work, steps)
         for artifact in artifact_steps():
-            artifact(assembly, work, base_dir)
+            artifact(assembly, work, filled)
             steps.advance()
         write_assembly_sums(work, start.copied if start is not None else {})
         (work / fmt.COMPLETE_MARKER).write_text(complete_marker(manifest_id))
@@ -172,10 +184,9 @@ def assemble(assembly: Assembly, *, replace: bool = False) -> Path:
     return final
 
 
-def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None:
+def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Filled:
     """Write the manifest's rows and derived tables into work/index.duckdb, on the copied
-    base's when there is one (`assembly.base`) of this ASSEMBLY_VERSION; returns the base's
-    assembled directory when the database was built on it."""
+    base's when there is one (`assembly.base`) of this ASSEMBLY_VERSION."""
     store, manifest, memory = assembly.store, assembly.manifest, assembly.memory
     base = assembly.base.manifest if assembly.base is not None else None
     base_dir = store.assembled_dir(assembly.base.id) if assembly.base is not None else None
@@ -193,7 +204,7 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
             con = connect(work / fmt.DUCKDB_FILE, spill)
             base = base_dir = None
         con.execute(TABLES_SQL if base is None else "BEGIN")
-        beside = _Beside(con) if base is None else None
+        texts, beside = AssemblyTexts(full=base is None), (_Beside(con) if base is None else None)
         remove, insert = changed_paths(base, manifest)
         mark_delta(con, remove, insert)
         runs = batches(insert, batch_bytes)
@@ -204,14 +215,14 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
             steps.advance(0)
             inserted = 0
             for run in runs:
-                inserted += insert_entries(con, store, run, assembly.tables, beside=beside, spool=merge)
+                inserted += insert_entries(con, store, run, assembly.tables, beside=beside, spool=merge, texts=texts)
                 _forget_tables(assembly.tables if base is None else {}, run)
                 steps.advance()
             if memory is not None:
                 con.execute(f"SET memory_limit = '{memory.derived_duckdb_limit}B'")
             if base is None or remove or insert:
                 for step in DERIVED_STEPS:
-                    step(con, manifest)
+                    step(con, manifest, store)
                     steps.advance()
         except BaseException:
             if beside is not None:
@@ -231,7 +242,7 @@ def _fill_database(assembly: Assembly, work: Path, steps: _Steps) -> Path | None
             merge.close()
         if spill is not None:
             shutil.rmtree(spill[1], ignore_errors=True)
-    return base_dir
+    return Filled(base_dir, texts)
 
 
 def _postings_runs(store: Store, work: Path, memory: MemoryBudget | None) -> PostingsRuns:

@@ -11,6 +11,7 @@ from ...format.resident_write import write_resident
 from ..budget import MemoryBudget
 from .base import ALLOCATOR_CONFIG
 from .plan import Assembly
+from .texts import AssemblyTexts
 
 
 def spool_memory(budget: MemoryBudget) -> int:
@@ -20,9 +21,11 @@ def spool_memory(budget: MemoryBudget) -> int:
     return budget.total // 16
 
 
-def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | None) -> None:
+def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | None,
+                          texts: AssemblyTexts) -> None:
     """Write the resident arrays beside the finished database (`base_dir`: the assembly it
-    was built on, whose unchanged name tables are copied). DuckDB keeps under the build's
+    was built on, whose unchanged name tables are copied; `texts`: those of the entries it
+    inserted). DuckDB keeps under the build's
     budget (`assembly.memory`, else the default one), spilling its sorts to the store's tmp/: without
     a limit it held up to 80% of the machine's memory, and this step made a build's peak. The
     arrays are spooled to the store's tmp/ as well (format/resident_write.py)."""
@@ -34,7 +37,8 @@ def write_resident_arrays(assembly: Assembly, work_dir: Path, base_dir: Path | N
     con = duckdb.connect(str(work_dir / fmt.DUCKDB_FILE), read_only=True,
                          config={"memory_limit": f"{limit}B", "temp_directory": str(spill), **ALLOCATOR_CONFIG})
     try:
-        write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}", base_dir,
+        write_resident(con, work_dir, store.tmp_dir / f"spool-resident-{work_dir.name}",
+                       texts.built(con, store, base_dir), base_dir,
                        memory=spool_memory(assembly.memory or MemoryBudget()))
     finally:
         con.close()

@@ -21,7 +21,7 @@ PER_PATH_TABLES = ("files", "chunks", "symbols", "refs", "term_postings", "docs"
 
 # An incremental assembly keeps the removed paths' old rows of these tables (columns) in temp
 # tables delta_old_<table> for the derived steps to compare with the new ones.
-DELTA_OLD = {"files": "* EXCLUDE (text)", "symbols": "*", "refs": "*"}
+DELTA_OLD = {"files": "*", "symbols": "*", "refs": "*"}
 
 # Entries are inserted in batches of about this many source bytes: a batch's shards, flattened
 # rows and postings are in memory at once (~20x its source bytes at the peak, measured on the
@@ -134,14 +134,15 @@ def insert_skipped(con, skipped: list[FileEntry]) -> None:
         "status": [f.status for f in skipped], "reason": [f.reason for f in skipped],
         "role": [file_role(f.path) for f in skipped],
     }))
-    con.execute("INSERT INTO files SELECT path, blob, size, language, status, reason, '', 0, NULL, role "
+    con.execute("INSERT INTO files SELECT path, blob, size, language, status, reason, '', 0, role "
                 "FROM skipped_files")
     con.unregister("skipped_files")
 
 
 def insert_rows(con, shards, paths, indexed: list[FileEntry]) -> None:
     """The files, chunks, symbols and refs rows of the `indexed` entries, whose shards (one
-    row each, SHARD_SCHEMA) and paths (an Arrow string array) are given in their order."""
+    row each, SHARD_SCHEMA) and paths (an Arrow string array) are given in their order. The
+    files' texts are read for their roles only (the resident texts keep them: texts.py)."""
     language = shards.column("language").combine_chunks()
     con.register("e_files", pa.table({
         "path": paths, "shard": pa.array([f.shard for f in indexed], pa.string()),
@@ -150,7 +151,7 @@ def insert_rows(con, shards, paths, indexed: list[FileEntry]) -> None:
     heads = con.execute(f"SELECT left(text, {HEAD_CHARS}) FROM e_files").fetchall()
     con.register("e_roles", pa.table({"role": [file_role(f.path, h or "") for f, (h,) in zip(indexed, heads)]}))
     con.execute("""INSERT INTO files SELECT path, blob, size, language, 'indexed', '', shard,
-        line_count, text, role FROM e_files POSITIONAL JOIN e_roles""")
+        line_count, role FROM e_files POSITIONAL JOIN e_roles""")
     con.unregister("e_roles")
     con.register("e_chunks", flatten(shards, "chunks", path=paths))
     con.execute("""INSERT INTO chunks SELECT path, ordinal, kind, heading, start_line, start_col,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from codeagent import format as fmt
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.format.manifest import FileEntry, load_manifest
+from codeagent.format.shard import shard_texts
 from codeagent.store import Store
 
 PY = "def add(a, b):\n    return a + b\n"
@@ -161,8 +162,8 @@ def test_assembled_database_exists_for_the_ref(git_repo):
         assert con.execute("SELECT value FROM meta WHERE key='manifest_id'").fetchone()[0] == result.manifest_id
         paths = {r[0] for r in con.execute("SELECT path FROM files").fetchall()}
         assert paths == {"a.py", "README.md"}
-        text = con.execute("SELECT text FROM files WHERE path='a.py'").fetchone()[0]
-        assert text == PY
+        shard = con.execute("SELECT shard FROM files WHERE path='a.py'").fetchone()[0]
+        assert shard_texts([("a.py", shard)], store.get).column("text").to_pylist() == [PY]
     finally:
         con.close()
 
@@ -361,7 +362,8 @@ def test_a_build_keeps_the_ref_target_and_its_previous_assembly_only(git_repo):
         ids.append(result.manifest_id)
         assert _assembled(store) == {ids[-1], ids[-2]}
         assert not any(store.tmp_dir.iterdir())  # the copy became the new assembly
-    assert _rows(store, ids[-1], "SELECT text FROM files WHERE path = 'b.py'") == [("Y = 4\n",)]
+    (shard,), = _rows(store, ids[-1], "SELECT shard FROM files WHERE path = 'b.py'")
+    assert shard_texts([("b.py", shard)], store.get).column("text").to_pylist() == ["Y = 4\n"]
 
 
 def test_a_touched_but_unchanged_file_leaves_no_copy_behind(git_repo):

@@ -1,6 +1,6 @@
 """Shard chunks keep no copy of their file's text: NULL text means `source[start_byte:end_byte]`,
 restored by shard.chunk_text (rows); the assembled chunks table keeps them NULL too and
-format.CHUNK_TEXT_SQL cuts them out of files.text."""
+readers cut them out of the resident texts (query/sourcetext.chunk_slice)."""
 
 from __future__ import annotations
 
@@ -79,16 +79,17 @@ def test_the_assembled_chunks_hold_every_text(git_repo) -> None:
     store = Store(git_repo.path / ".codeagent")
 
     def chunk_rows() -> list[tuple]:
-        db = store.assembled_dir(mid) / fmt.DUCKDB_FILE
-        with duckdb.connect(str(db), read_only=True) as con:
-            return con.execute(f"SELECT path, ordinal, start_byte, end_byte, k.text IS NULL, "
-                               f"{fmt.CHUNK_TEXT_SQL} FROM chunks k JOIN files f USING (path) "
-                               "ORDER BY path, ordinal").fetchall()
+        from codeagent.query import open_index
+        from codeagent.query.sourcetext import chunk_slice
+
+        with open_index(git_repo.path) as view:
+            return [(*r, chunk_slice(view, r[0], r[2], r[3])) for r in view.sql(
+                "SELECT path, ordinal, start_byte, end_byte, text IS NULL FROM chunks ORDER BY path, ordinal")]
 
     rows = chunk_rows()
     assert {r[0] for r in rows} == set(files)
     for path, _o, start, end, not_stored, text in rows:
-        assert not_stored  # a slice of files.text: not stored twice
+        assert not_stored  # a slice of its file's text: not stored twice
         assert text == files[path].encode()[start:end].decode()
     import shutil
 

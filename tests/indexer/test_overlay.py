@@ -22,7 +22,7 @@ from codeagent.format import resident
 from codeagent.format.folded import fold_key
 from codeagent.query import callees, callers, grep, open_index, search, SearchRequest
 from codeagent.query import IndexFollower
-from codeagent.query.memtext import resident_texts
+from codeagent.query.memtext import resident_texts, texts_of
 from codeagent.query.overlay_arrays import LAYERED, MERGES, changed_rows, graph_changed, overlay_arrays, since_previous
 from codeagent.query.symbol_table import SymbolTable, load_sql
 from codeagent.store import Store
@@ -126,7 +126,7 @@ def _resident_parts_agree(view) -> None:
     """Each resident structure an overlay merges from its base's arrays holds exactly the
     arrays built from its merged views (what a full assembly of its manifest writes)."""
     sqls = {"symbols": load_sql(view), "refs": resident.REFS_SQL, "edges": resident.EDGES_SQL,
-            "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL, "names": resident.NAMES_SQL}
+            "texts": resident.TEXT_SHARDS_SQL, "postings": resident.POSTINGS_SQL, "names": resident.NAMES_SQL}
     assert set(sqls) == set(MERGES) | {"names"}
     for structure, sql in sqls.items():
         if structure in LAYERED:  # never merged: read layered (below)
@@ -139,7 +139,8 @@ def _resident_parts_agree(view) -> None:
             assert _plain(merged[part]) == _plain(built[part]), f"{structure}.{part} differs"
         if structure == "symbols":
             _lazy_indexes_agree(view, built)
-    texts = dict(view.sql("SELECT path, text FROM files WHERE text IS NOT NULL"))
+    read = texts_of(view, view.cursor().sql(resident.TEXT_SHARDS_SQL).to_arrow_table())
+    texts = dict(zip(read.column("path").to_pylist(), read.column("text").to_pylist()))
     every = set(texts) | view.masked_paths("files") | {r[0] for r in view.sql("SELECT path FROM base.main.files")}
     layered = resident_texts(view)
     assert {p: layered.get(p) for p in every} == {p: texts.get(p) for p in every}
@@ -359,7 +360,7 @@ def test_gc_keeps_an_overlays_base_and_what_consolidating_it_reads(git_repo):
     assert store.assembly_base(consolidated.manifest_id) is None
     with open_index(git_repo.path) as view:
         assert view.base_id is None
-        assert view.sql("SELECT text FROM files WHERE path = 'b.py'") == [("def g():\n    return 2\n",)]
+        assert resident_texts(view).get("b.py") == "def g():\n    return 2\n"
         assert view.sql("SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
     assert verify_store(store).ok
 
@@ -512,3 +513,53 @@ def test_two_threads_merging_one_structure_of_one_view_at_once(git_repo):
         for t in threads:
             t.join()
     assert errors == [] and len(results) == 50 and all(r == expected for r in results)
+
+
+def _as_assembly_7(directory: Path) -> None:
+    """An assembled directory (full or overlay) as ASSEMBLY_VERSION 7 wrote it: its files
+    tables with a `text` column, its meta and COMPLETE naming version 7."""
+    import duckdb
+
+    for name in (fmt.DUCKDB_FILE, OVERLAY_FILE):
+        if (directory / name).exists():
+            with duckdb.connect(str(directory / name)) as con:
+                con.execute("ALTER TABLE files ADD COLUMN text VARCHAR")
+                con.execute("UPDATE files SET text = 'old' WHERE status = 'indexed'")
+                if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta'").fetchone()[0]:
+                    con.execute("UPDATE meta SET value = '7' WHERE key = 'assembly_version'")
+    marker = directory / fmt.COMPLETE_MARKER
+    marker.write_text(marker.read_text().replace(f"assembly {fmt.ASSEMBLY_VERSION} ", "assembly 7 "))
+
+
+def test_a_store_of_assembly_version_7_is_said_then_repaired_overlay_included(git_repo):
+    """ASSEMBLY_VERSION 8 dropped files.text: an overlay's views `SELECT *` over its base's
+    tables and its own, so both must drop it at once. A store assembled by version 7 (a full
+    assembly and an overlay on it): a reader names the build to run, and the next build of an
+    edit assembles anew (not an overlay on the old base) with every answer of the new texts."""
+    from codeagent.errors import IndexMissing
+
+    git_repo.write_many({"a.py": "def f():\n    return g()\n", "b.py": "def g():\n    return 1\n"})
+    first = build(BuildOptions(repo=git_repo.path, jobs=1))
+    git_repo.write("b.py", "def g():\n    return 2\n")
+    second = build(BuildOptions(repo=git_repo.path, jobs=1))
+    store = Store(git_repo.path / ".codeagent")
+    assert store.assembly_base(second.manifest_id) == first.manifest_id
+    for mid in (first.manifest_id, second.manifest_id):
+        _as_assembly_7(store.assembled_dir(mid))
+    with pytest.raises(IndexMissing) as said:
+        open_index(git_repo.path).close()
+    assert "not assembled" in said.value.message and "codeagent build" in str(said.value.hint)
+    git_repo.write("a.py", "def f():\n    return g() + 3\n")
+    third = build(BuildOptions(repo=git_repo.path, jobs=1))
+    assert third.files_parsed == 1
+    with open_index(git_repo.path) as view:
+        assert view.manifest_id == third.manifest_id and view.base_id is None  # not on the old base
+        assert [m.line for m in grep(view, r"return", context=0).matches] == ["    return g() + 3", "    return 2"]
+    git_repo.write("b.py", "def g():\n    return 4\n")
+    fourth = build(BuildOptions(repo=git_repo.path, jobs=1))
+    with open_index(git_repo.path) as view:
+        assert (view.manifest_id, view.base_id) == (fourth.manifest_id, third.manifest_id)  # an overlay again
+        tables = view.sql("SELECT database_name, list(column_name) FROM duckdb_columns() "
+                          "WHERE table_name = 'files' AND NOT internal GROUP BY ALL")
+        assert len(tables) > 1 and all("text" not in columns for _, columns in tables), tables
+        assert [m.line for m in grep(view, r"return", context=0).matches] == ["    return g() + 3", "    return 4"]

@@ -10,6 +10,8 @@ import pytest
 
 from codeagent.format import resident
 from codeagent.format.resident_write import write_resident
+from codeagent.format.shard import shard_texts
+from codeagent.format.texts import TextBlocks
 from codeagent.hashing import hash_bytes
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import find_symbols, open_index
@@ -52,15 +54,21 @@ def test_name_tables_are_reused_only_while_the_names_stay_the_same(git_repo):
 
 # Each structure's rows as the in-memory builders (resident.STRUCTURES) read them.
 _SQL = {"symbols": resident.symbols_sql(), "names": resident.NAMES_SQL, "refs": resident.REFS_SQL,
-        "edges": resident.EDGES_SQL, "texts": resident.TEXTS_SQL, "postings": resident.POSTINGS_SQL}
+        "edges": resident.EDGES_SQL, "texts": resident.TEXT_SHARDS_SQL, "postings": resident.POSTINGS_SQL}
 
 
-def _built_in_memory(db, out):
-    """The resident files as the in-memory builders write them from the database `db`."""
+def _shard_texts(con, store: Store) -> pa.Table:
+    """Every indexed file's (path, text), read from its shard (the database keeps no text)."""
+    return shard_texts(con.execute(resident.TEXT_SHARDS_SQL).fetchall(), store.get)
+
+
+def _built_in_memory(db, out, store: Store):
+    """The resident files as the in-memory builders write them from the database `db` (and
+    the texts from the shards in `store`)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         for structure, (builder, _) in resident.STRUCTURES.items():
-            table = con.sql(_SQL[structure]).to_arrow_table()
+            table = _shard_texts(con, store) if structure == "texts" else con.sql(_SQL[structure]).to_arrow_table()
             source = (hash_bytes("\x00".join(table.column(0).to_pylist()).encode())
                       if structure in resident.REUSABLE else None)
             resident.write_arrays(out, structure, builder(table), source)
@@ -81,13 +89,25 @@ def _project(git_repo) -> None:
     git_repo.commit()
 
 
-def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_repo, tmp_path):
+@pytest.mark.parametrize("incremental", [False, True])
+def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_repo, tmp_path, incremental):
+    """A full assembly (its texts fed from the shards it inserts) and an incremental one on
+    it (the changed files' texts merged with its base's) write what the builders do."""
     _project(git_repo)
     manifest_id = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1)).manifest_id
-    directory = Store(git_repo.path / ".codeagent").assembled_dir(manifest_id)
+    if incremental:
+        git_repo.write("pkg/core.py", "import os\n\n\ndef parse_header(raw):\n    return raw\n")
+        git_repo.write("pkg/added.py", "def added():\n    return 1\n")
+        git_repo.remove("README.md")
+        git_repo.commit()
+        again = build(BuildOptions(repo=git_repo.path, rev="main", jobs=1))
+        assert again.manifest_id != manifest_id and again.files_parsed == 2
+        manifest_id = again.manifest_id
+    store = Store(git_repo.path / ".codeagent")
+    directory = store.assembled_dir(manifest_id)
     expected = tmp_path / "memory"
     expected.mkdir()
-    _built_in_memory(directory / "index.duckdb", expected)
+    _built_in_memory(directory / "index.duckdb", expected, store)
     names = sorted(p.name for p in expected.iterdir())
     assert sorted(p.name for p in directory.glob("resident.*")) == names
     assert len(names) == sum(len(parts) for _, parts in resident.STRUCTURES.values())
@@ -106,10 +126,13 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
     expected, small = tmp_path / "memory", tmp_path / "small"
     expected.mkdir()
     small.mkdir()
-    _built_in_memory(db, expected)
+    store = Store(git_repo.path / ".codeagent")
+    _built_in_memory(db, expected, store)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        write_resident(con, small, tmp_path / "spool", rows=3, memory=memory)
+        texts = TextBlocks()
+        texts.add(resident.sorted_texts(_shard_texts(con, store)))
+        write_resident(con, small, tmp_path / "spool", texts, rows=3, memory=memory)
     finally:
         con.close()
     assert not (tmp_path / "spool").exists()

@@ -119,3 +119,49 @@ def test_in_memory_text_copy_answers_like_the_index(poly_repo):
             assert [m.to_dict() for m in a.matches] == [m.to_dict() for m in b.matches]
         assert [h.snippet for h in find_symbols(disk, "parse", match="prefix").results] == \
             [h.snippet for h in find_symbols(mem, "parse", match="prefix").results]
+
+
+def _text_answers(view) -> list:
+    """What a reader answers from the files' texts: grep (matches, counts), symbol snippets
+    and a file's lines."""
+    from codeagent.query import find_symbols
+    from codeagent.query.sourcetext import file_lines
+
+    out = []
+    for pattern, regex, case_sensitive in [(r"def \w+\(", True, True), ("error", False, False),
+                                           (r"^\s*$", True, True), (r"(?i)FETCH\w*", True, True)]:
+        r = grep(view, pattern, regex=regex, case_sensitive=case_sensitive, context=2, max_results=3)
+        out.append(([m.to_dict() for m in r.matches], r.total_matches, r.files_matched, r.files_searched,
+                     r.truncated))
+    out.append([h.snippet for h in find_symbols(view, "parse", match="prefix").results])
+    out.append({p: list(lines) for p, lines in file_lines(view, ["app/server.py", "cmd/main.go", "docs/guide.md"]).items()})
+    return out
+
+
+def test_a_reader_whose_texts_array_is_damaged_answers_from_the_shards(tmp_path):
+    """The assembly keeps no copy of the texts but the resident array (ASSEMBLY_VERSION 8):
+    when that array is damaged, one-shot and long-lived readers read the files' shards (which
+    the store re-hashes) and answer as before, snippets included; pattern errors as well."""
+    from codeagent.format import resident
+    from codeagent.query import open_index
+    from codeagent.query.assembly_check import _verified
+    from codeagent.query.memtext import mapped_texts
+
+    from .conftest import POLY, build_repo
+
+    repo = build_repo(tmp_path / "repo", POLY)
+    with open_index(repo.path, ref="main") as view:
+        intact = _text_answers(view)
+        blocks = view.path.parent / resident.file_name("texts", "blocks")
+    assert intact[-1] and all(a[0] for a in intact[:4])
+    data = bytearray(blocks.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = bytes(64)
+    blocks.write_bytes(bytes(data))
+    _verified.clear()  # this process checked the array while it was intact
+    for long_lived in (False, True):
+        with open_index(repo.path, ref="main") as view:
+            view.keep_text_in_memory = long_lived
+            assert mapped_texts(view) is None
+            assert _text_answers(view) == intact
+            with pytest.raises(InvalidParameter, match="invalid regular expression"):
+                grep(view, "helper(request")

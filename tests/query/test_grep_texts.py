@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from codeagent.errors import InvalidParameter
 from codeagent.query import grep_texts, textscan
-from codeagent.query.grep import _matchers, _plan
+from codeagent.query.grep import _plan
 from codeagent.query.globs import escape_re2
 
 line = st.text(alphabet="abcAB .(*x\t", max_size=12)
@@ -51,15 +51,28 @@ SELECT path, n, line FROM l WHERE {line_match} ORDER BY path, n
 """
 
 
+def _line_condition(pattern: str, case_sensitive: bool) -> tuple[str, str]:
+    """(the DuckDB condition on a `line`, its parameter) the SQL grep made of a pattern's plan
+    (`contains` of its literals first, then RE2), before every grep scanned the resident texts."""
+    scan = _plan(pattern, True, case_sensitive)
+    if scan.line is None:
+        return "contains(line, ?)", pattern
+    cond = "regexp_matches(line, ?, 'i')" if scan.ignore_case else "regexp_matches(line, ?, 'c')"
+    if scan.literals:
+        found = " AND ".join(f"contains(line, '{lit.replace(chr(39), chr(39) * 2)}')" for lit in scan.literals)
+        cond = f"CASE WHEN {found} THEN {cond} ELSE false END"
+    return cond, scan.line
+
+
 def _reference_rows(texts, pattern, case_sensitive):
-    cond = _matchers(_plan(pattern, True, case_sensitive), pattern)
+    line_match, line_param = _line_condition(pattern, case_sensitive)
     con = duckdb.connect()
     try:
         rows = []
         for i in range(0, len(texts), textscan.TEXT_BATCH):
             batch = texts[i:i + textscan.TEXT_BATCH]
-            rows += con.execute(_REFERENCE_SQL.format(line_match=cond.line),
-                                [[p for p, _ in batch], [t for _, t in batch], cond.line_param]).fetchall()
+            rows += con.execute(_REFERENCE_SQL.format(line_match=line_match),
+                                [[p for p, _ in batch], [t for _, t in batch], line_param]).fetchall()
         return rows
     finally:
         con.close()

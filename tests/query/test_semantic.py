@@ -221,3 +221,33 @@ def test_moving_a_file_reuses_the_ann_index_and_keeps_results_exact(git_repo, mo
         _ann_matches_exact(view)
         hits = semantic_search(view, "connect to a server port", limit=1).results
         assert (hits[0].name, hits[0].path) == ("open_connection", "lib/network.py")
+
+
+def test_a_chunk_hit_s_snippet_is_cut_from_the_resident_texts(code_repo):
+    """A chunk whose text the assembly keeps NULL (a slice of its file) shows the first 200
+    characters of that slice, read from the resident texts (the assembly keeps no other copy
+    of the files' texts), or from the file's shard when the texts' array is damaged."""
+    from codeagent.format import resident
+    from codeagent.query.assembly_check import _verified
+
+    code_repo.write_many({"docs/long.md": "# Héllo wörld\n\n" + "Ünïcode sentences about storage. " * 20 + "\n"})
+    code_repo.commit("long doc")
+    _build(code_repo.path)
+    for damaged in (False, True):
+        for long_lived in (False, True):
+            with open_index(code_repo.path) as view:
+                view.keep_text_in_memory = long_lived
+                hits = [h for h in semantic_search(view, "storage files unicode", limit=20).results
+                        if h.result_type != "symbol"]
+                assert {h.path for h in hits} >= {"docs/README.md", "docs/long.md"}
+                for h in hits:
+                    path, ordinal = h.result_id.split("#c")
+                    (start, end, stored), = view.sql("SELECT start_byte, end_byte, text IS NOT NULL FROM chunks "
+                                                     "WHERE path = ? AND ordinal = ?", [path, int(ordinal)])
+                    want = (code_repo.path / path).read_bytes()[start:end].decode()[:200]
+                    assert h.snippet == want.strip() and not stored
+                assert max(len(h.snippet) for h in hits) == 200
+                blocks = view.path.parent / resident.file_name("texts", "blocks")
+        if not damaged:
+            blocks.write_bytes(blocks.read_bytes()[:-100])
+            _verified.clear()  # checked by this process while intact

@@ -15,6 +15,7 @@ from codeagent.format.resident import StringColumn
 from codeagent.indexer.build import BuildOptions, build
 from codeagent.query import open_index
 from codeagent.query.assembly_check import _verified
+from codeagent.query.memtext import mapped_texts
 from codeagent.query.sourcetext import Lines, best_window, file_lines, snippet, span_text
 
 # Lines of any code points (multi-byte ones too), empty lines, CRLF endings.
@@ -78,7 +79,7 @@ def _flip(path, at: int) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def test_a_one_shot_reader_cuts_lines_from_the_mapped_texts_and_falls_back_to_sql(git_repo):
+def test_a_one_shot_reader_cuts_lines_from_the_mapped_texts_and_falls_back_to_the_shards(git_repo):
     text = "def alpha():\n    return 'é'\r\n\nclass Beta:\n    pass\n"
     git_repo.write("m.py", text)
     git_repo.write("n.py", "x = 1\n")
@@ -92,6 +93,6 @@ def test_a_one_shot_reader_cuts_lines_from_the_mapped_texts_and_falls_back_to_sq
         array = view.path.parent / "resident.texts.blocks.arrow"
     _flip(array, at=array.stat().st_size // 2)
     _verified.clear()  # a new process: nothing checked yet
-    with open_index(git_repo.path) as view:  # a damaged texts array: the SQL path answers alike
+    with open_index(git_repo.path) as view:  # a damaged texts array: the file's shard answers alike
         got = file_lines(view, ["m.py"])
-        assert not isinstance(got["m.py"], Lines) and got["m.py"] == text.split("\n")
+        assert mapped_texts(view) is None and list(got["m.py"]) == text.split("\n")

@@ -25,12 +25,20 @@ import duckdb
 from codeagent import format as fmt
 from codeagent.hashing import hash_bytes
 from codeagent.format.manifest import load_manifest
+from codeagent.format.shard import shard_texts
 from codeagent.query import IndexFollower, find_symbols, grep, open_index, search_text
 from codeagent.query.overlay import connect_overlay
 from codeagent.store import Store
 
 QUERY = """SELECT (SELECT value FROM meta WHERE key = 'manifest_id'),
-    (SELECT count(*) FROM files), (SELECT text FROM files WHERE path = 'version.py')"""
+    (SELECT count(*) FROM files), (SELECT shard FROM files WHERE path = 'version.py')"""
+
+
+def _with_text(store: Store, row: tuple) -> tuple:
+    """QUERY's row with version.py's text (read from the shard its files row names: the
+    assembly keeps no texts) in place of that shard's id."""
+    texts = shard_texts([("version.py", row[2])], store.get) if row[2] else None
+    return (*row[:2], texts.column("text")[0].as_py() if texts is not None and texts.num_rows else None)
 
 
 def _check(store: Store, cache: dict, opened: str, row: tuple) -> str:
@@ -77,7 +85,7 @@ def _raw_query(store: Store) -> tuple[str, tuple, int]:
         except duckdb.IOException:
             continue  # pruned between reading the ref and opening: read the ref again
         try:
-            return mid, con.execute(QUERY).fetchone(), retries
+            return mid, _with_text(store, con.execute(QUERY).fetchone()), retries
         finally:
             con.close()
     raise RuntimeError("50 retries without an openable index")
@@ -90,7 +98,7 @@ def _query(mode: str, store: Store, repo: Path, follower: IndexFollower | None,
         mid, row, retries = _raw_query(store)
         return mid, _check(store, cache, mid, row), retries
     with (follower.view() if follower is not None else open_index(repo)) as view:
-        row = tuple(view.sql(QUERY)[0])
+        row = _with_text(store, tuple(view.sql(QUERY)[0]))
         why = _check(store, cache, view.manifest_id, row) or _check_engine(view, row)
         return view.manifest_id, why, 0
 

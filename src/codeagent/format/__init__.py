@@ -12,7 +12,7 @@ SCHEMA_VERSION history:
   1: shard = one Parquet row per file: file facts + lists of chunks, symbols, references,
      term postings. Manifest = canonical JSON, files sorted by path.
   2: a chunk's text is NULL when it is exactly its file's text from start_byte to end_byte
-     (readers restore it: shard.chunk_text, CHUNK_TEXT_SQL).
+     (readers restore it: shard.chunk_text; query/sourcetext.chunk_slice).
   3: a chunk's, symbol's and reference's string fields stored as one fixed_size_list<string>
      and integer fields as one fixed_size_list<int64> (shard.Packed), no ordinal (the
      position in the list): 17 Parquet leaf columns instead of 52, each costing CPU to write.
@@ -86,7 +86,7 @@ SCHEMA_VERSION = 3
 EXTRACTOR_VERSION = "15"
 MANIFEST_FORMAT = "codeagent-manifest"
 # The assembled DuckDB file's layout and versions: assembly.py (re-exported here).
-from .assembly import ASSEMBLY_VERSION, CHUNK_TEXT_SQL, GRAPH_VERSION  # noqa: E402,F401
+from .assembly import ASSEMBLY_VERSION, GRAPH_VERSION  # noqa: E402,F401
 
 # Why a file was not parsed. Recorded in the manifest, never silently dropped.
 SKIP_BINARY = "binary"

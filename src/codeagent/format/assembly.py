@@ -2,8 +2,9 @@
 
 One file per manifest, `assembled/<manifest id>/index.duckdb`, written by indexer/assemble/
 and read by query/. Tables (TABLES_SQL): meta, files, chunks, symbols, refs, term_postings
-(per-path rows copied from shards; a chunk's text is NULL when it is a slice of files.text,
-see CHUNK_TEXT_SQL; term_postings is kept sorted by term) plus docs (BM25 document lengths,
+(per-path rows copied from shards; a chunk's text is NULL when it is a slice of its file's
+text, which is kept by the shard and the resident texts, not here: version 8; term_postings is
+kept sorted by term) plus docs (BM25 document lengths,
 per path too); postings, term_df and corpus are views (BM25 corpus statistics, always those
 of this manifest, so an incremental build never recomputes them). Then the symbol graph
 (GRAPH_TABLES_SQL): edges, modules, symbol_names (fq_name per symbol_id), import_bindings.
@@ -31,19 +32,18 @@ from collections.abc import Iterable, Mapping
 #   4: refs carry tkey/head/last (the target's separator-neutral key and its first and last
 #      segments), computed once at insert instead of on every graph update.
 #   5: chunks.text is NULL when the chunk is its file's bytes start_byte..end_byte (as in the
-#      shards): the text is not stored twice. CHUNK_TEXT_SQL gives every chunk's text.
+#      shards): the text is not stored twice.
 #   6: files.role: what the file is for (codeagent.roles: source, test, mock, docs...), from
 #      its path and first lines; search ranks by it and filters on it.
 #   7: files.role: a Python module named `*_spec` is source, not a test.
-ASSEMBLY_VERSION = 7
-# A chunk's text in SQL over `chunks k JOIN files f USING (path)` (a chunk starts and ends on
-# character boundaries, so its bytes decode).
-CHUNK_TEXT_SQL = "coalesce(k.text, decode(encode(f.text)[k.start_byte + 1:k.end_byte]))"
+#   8: no files.text (the texts' second copy, 6.55 MB of the stdlib's 72 MB): readers take a
+#      file's text from the resident texts (format/texts.py), or from its shard (files.shard).
+ASSEMBLY_VERSION = 8
 
 TABLES_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE files(path VARCHAR, blob VARCHAR, size BIGINT, language VARCHAR, status VARCHAR,
-    reason VARCHAR, shard VARCHAR, line_count INTEGER, text VARCHAR, role VARCHAR);
+    reason VARCHAR, shard VARCHAR, line_count INTEGER, role VARCHAR);
 CREATE TABLE chunks(path VARCHAR, ordinal INTEGER, kind VARCHAR, heading VARCHAR,
     start_line INTEGER, start_col INTEGER, end_line INTEGER, end_col INTEGER,
     start_byte BIGINT, end_byte BIGINT, symbol INTEGER, text VARCHAR);

@@ -138,7 +138,9 @@ RUNS = {("postings", "rows"): ("term",), ("names", "subtokens"): ("key",), ("nam
 POSTINGS_ORDER = ("term", "path")
 POSTINGS_DICTIONARY = ("term", "path")
 NAMES_SQL = "SELECT DISTINCT name FROM symbols WHERE name IS NOT NULL ORDER BY name"
-TEXTS_SQL = "SELECT path, text FROM files WHERE text IS NOT NULL"
+# The indexed files and their shards, which hold their texts (the assembly keeps none:
+# ASSEMBLY_VERSION 8): format.shard.shard_texts reads them as (path, text) rows.
+TEXT_SHARDS_SQL = "SELECT path, shard FROM files WHERE status = 'indexed'"
 TEXTS_ORDER = ("path",)
 
 
@@ -357,13 +359,13 @@ def postings_arrays(table: pa.Table) -> dict[str, pa.Table]:
 
 
 def text_arrays(table: pa.Table) -> dict[str, pa.Table]:
-    """Every indexed file's text by path (TEXTS_SQL's rows sorted by path), compressed in
-    blocks (format/texts.py)."""
+    """Every indexed file's text by path ((path, text) rows: shard.shard_texts of
+    TEXT_SHARDS_SQL's, sorted by path here), compressed in blocks (format/texts.py)."""
     return text_parts(sorted_texts(table))
 
 
 def sorted_texts(table: pa.Table) -> pa.Table:
-    """TEXTS_SQL's rows in TEXTS_ORDER."""
+    """(path, text) rows in TEXTS_ORDER."""
     return _sorted(table, *TEXTS_ORDER)
 
 

@@ -5,8 +5,9 @@ A structure's rows come from DuckDB already in their order (DuckDB sorts under i
 memory_limit, spilling to disk) and are read in batches: each batch's columns are appended to
 spool files (arrow_spool.py: in memory up to `write_resident`'s `memory`, so a file below it is
 written once), and its key indexes' (key, row) pairs to temp tables that DuckDB
-sorts the same way. Every file is then written as one record batch from its spool (the texts
-are compressed into their blocks as their ranges are read: `_write_texts`). Holding
+sorts the same way. Every file is then written as one record batch from its spool. The texts
+are not in the database (ASSEMBLY_VERSION 8): the caller gives their blocks, built as the
+assembly inserted the shards (indexer/assemble/texts.py). Holding
 whole structures in Arrow made this step the build's peak: ~4.5 GiB on ten copies of the
 standard library. The files are byte for byte those of the in-memory builders
 (`STRUCTURES`), which readers still use to build the arrays from SQL.
@@ -15,7 +16,7 @@ standard library. The files are byte for byte those of the in-memory builders
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -31,8 +32,6 @@ from .narrow import narrowed
 from .texts import TextBlocks
 
 BATCH_ROWS = 122_880  # DuckDB's row group, the chunks of its to_arrow_table (see arrow_spool._tail)
-TEXT_BATCH_BYTES = 32 << 20
-TEXT_ROWS = 8192  # files read at once at most
 
 
 @dataclass(frozen=True)
@@ -54,39 +53,6 @@ def _sql_batches(cur, stream: _Stream) -> tuple[pa.Schema, Iterable[pa.RecordBat
     return reader.schema, reader
 
 
-def _write_texts(con, directory: Path, rows: int) -> None:
-    """The texts' parts (format/texts.py), from TEXTS_SQL's rows by path, a range of paths
-    of TEXT_BATCH_BYTES of text (or `rows` files) at a time. DuckDB sorts only the paths:
-    sorting the texts themselves under a small memory_limit ran out of memory (3x the stdlib
-    at 192 MiB), so each range is read (with its row ids, which skips the rest of the table
-    when the files were inserted by path, as an assembly does) and sorted here. The blocks
-    are compressed as they fill; the parts are written at the end (~7 MB on the stdlib)."""
-    cur = con.cursor()
-    try:
-        sizes = cur.sql(_TEXT_SIZES_SQL).to_arrow_table()
-        paths, ids = sizes.column("path").to_pylist(), sizes.column("id").to_numpy()
-        starts, total = [0], 0
-        for i, size in enumerate(sizes.column("size").to_numpy()):
-            if i > starts[-1] and (total + size > TEXT_BATCH_BYTES or i - starts[-1] >= rows):
-                starts.append(i)
-                total = 0
-            total += int(size)
-        del sizes
-        built = TextBlocks()
-        for lo, hi in zip(starts, [*starts[1:], len(paths)]):
-            if hi > lo:
-                built.add(r.sorted_texts(cur.sql(_TEXT_RANGE_SQL, params={
-                    "lo": paths[lo], "hi": paths[hi - 1], "first": int(ids[lo:hi].min()),
-                    "last": int(ids[lo:hi].max())}).to_arrow_table()))
-        r.write_arrays(directory, "texts", built.parts())
-    finally:
-        cur.close()
-
-
-_TEXT_SIZES_SQL = "SELECT path, rowid AS id, strlen(text) AS size FROM files WHERE text IS NOT NULL ORDER BY path"
-_TEXT_RANGE_SQL = f"{r.TEXTS_SQL} AND rowid BETWEEN $first AND $last AND path BETWEEN $lo AND $hi"
-
-
 def _order(sql: str, keys: tuple[str, ...]) -> str:
     return f"{sql.rstrip()} ORDER BY {', '.join(keys)}"
 
@@ -102,17 +68,18 @@ _INDEX_SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int32())])
 _PERMUTED_SCHEMA = pa.schema([("row", pa.int32())])  # the keys are the rows' column (KeyIndex)
 
 
-def write_resident(con, directory: Path, spool: Path, previous: Path | None = None,
+def write_resident(con, directory: Path, spool: Path, texts: TextBlocks, previous: Path | None = None,
                    rows: int | None = None, memory: int = 0) -> None:
     """Every structure's arrays, from the assembly's DuckDB connection `con` (its memory_limit
-    bounds this step); `spool`: a directory for the spool files, removed after;
+    bounds this step) and the texts' blocks `texts` (every indexed file's, fed in path order);
+    `spool`: a directory for the spool files, removed after;
     `previous`: the verified assembly this one was built on (its REUSABLE structures may be
     copied); `rows`: the rows read at once, when not each structure's own; `memory`: the bytes
     of spool a file may hold in memory (SpoolMemory: below it the file is written once)."""
     try:
         for structure in r.STRUCTURES:
             if structure == "texts":
-                _write_texts(con, directory, rows or TEXT_ROWS)
+                r.write_arrays(directory, "texts", texts.parts())
             elif structure in STREAMS:
                 stream = STREAMS[structure] if rows is None else replace(STREAMS[structure], rows=rows)
                 _write_stream(con, directory, structure, stream, spool / structure, memory)

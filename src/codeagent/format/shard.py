@@ -8,13 +8,14 @@ nothing else. Pure: the same table always yields the same bytes, hence the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import kernels
+from ..errors import StoreCorrupt
 
 _SPAN_FIELDS = [
     ("start_line", pa.int32()), ("start_col", pa.int32()), ("end_line", pa.int32()),
@@ -24,7 +25,7 @@ _SPAN_FIELDS = [
 # The fields of a chunk, symbol and reference as readers see them (`element_columns`,
 # `decode_table`), plus `ordinal`: the element's position in its list. A chunk's text is NULL
 # when it is exactly the file's text from start_byte to end_byte (code chunks, line windows):
-# `chunk_text` (rows) and format.CHUNK_TEXT_SQL (the assembled chunks table) restore it.
+# `chunk_text` (rows) and query/sourcetext.chunk_slice (the assembled chunks table) restore it.
 CHUNK_TYPE = pa.struct([
     ("kind", pa.string()), ("heading", pa.string()), *_SPAN_FIELDS, ("symbol", pa.int32()),
     ("text", pa.string()),
@@ -186,6 +187,25 @@ def read_shard(data: bytes, columns: list[str] | None = None) -> pa.Table:
     """A shard's Parquet bytes as a table (of `columns`), as stored: decode_table casts it.
     (pq.read_table would import pyarrow.dataset and pyarrow.compute, ~60-100 ms.)"""
     return pq.ParquetFile(pa.BufferReader(data)).read(columns=columns)
+
+
+def shard_texts(rows: Iterable[tuple[str, str]], get: Callable[[str], bytes]) -> pa.Table:
+    """(path, text) of (path, shard id) `rows`, in their order, each text read from its shard's
+    bytes (`get(shard id)`: the store's, verified); a shard holding no text is left out. What
+    reads a file's text when no resident texts hold it (the assembly keeps none: format
+    ASSEMBLY_VERSION 8)."""
+    paths, texts, read = [], [], {}
+    for path, shard in rows:
+        if shard not in read:
+            try:
+                read[shard] = read_shard(get(shard), ["text"]).column(0)[0].as_py()
+            except (pa.ArrowInvalid, OSError, IndexError) as exc:
+                raise StoreCorrupt(f"shard {shard[:12]} ({path}) has no readable text: {exc}",
+                                   hint="run `codeagent verify`, delete the object and build again") from exc
+        if read[shard] is not None:
+            paths.append(path)
+            texts.append(read[shard])
+    return pa.table({"path": pa.array(paths, pa.string()), "text": pa.array(texts, pa.string())})
 
 
 def decode_shard(data: bytes) -> dict:

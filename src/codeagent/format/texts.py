@@ -52,15 +52,20 @@ class TextBlocks:
         self._codec = _codec()
 
     def add(self, table: pa.Table) -> None:
-        for path, text in zip(table.column("path").to_pylist(), _text_bytes(table.column("text"))):
-            self.paths.append(path)
-            self.block.append(len(self.data))
-            self.start.append(self._pending_bytes)
-            self.size.append(len(text))
-            self._pending.append(text)
-            self._pending_bytes += len(text)
-            if self._pending_bytes >= BLOCK_BYTES:
-                self._flush()
+        for path, text in zip(table.column("path").to_pylist(), text_bytes(table.column("text"))):
+            if text is not None:
+                self.append(path, text)
+
+    def append(self, path: str, text: bytes | memoryview) -> None:
+        """One file's text (UTF-8), after every path given before it."""
+        self.paths.append(path)
+        self.block.append(len(self.data))
+        self.start.append(self._pending_bytes)
+        self.size.append(len(text))
+        self._pending.append(text)
+        self._pending_bytes += len(text)
+        if self._pending_bytes >= BLOCK_BYTES:
+            self._flush()
 
     def _flush(self) -> None:
         if self._pending:
@@ -79,15 +84,18 @@ class TextBlocks:
         return {"rows": rows, "blocks": blocks}
 
 
-def _text_bytes(column: pa.ChunkedArray) -> list[bytes]:
-    """The UTF-8 bytes of a string column's values, from its buffers (no pyarrow.compute:
-    a build imports none)."""
-    out = []
+def text_bytes(column: pa.ChunkedArray) -> list[bytes | None]:
+    """The UTF-8 bytes of a string column's values (None for a null), from its buffers (no
+    pyarrow.compute: a build imports none)."""
+    out: list[bytes | None] = []
     for chunk in column.chunks:
         at = value_offsets(chunk).tolist()
         data = chunk.buffers()[2]
         data = memoryview(data) if data is not None else memoryview(b"")
-        out += [bytes(data[a:b]) for a, b in zip(at, at[1:])]
+        got = [bytes(data[a:b]) for a, b in zip(at, at[1:])]
+        if chunk.null_count:
+            got = [t if ok else None for t, ok in zip(got, chunk.is_valid().to_pylist())]
+        out += got
     return out
 
 
