@@ -1,13 +1,15 @@
 """Adapt the file model to one repository from its own history, offline, before building it.
 
-    MIRROR=DIR python -m codeagent.eval.try_adapt dump --work DIR [--only a,b] [--tasks 60]
-    python -m codeagent.eval.try_adapt judge --work DIR --base-work DUMPDIR [--per-repo]
+    MIRROR=DIR python -m codeagent.eval.try_adapt --work NEW [--only a,b] dump [--tasks 60]
+    MIRROR=DIR python -m codeagent.eval.try_adapt --work OLDER dump --skip 60 --tasks 40 --clones NEW/clones
+    python -m codeagent.eval.try_adapt --work NEW judge --base-work DUMPDIR [--older OLDER]
+        [--ks 10,20,40,80] [--devset ../shared/devset] [--per-repo]
 
 `dump` mines each development-set repository's newest `--tasks` commit tasks (`codeagent eval
 --dataset commits --newest`, each task's index built at its own parent, as `train_ranker dump`
 does) and keeps their features. `judge` splits them by age: the newest `--eval` (20) are the
-evaluation tasks, the older ones the repository's own training tasks (the newest K of them,
-K in `--ks`). For each repository r the global model is fitted leave-one-repository-out on
+evaluation tasks, the older ones (then those of the `--older` dumps) the repository's own
+training tasks (the newest K of them, K in `--ks`). For each repository r the global model is fitted leave-one-repository-out on
 `--base-work`'s dump (`train_ranker`'s loss, start, L2 and steps, without r), then adapted on
 r's K older tasks: the same loss from the global weights, L2 towards them with a strength in
 `--grid`, or the strength chosen by inner cross-validation on the older tasks alone (`cv`:
@@ -111,6 +113,8 @@ class Setup:
         for name in REPOS:
             if (args.work / "features" / f"{name}.jsonl").exists() and name in (args.only.split(",") if args.only else REPOS):
                 ev, old = load_split(args.work, name, args.eval)
+                old += [c for more in args.older if (more / "features" / f"{name}.jsonl").exists()
+                        for c in load_split(more, name, 0)[1]]
                 self.targets[name] = ([(c.x, c.y) for c in ev], [(c.x, c.y) for c in old])
                 self.ids[name] = [c.id for c in ev]
         self.chosen: dict[tuple[int, str], float] = {}
@@ -181,11 +185,11 @@ def _devset(path: Path | None):
 
 
 def summary(s: Setup, refs: dict[str, dict[str, np.ndarray]], base: dict[str, np.ndarray],
-            best: dict[str, np.ndarray], label: str) -> None:
+            best: dict[str, np.ndarray], label: str, ks: str = "") -> None:
     """Per repository: the references, the global model and `best` on the evaluation tasks."""
     cols = ["bm25-strong", "auto", "global (LORO)", label]
     print(f"\n| repository | eval | older | " + " | ".join(f"{c} MRR@10" for c in cols) + " | Δ | "
-          + " | ".join(f"{c} Acc@1" for c in cols) + " | L2 chosen (K=10/20/40) |")
+          + " | ".join(f"{c} Acc@1" for c in cols) + f" | inner CV's L2 (K={ks.replace(',', '/')}) |")
     print("|---|---:|---:|" + "---:|" * (2 * len(cols) + 1) + "---|")
     pooled: dict[str, list[np.ndarray]] = {c: [] for c in cols}
     for n in s.targets:
@@ -214,9 +218,9 @@ def judge(args: argparse.Namespace) -> None:
     results: dict[str, dict[str, np.ndarray]] = {}
     judge_rows(base, {name: (lambda name=name, run=run: results.setdefault(name, run())) for name, run in runs.items()},
                args, "the global model, leave-one-repository-out")
-    pick = next((n for n in results if n.startswith("adapt L2 by inner CV") and n.endswith(f"K={max(map(int, args.ks.split(',')))}")), None)
-    if pick:
-        summary(s, references(s, args), base, results[pick], pick.replace("adapt L2 by inner CV", "adapted"))
+    pick = f"{args.summary}, K={max(map(int, args.ks.split(',')))}"
+    if pick in results:
+        summary(s, references(s, args), base, results[pick], pick, args.ks)
 
 
 def dump(args: argparse.Namespace) -> None:
@@ -225,7 +229,7 @@ def dump(args: argparse.Namespace) -> None:
     mirror = Path(os.environ["MIRROR"])
     (args.work / "features").mkdir(parents=True, exist_ok=True)
     for name in (args.only.split(",") if args.only else REPOS):
-        clone, out = args.work / "clones" / name, args.work / "out" / name
+        clone, out = (args.clones or args.work / "clones") / name, args.work / "out" / name
         if not clone.is_dir():
             subprocess.run(["git", "clone", "-q", "--no-checkout", str(mirror / name / "repo"), str(clone)], check=True)
         out.mkdir(parents=True, exist_ok=True)
@@ -233,7 +237,7 @@ def dump(args: argparse.Namespace) -> None:
         feats.unlink(missing_ok=True)
         before = os.times()
         r = subprocess.run([args.bin, "eval", "--repo", str(clone), "--dataset", "commits", "--newest",
-                            "--limit", str(args.tasks), "--modes", "auto,auto-no-history,bm25-file",
+                            "--skip", str(args.skip), "--limit", str(args.tasks), "--modes", "auto,auto-no-history,bm25-file",
                             "--embedder", "none", "--workdir", str(args.work / "eval" / name),
                             "--save-dataset", str(out), "--out", str(out / "report.json"),
                             "--features-out", str(feats), "--quiet"], capture_output=True, text=True)
@@ -250,9 +254,14 @@ def main() -> None:
     d = sub.add_parser("dump")
     d.add_argument("--bin", default="codeagent")
     d.add_argument("--tasks", type=int, default=60)
+    d.add_argument("--skip", type=int, default=0, help="leave the newest N out (a further dump of older tasks: judge --older)")
+    d.add_argument("--clones", type=Path, default=None, help="where the clones are (default: --work's)")
     j = sub.add_parser("judge")
     j.add_argument("--base-work", type=Path, required=True, help="train_ranker dump's directory (the global model's tasks)")
     j.add_argument("--eval", type=int, default=20)
+    j.add_argument("--older", type=Path, action="append", default=[],
+                   help="a dump of still older tasks (`dump --skip`), appended to the older ones; repeatable")
+    j.add_argument("--summary", default="adapt L2 by inner CV", help="the row, at the largest K, of the per-repository table")
     j.add_argument("--ks", default=",".join(map(str, KS)))
     j.add_argument("--grid", default=",".join(map(str, GRID)))
     j.add_argument("--rows", default="", help="only the rows whose name holds one of these (;-separated)")
