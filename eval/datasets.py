@@ -28,8 +28,11 @@ def sample(cases: list[EvalCase], limit: int | None, seed: int) -> list[EvalCase
 
 
 def mine_commits(repo: Path, ref: str, limit: int | None, seed: int,
-                 flt: CommitFilter = CommitFilter()) -> list[EvalCase]:
-    cases = sample(commit_cases(read_commits(repo, ref, COMMIT_SCAN), flt), limit, seed)
+                 flt: CommitFilter = CommitFilter(), skip: int = 0, newest: bool = False) -> list[EvalCase]:
+    """The commit cases, newest first: the first `skip` left out, then the newest `limit` of
+    the rest (`newest`) or a seeded sample of them."""
+    cases = commit_cases(read_commits(repo, ref, COMMIT_SCAN), flt)[skip:]
+    cases = cases[:limit] if newest else sample(cases, limit, seed)
     return [replace(c, gold_lines=changed_lines(repo, c.ref, c.id.removeprefix("commit-"), c.gold_files))
             for c in cases]
 
@@ -59,13 +62,19 @@ def mine_descriptions(repo: Path, ref: str, limit: int | None, seed: int) -> lis
     return description_cases(tags, sources, sha, limit, seed)
 
 
-def load_dataset(spec: str, repo: Path, ref: str, limit: int | None, seed: int) -> tuple[str, list[EvalCase]]:
-    """(dataset name, cases) for a mined dataset's name or a JSONL path."""
+def load_dataset(spec: str, repo: Path, ref: str, limit: int | None, seed: int,
+                 skip: int = 0, newest: bool = False) -> tuple[str, list[EvalCase]]:
+    """(dataset name, cases) for a mined dataset's name or a JSONL path; `skip` and `newest`
+    (mine_commits') are for the commits dataset only."""
+    if (skip or newest) and spec != "commits":
+        raise InvalidParameter(f"--skip and --newest select commits by age; the {spec} dataset has none",
+                               hint="use them with --dataset commits only")
     if spec in MINED:
         top = toplevel(repo)
-        miner = {"commits": mine_commits, "definitions": mine_definitions,
-                 "descriptions": mine_descriptions}[spec]
-        cases = miner(top, ref, limit, seed)
+        if spec == "commits":
+            cases = mine_commits(top, ref, limit, seed, skip=skip, newest=newest)
+        else:
+            cases = {"definitions": mine_definitions, "descriptions": mine_descriptions}[spec](top, ref, limit, seed)
         if not cases:
             raise InvalidParameter(f"the {spec} dataset of {top} at {ref} is empty",
                                    hint="too little history or code passed the filters; bring a JSONL dataset")

@@ -44,7 +44,8 @@ def load_report(path: Path) -> dict:
 
 def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref: str, limit: int | None,
              seed: int, workdir: Path, resamples: int, save_dir: Path | None, quiet: bool,
-             embedder: str | None, per_query: bool = True, features_out: Path | None = None) -> dict:
+             embedder: str | None, per_query: bool = True, features_out: Path | None = None,
+             skip: int = 0, newest: bool = False) -> dict:
     """Mine or load each dataset, run it, and return the report."""
     top = toplevel(repo)
     embedder = None if embedder in (None, "", "none") else embedder
@@ -52,7 +53,7 @@ def evaluate(repo: Path, datasets: tuple[str, ...], modes: tuple[str, ...], ref:
                       progress=None if quiet else stderr_progress, features_out=features_out)
     sections = {}
     for spec in datasets:
-        name, cases = load_dataset(spec, top, ref, limit, seed)
+        name, cases = load_dataset(spec, top, ref, limit, seed, skip, newest)
         if save_dir is not None:
             save_dir.mkdir(parents=True, exist_ok=True)
             (save_dir / f"{name}.jsonl").write_text(dump_jsonl(cases), encoding="utf-8")

@@ -90,10 +90,11 @@ def fit(cases: list[tuple[np.ndarray, np.ndarray]], steps: int = STEPS, l2: floa
 
 
 def fit_folds(cases: list[tuple[np.ndarray, np.ndarray]], fold: list[int], k: int, l2: float,
-              steps: int) -> np.ndarray:
+              steps: int, start: np.ndarray | None = None) -> np.ndarray:
     """`fit` for k training sets at once (vectorised over padded candidate lists): row j of
     the result is trained on every case whose fold is not j, so folds 0..k-1 held out one at
-    a time give leave-one-out models (eval/try_features). Columns after FEATURES start at 0."""
+    a time give leave-one-out models (eval/try_features). Columns after FEATURES start at 0.
+    `start` (weights) replaces the hand-set score as the start and the L2 centre (eval/try_adapt)."""
     n_feat, width = cases[0][0].shape[1], max(len(y) for _, y in cases)
     x = np.zeros((len(cases), width, n_feat))
     y = np.zeros((len(cases), width))
@@ -105,6 +106,8 @@ def fit_folds(cases: list[tuple[np.ndarray, np.ndarray]], fold: list[int], k: in
     t = t / t.sum(axis=1, keepdims=True)
     w0 = np.zeros(n_feat)
     w0[FEATURES.index("hand")] = 4.0
+    if start is not None:
+        w0 = np.asarray(start, dtype=np.float64)
     w = np.tile(w0, (k, 1))
     m, v = np.zeros_like(w), np.zeros_like(w)
     lr, b1, b2 = 0.05, 0.9, 0.999

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from codeagent.eval.cases import DocSpan, EvalCase, GoldSymbol, case_from_dict, dump_jsonl, load_jsonl
-from codeagent.eval.datasets import mine_commits, mine_definitions, mine_descriptions
+from codeagent.eval.datasets import load_dataset, mine_commits, mine_definitions, mine_descriptions
 from codeagent.eval.gitdata import read_blob, read_commits, variant_commit
 from codeagent.eval.mine_definitions import ctags_available
 from codeagent.eval.mine_commits import CommitFilter, clean_message, commit_cases, is_test_path
@@ -105,6 +105,19 @@ def test_commits_miner_applies_every_filter(history):
     narrow = {c.id for c in commit_cases(commits, CommitFilter(max_changed_files=2))}
     assert f"commit-{shas['wide'][:12]}" not in narrow
     assert len(mine_commits(repo.path, "HEAD", limit=2, seed=1)) == 2
+
+
+def test_commits_miner_skips_and_takes_the_newest(history):
+    repo, _ = history
+    newest_first = [c.id for c in commit_cases(read_commits(repo.path, "HEAD"))]
+    assert len(newest_first) == 3
+    assert [c.id for c in mine_commits(repo.path, "HEAD", None, 0, newest=True)] == newest_first
+    assert [c.id for c in mine_commits(repo.path, "HEAD", 1, 0, newest=True)] == newest_first[:1]
+    assert [c.id for c in mine_commits(repo.path, "HEAD", 1, 0, skip=1, newest=True)] == newest_first[1:2]
+    assert [c.id for c in mine_commits(repo.path, "HEAD", None, 0, skip=2)] == newest_first[2:]
+    assert mine_commits(repo.path, "HEAD", None, 0, skip=3) == []
+    with pytest.raises(InvalidParameter, match="select commits by age"):
+        load_dataset("definitions", repo.path, "HEAD", None, 0, skip=1)
 
 
 @needs_ctags

@@ -26,6 +26,9 @@ DATASETS_HELP = "commits | definitions | descriptions | PATH.jsonl"
               help="Where mined datasets come from (history below it; the tree at it); also the "
                    "ref of JSONL cases that name none.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases per dataset (seeded sample).")
+@click.option("--skip", type=click.IntRange(0), default=0,
+              help="commits: leave out the newest N mined cases (e.g. to train on what is older than them).")
+@click.option("--newest", is_flag=True, help="commits: the newest --limit cases rather than a seeded sample.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling and bootstrap CIs.")
 @click.option("--resamples", type=click.IntRange(100), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -45,7 +48,8 @@ DATASETS_HELP = "commits | definitions | descriptions | PATH.jsonl"
               help="Append each case's candidate files with the file model's features (JSONL), the "
                    "training data of eval/train_ranker.py.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit: int | None, seed: int,
+def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit: int | None, skip: int,
+             newest: bool, seed: int,
              resamples: int, out: Path | None, html_out: Path | None, old: Path | None,
              save_dir: Path | None, workdir: Path | None, embedder: str | None, brief: bool,
              features_out: Path | None, quiet: bool) -> None:
@@ -64,7 +68,7 @@ def eval_cmd(repo: Path, datasets: tuple[str, ...], modes: str, ref: str, limit:
     old_report = run_command(as_json, load_report, old) if old is not None else None
     rep = run_command(as_json, evaluate, repo, datasets, mode_list, ref, limit, seed,
                       workdir or default_workdir(repo), resamples, save_dir, quiet, embedder, not brief,
-                      features_out)
+                      features_out, skip, newest)
     _write(rep, out, html_out, as_json)
     if old_report is not None and _regressed(rep, old_report, as_json):
         sys.exit(QualityRegression.exit_code)
