@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format.resident import EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, hex_rows, whole
+from ..format.resident import (EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, hex_pylist,
+                               whole)
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
 
@@ -69,4 +70,4 @@ class EdgeTable:
         found = found.tolist()
         # the hex ids kept as bytes (format/columns.HEX) decoded for the taken rows only
         return list(zip(*([self._runs[n][i] for i in found] if n in self._runs
-                          else hex_rows(taken.column(n)).to_pylist() for n in COLUMNS)))
+                          else hex_pylist(taken.column(n)) for n in COLUMNS)))

@@ -102,7 +102,8 @@ def test_hex_id_dictionaries_kept_as_bytes_read_back_as_the_strings(ids, taken, 
     for t in (table, _mapped(table)):
         column = resident.rows_column(t, "src_id")
         assert list(StringColumn(column)) == ids
-        assert resident.hex_rows(resident.take_column(column, rows)).to_pylist() == [ids[i] for i in rows.to_pylist()]
+        taken = resident.take_column(column, rows)
+        assert resident.hex_rows(taken).to_pylist() == resident.hex_pylist(taken) == [ids[i] for i in rows.to_pylist()]
         assert resident.hex_rows(resident.whole(column).slice(cut)).to_pylist() == ids[cut:]
         index = KeyIndex(KeyIndex.build(ids, permuted=True), column)
         assert index.key_array.to_pylist() == sorted(k for k in ids if k is not None)
@@ -116,12 +117,16 @@ def test_hex_id_dictionaries_kept_as_bytes_read_back_as_the_strings(ids, taken, 
 
 
 def test_a_hex_id_dictionary_of_narrow_codes_finds_every_key():
-    """5000 distinct ids: int16 codes once mapped, whose byte offsets (8 a value) pass 32767."""
+    """5000 distinct ids: int16 codes once mapped, whose byte offsets (8 a value) pass 32767;
+    rows taken from them read back as the ids, few or many."""
     ids = [(i * 2654435761 % (1 << 64)).to_bytes(8, "big").hex() for i in range(5000)] * 2
     table = _mapped(resident.hexed(pa.table({"dst_id": pa.array(ids, pa.string()).dictionary_encode()})))
     assert table.column("dst_id").type == pa.dictionary(pa.int16(), pa.binary(8))
     index = KeyIndex(KeyIndex.build(ids, permuted=True), resident.rows_column(table, "dst_id"))
     assert all(index.rows_of(ids[i]) == [i, i + 5000] for i in range(0, 5000, 7))
+    for rows in (range(9990, 10000), range(0, 10000, 13)):  # decoded one by one, then as an array
+        taken = resident.take_column(table.column("dst_id"), pa.array(rows, pa.int64()))
+        assert resident.hex_pylist(taken) == [ids[i] for i in rows]
 
 
 def _brute_prefix(names: list[str], prefix: str, cap: int) -> list[str]:
