@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format.resident import (EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, hex_pylist,
+from ..format.resident import (EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, pylist,
                                whole)
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
@@ -70,4 +70,4 @@ class EdgeTable:
         found = found.tolist()
         # the hex ids kept as bytes (format/columns.HEX) decoded for the taken rows only
         return list(zip(*([self._runs[n][i] for i in found] if n in self._runs
-                          else hex_pylist(taken.column(n)) for n in COLUMNS)))
+                          else pylist(taken.column(n)) for n in COLUMNS)))

@@ -63,6 +63,7 @@ def test_string_column_reads_what_was_written(values):
             column = StringColumn(t.column(name))
             assert len(column) == len(values)
             assert list(column) == values, name
+            assert resident.pylist(t.column(name)) == values, name  # a dictionary taken by its codes
 
 
 HEX_IDS = st.lists(st.one_of(st.none(), st.binary(min_size=8, max_size=8).map(bytes.hex)), max_size=40)
@@ -103,7 +104,7 @@ def test_hex_id_dictionaries_kept_as_bytes_read_back_as_the_strings(ids, taken, 
         column = resident.rows_column(t, "src_id")
         assert list(StringColumn(column)) == ids
         taken = resident.take_column(column, rows)
-        assert resident.hex_rows(taken).to_pylist() == resident.hex_pylist(taken) == [ids[i] for i in rows.to_pylist()]
+        assert resident.hex_rows(taken).to_pylist() == resident.pylist(taken) == [ids[i] for i in rows.to_pylist()]
         assert resident.hex_rows(resident.whole(column).slice(cut)).to_pylist() == ids[cut:]
         index = KeyIndex(KeyIndex.build(ids, permuted=True), column)
         assert index.key_array.to_pylist() == sorted(k for k in ids if k is not None)
@@ -126,7 +127,7 @@ def test_a_hex_id_dictionary_of_narrow_codes_finds_every_key():
     assert all(index.rows_of(ids[i]) == [i, i + 5000] for i in range(0, 5000, 7))
     for rows in (range(9990, 10000), range(0, 10000, 13)):  # decoded one by one, then as an array
         taken = resident.take_column(table.column("dst_id"), pa.array(rows, pa.int64()))
-        assert resident.hex_pylist(taken) == [ids[i] for i in rows]
+        assert resident.pylist(taken) == [ids[i] for i in rows]
 
 
 def _brute_prefix(names: list[str], prefix: str, cap: int) -> list[str]:

@@ -47,7 +47,7 @@ RESIDENT_VERSION history:
      standard library.
   8: the edges' src_id and dst_id dictionaries (columns.HEX) as their bytes (fixed-size
      binary, 8 a value) where every value is a lower-case hex id; their codes are as before.
-     Readers read them as strings (StringColumn; `hex_pylist` for taken rows). 2.70 -> 1.08 MB
+     Readers read them as strings (StringColumn; `pylist` for taken rows). 2.70 -> 1.08 MB
      of dictionary on the standard library.
 """
 
@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 
 from ..tokenize import split_identifier
 from .folded import FoldedKeys, PermutedKeys, folds_exactly
-from .columns import (HEX, JOINED, READ_COLUMNS, HexColumn, JoinedColumn, StringColumn, hex_bytes, hex_pylist,  # noqa: F401  (readers import them)
+from .columns import (HEX, JOINED, READ_COLUMNS, HexColumn, JoinedColumn, StringColumn, hex_bytes, pylist,  # noqa: F401  (readers import them)
                       hex_rows, hexed, rows_column, take_column, whole)
 from .narrow import narrowed_table
 from .texts import forget_decompressed, text_parts
