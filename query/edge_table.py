@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format.resident import EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, whole
+from ..format.resident import (EDGE_COLUMNS, EDGE_ORDER, EDGES_SQL, KeyIndex, StringColumn, edge_arrays, pylist,
+                               whole)
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
 
@@ -67,5 +68,6 @@ class EdgeTable:
             return []
         taken = self.table.select([n for n in COLUMNS if n not in self._runs]).take(found)
         found = found.tolist()
-        return list(zip(*([self._runs[n][i] for i in found] if n in self._runs else taken.column(n).to_pylist()
-                          for n in COLUMNS)))
+        # the hex ids kept as bytes (format/columns.HEX) decoded for the taken rows only
+        return list(zip(*([self._runs[n][i] for i in found] if n in self._runs
+                          else pylist(taken.column(n)) for n in COLUMNS)))

@@ -360,6 +360,7 @@ def _merge_index(base_part: tuple, new_part: tuple, part: str, old_to_new: np.nd
     base = pa.table({"key": _keys(base, base_table, part), "row": k.from_numpy(moved.astype(np.int32))})
     new_rows = new_at[whole(new.column("row")).to_numpy(zero_copy_only=False)].astype(np.int32)
     new = pa.table({"key": _keys(new, new_table, part), "row": k.from_numpy(new_rows)})
+    base, new = same_hex([base, new], ("key",))  # hex ids kept as bytes on one side only
     base_keys, base_moved = StringColumn(base.column("key")), moved
     new_keys = StringColumn(new.column("key"))
     merged, _, _ = merge_sorted(base, keep, new, lambda i: (base_keys[i], int(base_moved[i])),

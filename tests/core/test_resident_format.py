@@ -10,7 +10,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeagent.format import resident
+from codeagent.format import columns, resident
 from codeagent.format.resident import KeyIndex, StringColumn
 from codeagent.query.names import NameIndex, SymbolRow
 
@@ -63,6 +63,7 @@ def test_string_column_reads_what_was_written(values):
             column = StringColumn(t.column(name))
             assert len(column) == len(values)
             assert list(column) == values, name
+            assert resident.pylist(t.column(name)) == values, name  # a dictionary taken by its codes
 
 
 HEX_IDS = st.lists(st.one_of(st.none(), st.binary(min_size=8, max_size=8).map(bytes.hex)), max_size=40)
@@ -87,6 +88,46 @@ def test_hex_ids_kept_as_bytes_read_back_as_the_strings(ids, probes, cut):
     for other in ("0123456789ABCDEF", "0123", "", "0123456789abcdeg"):
         kept = resident.hexed(pa.table({"symbol_id": pa.array([*ids, other], pa.string())}))
         assert kept.column("symbol_id").type == pa.string()
+
+
+@settings(max_examples=100, deadline=None)
+@given(HEX_IDS, st.lists(st.integers(0, 45), max_size=12), st.integers(0, 3))
+def test_hex_id_dictionaries_kept_as_bytes_read_back_as_the_strings(ids, taken, cut):
+    """A dictionary-encoded HEX column (the edges' src_id) keeps its dictionary as bytes and
+    its codes; read per row, through a permuted KeyIndex, as taken rows (`hex_rows`, which
+    decodes only those) and merged with rows kept as strings (`same_hex`), it holds the
+    strings."""
+    table = resident.hexed(pa.table({"src_id": pa.array(ids, pa.string()).dictionary_encode()}))
+    assert table.column("src_id").type.value_type == pa.binary(8)
+    rows = pa.array([i for i in taken if i < len(ids)], pa.int64())
+    for t in (table, _mapped(table)):
+        column = resident.rows_column(t, "src_id")
+        assert list(StringColumn(column)) == ids
+        taken = resident.take_column(column, rows)
+        assert resident.hex_rows(taken).to_pylist() == resident.pylist(taken) == [ids[i] for i in rows.to_pylist()]
+        assert resident.hex_rows(resident.whole(column).slice(cut)).to_pylist() == ids[cut:]
+        index = KeyIndex(KeyIndex.build(ids, permuted=True), column)
+        assert index.key_array.to_pylist() == sorted(k for k in ids if k is not None)
+        for key in {k for k in ids if k is not None}:
+            assert index.rows_of(key) == [i for i, k in enumerate(ids) if k == key]
+        other = pa.table({"src_id": pa.array(["file:a.py", None], pa.string()).dictionary_encode()})
+        assert resident.hexed(other).column("src_id").type.value_type == pa.string()
+        both = pa.concat_tables(columns.same_hex([t.replace_schema_metadata(None), other]),
+                                promote_options="permissive").combine_chunks()
+        assert both.column("src_id").to_pylist() == [*ids, "file:a.py", None]
+
+
+def test_a_hex_id_dictionary_of_narrow_codes_finds_every_key():
+    """5000 distinct ids: int16 codes once mapped, whose byte offsets (8 a value) pass 32767;
+    rows taken from them read back as the ids, few or many."""
+    ids = [(i * 2654435761 % (1 << 64)).to_bytes(8, "big").hex() for i in range(5000)] * 2
+    table = _mapped(resident.hexed(pa.table({"dst_id": pa.array(ids, pa.string()).dictionary_encode()})))
+    assert table.column("dst_id").type == pa.dictionary(pa.int16(), pa.binary(8))
+    index = KeyIndex(KeyIndex.build(ids, permuted=True), resident.rows_column(table, "dst_id"))
+    assert all(index.rows_of(ids[i]) == [i, i + 5000] for i in range(0, 5000, 7))
+    for rows in (range(9990, 10000), range(0, 10000, 13)):  # decoded one by one, then as an array
+        taken = resident.take_column(table.column("dst_id"), pa.array(rows, pa.int64()))
+        assert resident.pylist(taken) == [ids[i] for i in rows]
 
 
 def _brute_prefix(names: list[str], prefix: str, cap: int) -> list[str]:

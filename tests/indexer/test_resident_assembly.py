@@ -115,6 +115,8 @@ def test_streamed_resident_files_are_the_in_memory_builders_byte_for_byte(git_re
         assert (directory / name).read_bytes() == (expected / name).read_bytes(), name
     edges = pa.ipc.open_file(pa.memory_map(str(directory / resident.file_name("edges", "rows")))).read_all()
     assert edges.num_rows > 0 and "Caf\u00e9Parser" in str(edges.column("target").to_pylist())
+    for name in ("src_id", "dst_id"):  # RESIDENT_VERSION 8: the id dictionaries as bytes
+        assert edges.schema.field(name).type.value_type == pa.binary(8), name
 
 
 @pytest.mark.parametrize("memory", [0, 3000])
@@ -144,11 +146,12 @@ def test_resident_files_read_in_small_batches_hold_the_same_rows(git_repo, tmp_p
         assert reader.read_all().equals(want), path.name
 
 
-@pytest.mark.parametrize("older", ["", " resident 5", " resident 6"])
+@pytest.mark.parametrize("older", ["", " resident 5", " resident 6", " resident 7"])
 def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_repo, older):
     """An older layout's COMPLETE (no resident version: RESIDENT_VERSION 1's arrays; 5: the
-    texts uncompressed; 6: the symbols' hex ids as strings): a reader names the build to
-    run, and the next build assembles it again from its shards."""
+    texts uncompressed; 6: the symbols' hex ids as strings; 7: the edges' id dictionaries
+    as strings): a reader names the build to run, and the next build assembles it again
+    from its shards."""
     from codeagent import format as fmt
     from codeagent.errors import IndexMissing
 
@@ -171,4 +174,6 @@ def test_an_assembly_of_older_resident_arrays_is_said_then_assembled_again(git_r
     assert store.is_assembled(first.manifest_id)
     with open_index(git_repo.path, ref="main") as view:
         assert resident.map_arrays(view.path.parent, "symbols") is not None
+        assert resident.map_arrays(view.path.parent, "edges")["rows"].schema.metadata[
+            b"codeagent.resident_version"] == str(resident.RESIDENT_VERSION).encode()
         assert resident.map_arrays(view.path.parent, "texts")["blocks"].num_rows == 1

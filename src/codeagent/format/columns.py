@@ -51,7 +51,9 @@ class StringColumn:
         if pa.types.is_dictionary(array.type):
             codes = signed_codes(array)
             self._codes = codes.to_numpy(zero_copy_only=False)
-            self._values = array.dictionary.to_pylist() + [None]
+            # hex ids kept as bytes (HEX): a value decoded when read, not every one on load
+            self._values = (_HexValues(array.dictionary) if is_hex(array.type)
+                            else array.dictionary.to_pylist() + [None])
             self._len = len(array)
             return
         self._codes = None
@@ -136,9 +138,10 @@ class JoinedColumn:
 # file's module, a dot and its qualified_name (a prefix per file).
 JOINED = {"fq_name": ("fq_prefix", "qualified_name", "fq_other")}
 # Symbol ids, lower-case hex strings, kept as their bytes where every value is one of this
-# many bytes (RESIDENT_VERSION 7; NULL stays NULL): 8 or 10 bytes a row instead of 16 or 20
-# characters and a 4-byte offset.
-HEX = {"symbol_id": 8, "stable_id": 10, "parent_id": 8, "body_hash": 10}
+# many bytes (NULL stays NULL): 8 or 10 bytes a row instead of 16 or 20 characters and a
+# 4-byte offset (the symbols' columns, RESIDENT_VERSION 7), or a dictionary of them (the
+# edges' src_id and dst_id, dictionary-encoded: RESIDENT_VERSION 8).
+HEX = {"symbol_id": 8, "stable_id": 10, "parent_id": 8, "body_hash": 10, "src_id": 8, "dst_id": 8}
 _HEX_DIGITS = b"0123456789abcdef"
 
 
@@ -171,13 +174,25 @@ class HexColumn:
         return hex_strings(kernels.take(self._array, rows))
 
 
+class _HexValues(HexColumn):
+    """A dictionary's values kept as hex bytes, by code (-1, a NULL's: None). A numpy code is
+    made an int first: 8 times an int16 or uint16 code overflows."""
+
+    def __getitem__(self, i: int) -> str | None:
+        return None if i < 0 else super().__getitem__(int(i))
+
+
 def hex_bytes(array: pa.Array, width: int) -> pa.Array | None:
     """A string array of lower-case hex ids of `width` bytes as a fixed-size binary array
-    (zero bytes under a NULL), or None when a value is not one."""
+    (zero bytes under a NULL), or None when a value is not one; a dictionary array of them
+    with its dictionary so (its codes as they are)."""
     import numpy as np
     import pyarrow as pa
 
     array = whole(array)
+    if pa.types.is_dictionary(array.type):
+        packed = hex_bytes(array.dictionary, width)
+        return None if packed is None else pa.DictionaryArray.from_arrays(array.indices, packed, safe=False)
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         return None
     from .. import kernels  # no pyarrow.compute, no numpy.ma: a build imports neither
@@ -200,12 +215,66 @@ def hex_bytes(array: pa.Array, width: int) -> pa.Array | None:
                                  null_count=array.null_count)
 
 
+def is_hex(type_: pa.DataType) -> bool:
+    """Is `type_` that of hex ids kept as their bytes (`hex_bytes`: fixed-size binary, or a
+    dictionary of it)?"""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(type_):
+        type_ = type_.value_type
+    return pa.types.is_fixed_size_binary(type_)
+
+
+def hex_rows(array) -> pa.Array:
+    """An array (or one-chunk column) of hex ids kept as bytes (`is_hex`) as one string a
+    row, decoding only its rows (not a dictionary's other values); any other array as it is."""
+    import pyarrow as pa
+
+    array = whole(array)
+    if not is_hex(array.type):
+        return array
+    if pa.types.is_dictionary(array.type):
+        from .. import kernels  # imports pyarrow: only when a reader takes rows
+
+        array = kernels.take(array.dictionary, array.indices)
+    return hex_strings(array)
+
+
+_FEW_ROWS = 128  # hex ids decoded one by one below it (hex_rows costs ~25 us however few)
+_FEW_CODES = 4  # a dictionary's rows converted as they are up to it (a take costs ~4 us)
+
+
+def pylist(array) -> list:
+    """An array's values as Python objects, hex ids kept as bytes (`is_hex`) as their strings
+    (a few rows decoded one by one, more through `hex_rows`); a dictionary array of more than
+    a few rows converted from its values taken by its codes (Arrow's to_pylist decodes a
+    dictionary at ~1 us a row, 30x the take's cost at 850 rows)."""
+    import pyarrow as pa
+
+    array = whole(array)
+    if is_hex(array.type):
+        if len(array) > _FEW_ROWS:
+            return hex_rows(array).to_pylist()
+        if pa.types.is_dictionary(array.type):
+            values = _HexValues(array.dictionary)
+            return [values[c] for c in signed_codes(array).to_numpy(zero_copy_only=False)]
+        return list(HexColumn(array))
+    if pa.types.is_dictionary(array.type) and len(array) > _FEW_CODES:
+        from .. import kernels  # imports pyarrow: only when a reader takes rows
+
+        return kernels.take(array.dictionary, array.indices).to_pylist()
+    return array.to_pylist()
+
+
 def hex_strings(array: pa.Array) -> pa.Array:
-    """A fixed-size binary array as its lower-case hex strings (NULL stays NULL)."""
+    """A fixed-size binary array as its lower-case hex strings (NULL stays NULL); a dictionary
+    of them with its dictionary so (its codes as they are)."""
     import numpy as np
     import pyarrow as pa
 
     array = whole(array)
+    if pa.types.is_dictionary(array.type):
+        return pa.DictionaryArray.from_arrays(array.indices, hex_strings(array.dictionary), safe=False)
     n, width = len(array), array.type.byte_width
     start = array.offset * width
     raw = np.frombuffer(array.buffers()[1] or b"", dtype=np.uint8)[start:start + n * width]
@@ -240,16 +309,14 @@ def hexed(table: pa.Table) -> pa.Table:
     return table
 
 
-def same_hex(tables: list[pa.Table]) -> list[pa.Table]:
-    """`tables` (rows of one structure) with a HEX column kept as bytes in one and as strings
-    in another made strings in all (a merge of rows whose ids were not all hex ids)."""
-    import pyarrow as pa
-
-    for name in HEX:
-        types = {t.schema.field(name).type for t in tables if name in t.column_names}
-        if len(types) > 1:
+def same_hex(tables: list[pa.Table], names=HEX) -> list[pa.Table]:
+    """`tables` (rows of one structure) with a column of `names` kept as bytes in one and as
+    strings in another made strings in all (a merge of rows whose ids were not all hex ids)."""
+    for name in names:
+        kept = {is_hex(t.schema.field(name).type) for t in tables if name in t.column_names}
+        if len(kept) > 1:
             tables = [t.set_column(t.schema.get_field_index(name), name, hex_strings(t.column(name)))
-                      if pa.types.is_fixed_size_binary(t.schema.field(name).type) else t for t in tables]
+                      if is_hex(t.schema.field(name).type) else t for t in tables]
     return tables
 
 

@@ -102,7 +102,11 @@ def _write_names(con, directory: Path, previous: Path | None) -> None:
 def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: Path, memory: int) -> None:
     cur, keys = con.cursor(), con.cursor()
     try:
-        packed = _hex_columns(cur) if structure == "symbols" else {}
+        # hex ids in plain string columns (the symbols', checked in their table) are packed
+        # batch by batch; a dictionary's are packed at the end (`_written`)
+        names = stream.columns(cur.sql(stream.sql).columns)  # bound, not run
+        plain = [n for n in names if n in r.HEX and n not in stream.dictionary]
+        packed = _hex_columns(cur, structure, plain) if plain else {}
         sql_schema, reader = _sql_batches(cur, stream)
         schema = _rows_schema(sql_schema, stream, packed)
         held = SpoolMemory(memory)
@@ -126,7 +130,7 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
             first += batch.num_rows
         del reader
         write_spooled(directory / r.file_name(structure, "rows"), schema, spools,
-                      partial(narrowed, runs=r.RUNS.get((structure, "rows"), ())))
+                      partial(_written, runs=r.RUNS.get((structure, "rows"), ())))
         del spools, held
         for name in indexes:
             permuted = name in r.PERMUTED.get(structure, ()) or exact.get(name, False)
@@ -138,18 +142,29 @@ def _write_stream(con, directory: Path, structure: str, stream: _Stream, spool: 
         keys.close()
 
 
-def _hex_columns(cur) -> dict[str, int]:
-    """The symbols' HEX columns whose every value is a hex id of the column's width (kept as
-    bytes: resident.hexed), by their width. The rows of symbols_sql hold these columns of
-    `symbols` as they are (body_hash: '' for NULL)."""
-    checks = [f"bool_and({_hex_value(name)} IS NULL OR regexp_full_match({_hex_value(name)}, '[0-9a-f]{{{2 * width}}}'))"
-              for name, width in r.HEX.items()]
-    found = cur.sql(f"SELECT {', '.join(checks)} FROM symbols").fetchall()[0]
-    return {name: width for (name, width), ok in zip(r.HEX.items(), found) if ok is not False}
+def _hex_columns(cur, table: str, names: list[str]) -> dict[str, int]:
+    """The HEX columns `names` (strings, not dictionary-encoded) whose every value in `table`
+    is a hex id of the column's width (kept as bytes: resident.hexed), by their width. The
+    rows of symbols_sql hold these columns of `symbols` as they are (body_hash: '' for NULL)."""
+    checks = [f"bool_and({_hex_value(n)} IS NULL OR regexp_full_match({_hex_value(n)}, '[0-9a-f]{{{2 * r.HEX[n]}}}'))"
+              for n in names]
+    found = cur.sql(f"SELECT {', '.join(checks)} FROM {table}").fetchall()[0]
+    return {name: r.HEX[name] for name, ok in zip(names, found) if ok is not False}
 
 
 def _hex_value(name: str) -> str:
     return f"coalesce({name}, '')" if name == "body_hash" else name
+
+
+def _written(names: list[str], arrays: list[pa.Array], runs: tuple[str, ...]) -> list[pa.Array]:
+    """The rows' columns as the file holds them: a dictionary-encoded HEX column with its
+    dictionary as bytes where every value is a hex id of its width (as resident.hexed: the
+    whole dictionary is known only now), then narrowed."""
+    out = []
+    for name, array in zip(names, arrays):
+        packed = r.hex_bytes(array, r.HEX[name]) if name in r.HEX and pa.types.is_dictionary(array.type) else None
+        out.append(array if packed is None else packed)
+    return narrowed(names, out, runs)
 
 
 def _rows_schema(sql_schema: pa.Schema, stream: _Stream, packed: dict[str, int]) -> pa.Schema:
