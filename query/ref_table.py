@@ -11,6 +11,7 @@ path's order: (path, start_line, ordinal).
 
 from __future__ import annotations
 
+from ..format.columns import pylist
 from ..format.resident import REF_COLUMNS, REFS_SQL, StringColumn, ref_arrays
 from .index import IndexView
 from .symbol_table import resident, structure_arrays
@@ -41,9 +42,9 @@ class RefTable:
         if allowed is None:
             rows = list(range(lo, min(hi, lo + limit)))
         else:
-            paths = self.table.column("path").slice(lo, hi - lo).to_pylist()
+            paths = pylist(self.table.column("path").slice(lo, hi - lo))
             rows = [lo + k for k, p in enumerate(paths) if p in allowed][:limit]
         if not rows:
             return []
         taken = self.table.select(list(COLUMNS)).take(rows)  # not the keys: Arrow takes no runs
-        return list(zip(*(taken.column(n).to_pylist() for n in COLUMNS)))
+        return list(zip(*(pylist(taken.column(n)) for n in COLUMNS)))
