@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..errors import CodeagentError, IndexMissing, ModeUnavailable
-from ..format.shard import shard_texts
+from ..format.shard import shard_text_pairs
 from ..roles import is_code_path
 from ..store import Store
 from .baseline import TermCountCache, WholeFileBM25
@@ -75,8 +75,7 @@ class IndexedRef:
             finally:
                 con.close()
             blobs = dict((p, b) for p, b, _ in files)
-            read = shard_texts([(p, s) for p, _, s in files], self.store.get)
-            rows = [(p, blobs[p], t) for p, t in zip(read.column("path").to_pylist(), read.column("text").to_pylist())]
+            rows = [(p, blobs[p], t) for p, t in shard_text_pairs([(p, s) for p, _, s in files], self.store.get)]
             self._baseline = WholeFileBM25.from_files(rows, self._cache)
         return self._baseline
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import AssemblyVanished, StoreCorrupt
 from ..format.resident import TEXT_SHARDS_SQL, map_arrays, text_arrays
-from ..format.shard import shard_texts
 from ..format.texts import TextStore
 from .assembly_check import check_resident
 from .index import IndexView
@@ -77,6 +76,8 @@ def texts_of(view: IndexView, rows) -> pa.Table:
     """(path, text) of the files of (path, shard) `rows` (an Arrow table, as TEXT_SHARDS_SQL
     gives), read from their shards in the view's store: the texts no resident array holds (an
     overlay's changed files, an assembly whose texts are missing or damaged)."""
+    from ..format.shard import shard_texts  # pyarrow.parquet: a reader whose texts are mapped reads none
+
     return shard_texts(zip(rows.column("path").to_pylist(), rows.column("shard").to_pylist()), view.store.get)
 
 

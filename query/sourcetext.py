@@ -19,7 +19,7 @@ from itertools import accumulate
 from ..errors import NotFound
 from ..tokenize import tokenize
 from .index import IndexView
-from .memtext import LayeredTexts, ResidentTexts, mapped_texts, resident_texts, texts_of
+from .memtext import LayeredTexts, ResidentTexts, mapped_texts, resident_texts
 
 SNIPPET_LINES = 4
 _CACHE_FILES = 64  # files whose lines were read from their shards
@@ -106,10 +106,11 @@ def _raw(view: IndexView, texts: ResidentTexts | LayeredTexts | None, paths: lis
     """The UTF-8 text of each indexed path of `paths`, from `texts` or else their shards."""
     if texts is not None:
         return {p: t for p in paths if (t := texts.raw(p)) is not None}
-    rows = view.cursor().sql("SELECT path, shard FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
-                             "AND status = 'indexed'", params=[paths]).to_arrow_table()
-    read = texts_of(view, rows)
-    return {p: t.encode("utf-8") for p, t in zip(read.column("path").to_pylist(), read.column("text").to_pylist())}
+    from ..format.shard import shard_text_pairs  # pyarrow.parquet: only when no resident texts
+
+    rows = view.cursor().execute("SELECT path, shard FROM files WHERE path IN (SELECT unnest(?::VARCHAR[])) "
+                                 "AND status = 'indexed'", [paths]).fetchall()
+    return {p: t.encode("utf-8") for p, t in shard_text_pairs(rows, view.store.get)}
 
 
 def chunk_slice(view: IndexView, path: str, start_byte: int, end_byte: int) -> str:

@@ -37,10 +37,10 @@ import posixpath
 import re
 import time
 
-from ...format.manifest import Manifest
-from ...format.shard import shard_texts
-from ...store import Store
 from ...format.assembly import GRAPH_TABLES_SQL, GRAPH_VERSION
+from ...format.manifest import Manifest
+from ...format.shard import shard_text_pairs
+from ...store import Store
 from .graph_sql import edges_sql, kind_rows, names_sql
 from .module_names import (DECLARED_PACKAGE, FILE_IMPORTS, PACKAGE_KINDS, FileModule, file_module,
                            declared_package, go_import_dir, go_package, import_binding, include_file, key, python_packages)
@@ -115,8 +115,7 @@ def _go_roots(con, store: Store | None) -> list[tuple[str, str]]:
     mods = con.execute("""SELECT path, shard FROM files WHERE status = 'indexed'
             AND (path = 'go.mod' OR ends_with(path, '/go.mod')) ORDER BY path""").fetchall()
     roots = []
-    texts = shard_texts(mods, store.get)
-    for path, text in zip(texts.column("path").to_pylist(), texts.column("text").to_pylist()):
+    for path, text in shard_text_pairs(mods, store.get):
         found = _GO_MODULE.search(text)
         if found:
             roots.append((found.group(1), posixpath.dirname(path)))

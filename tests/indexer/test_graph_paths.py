@@ -64,6 +64,13 @@ PHP = {
 }
 
 
+def _assert_fq_names(cli, repo, *fqs: str) -> None:
+    """`show FQ --json` finds each and answers that fully qualified name."""
+    for fq in fqs:
+        shown = cli("show", fq, "--json", cwd=repo.path, check=True)
+        assert json.loads(shown.stdout)["fq_name"] == fq
+
+
 def _call_sites(cli, repo, symbol: str) -> set[tuple[str, int]]:
     """(path, line) of each call edge `callers` lists for `symbol`."""
     out = cli("callers", symbol, "--json", cwd=repo.path, check=True)
@@ -113,9 +120,7 @@ def test_php_namespace_statements_each_name_what_follows(built, cli) -> None:
         "<?php\nnamespace App\\Models;\n\nclass User {\n    function name() { return 1; }\n}\n\n"
         "namespace App\\Http;\n\nclass User {\n    function show() { return \\App\\Models\\User::name(); }\n}\n"
         "function helper() { return 2; }\n")})
-    for fq in ("App.Models.User.name", "App.Http.User.show", "App.Http.helper"):
-        shown = cli("show", fq, "--json", cwd=repo.path, check=True)
-        assert json.loads(shown.stdout)["fq_name"] == fq
+    _assert_fq_names(cli, repo, "App.Models.User.name", "App.Http.User.show", "App.Http.helper")
     assert _call_sites(cli, repo, "App.Models.User.name") == {("src/Both.php", 11)}
 
 
@@ -174,8 +179,7 @@ def test_jvm_files_take_their_module_from_the_declared_package(built, cli) -> No
     assert _call_sites(cli, repo, "q.C.gamma") == {("src/p/D.java", 6)}
     assert _call_sites(cli, repo, "k.Util.helper") == {("app/src/m/Main.kt", 5)}
     assert _call_sites(cli, repo, "shop.core.Prices.total") == {("web/src/Page.scala", 6)}
-    shown = cli("show", "q.C.gamma", "--json", cwd=repo.path, check=True)
-    assert json.loads(shown.stdout)["fq_name"] == "q.C.gamma"
+    _assert_fq_names(cli, repo, "q.C.gamma")
 
 
 # Scala packages with a body: a file's one top-level block is its package; nested blocks add up,
@@ -198,6 +202,4 @@ def test_scala_package_blocks_name_their_symbols(built, cli) -> None:
     assert _call_sites(cli, repo, "shop.core.Prices.total") == {("web/src/Page.scala", 5)}
     assert _call_sites(cli, repo, "shop.tax.Rates.vat") == {("lib/src/Both.scala", 13)}
     assert _call_sites(cli, repo, "billing.Invoice.due") == {("app/src/Main.scala", 7)}
-    for fq in ("shop.tax.Rates.vat", "billing.Invoice.due", "shop.app.Main.run"):
-        shown = cli("show", fq, "--json", cwd=repo.path, check=True)
-        assert json.loads(shown.stdout)["fq_name"] == fq
+    _assert_fq_names(cli, repo, "shop.tax.Rates.vat", "billing.Invoice.due", "shop.app.Main.run")

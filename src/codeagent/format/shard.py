@@ -189,12 +189,12 @@ def read_shard(data: bytes, columns: list[str] | None = None) -> pa.Table:
     return pq.ParquetFile(pa.BufferReader(data)).read(columns=columns)
 
 
-def shard_texts(rows: Iterable[tuple[str, str]], get: Callable[[str], bytes]) -> pa.Table:
+def shard_text_pairs(rows: Iterable[tuple[str, str]], get: Callable[[str], bytes]) -> list[tuple[str, str]]:
     """(path, text) of (path, shard id) `rows`, in their order, each text read from its shard's
     bytes (`get(shard id)`: the store's, verified); a shard holding no text is left out. What
     reads a file's text when no resident texts hold it (the assembly keeps none: format
     ASSEMBLY_VERSION 8)."""
-    paths, texts, read = [], [], {}
+    out, read = [], {}
     for path, shard in rows:
         if shard not in read:
             try:
@@ -203,9 +203,15 @@ def shard_texts(rows: Iterable[tuple[str, str]], get: Callable[[str], bytes]) ->
                 raise StoreCorrupt(f"shard {shard[:12]} ({path}) has no readable text: {exc}",
                                    hint="run `codeagent verify`, delete the object and build again") from exc
         if read[shard] is not None:
-            paths.append(path)
-            texts.append(read[shard])
-    return pa.table({"path": pa.array(paths, pa.string()), "text": pa.array(texts, pa.string())})
+            out.append((path, read[shard]))
+    return out
+
+
+def shard_texts(rows: Iterable[tuple[str, str]], get: Callable[[str], bytes]) -> pa.Table:
+    """`shard_text_pairs` as an Arrow table of (path, text) rows."""
+    pairs = shard_text_pairs(rows, get)
+    return pa.table({"path": pa.array([p for p, _ in pairs], pa.string()),
+                     "text": pa.array([t for _, t in pairs], pa.string())})
 
 
 def decode_shard(data: bytes) -> dict:
